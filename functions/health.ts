@@ -1,0 +1,17 @@
+import type { HttpRequest, HttpResponseInit } from "@azure/functions";
+import { errorResponse, json, type RouteDefinition } from "../shared/http/route.js";
+import type { Runtime } from "../shared/runtime.js";
+import { StoreUnavailableError } from "../shared/store/store-unavailable-error.js";
+
+/** GET /api/health — 200 when the lease store answers, 503 when it does not. */
+export async function health(_request: HttpRequest, { service }: Runtime): Promise<HttpResponseInit> {
+  try {
+    await service.health();
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    return errorResponse(503, "StoreUnavailable", "The lease store is unreachable.", { status: "unavailable", store: service.storeKind });
+  }
+  return json(200, { status: "ok", store: service.storeKind });
+}
+
+export const healthRoutes: RouteDefinition[] = [{ name: "health", route: "health", handlers: { GET: health } }];

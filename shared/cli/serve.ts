@@ -1,0 +1,122 @@
+import { routes } from "../../functions/routes.js";
+import { ConfigError } from "../config/config-error.js";
+import { readBoolean, readInteger, readString, type Env } from "../config/env.js";
+import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
+import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
+import { startLocalHost } from "../host/local-host.js";
+import { createRuntime } from "../runtime.js";
+import { createConfiguredStore } from "../store/create-store.js";
+
+export interface ServeSettings {
+  readonly port: number;
+  readonly dataDir: string;
+  readonly inMemory: boolean;
+  readonly apiKey: string | undefined;
+}
+
+export interface RunningService {
+  readonly url: string;
+  readonly banner: string;
+  close(): Promise<void>;
+}
+
+/** The local host's own settings (the server's are in loadServerConfig). */
+export function loadServeSettings(env: Env): ServeSettings {
+  return {
+    port: readInteger(env, "PORT", 7071, { min: 0, max: 65_535, example: 7071 }),
+    dataDir: readString(env, "HA_DATA_DIR") ?? ".ha-data",
+    inMemory: readBoolean(env, "HA_IN_MEMORY", false),
+    apiKey: readString(env, "HA_API_KEY"),
+  };
+}
+
+/**
+ * `npm start` / `ha-module serve`: the functions on a local host, over the configured
+ * store, or over an embedded Azurite when none is configured.
+ */
+export async function startService(config: ServerConfig, settings: ServeSettings): Promise<RunningService> {
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async (): Promise<void> => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+  };
+  try {
+    let storeConfig: StoreConfig = config.store;
+    const storeLabel = describeStore(storeConfig, settings);
+    if (storeConfig.kind === "table" && storeConfig.connection.mode === "embedded") {
+      const azurite = await startEmbeddedAzurite({ dataDir: settings.dataDir, inMemory: settings.inMemory });
+      closers.push(() => azurite.close());
+      storeConfig = {
+        ...storeConfig,
+        connection: { mode: "connectionString", connectionString: azurite.connectionString },
+        createIfMissing: true,
+      };
+    }
+    const configured = createConfiguredStore(storeConfig);
+    await configured.prepare({ abortSignal: AbortSignal.timeout(30_000) });
+    const runtime = createRuntime(config, configured.store);
+    const host = await startLocalHost({
+      routes,
+      runtime: async () => runtime,
+      port: settings.port,
+      apiKey: settings.apiKey,
+    });
+    closers.push(() => host.close());
+    const { intervalMs, timeoutMs } = config.timing;
+    return {
+      url: host.url,
+      banner: [
+        `ha-module listening on ${host.url}`,
+        `  I = ${intervalMs} ms, T = ${timeoutMs} ms, store: ${storeLabel}`,
+        `  API key: ${settings.apiKey === undefined ? "not required (set HA_API_KEY to require one)" : "required in x-functions-key"}`,
+      ].join("\n"),
+      close: closeAll,
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}
+
+function describeStore(store: StoreConfig, settings: ServeSettings): string {
+  if (store.kind === "table") {
+    switch (store.connection.mode) {
+      case "embedded":
+        return `table "${store.tableName}" on embedded Azurite (${settings.inMemory ? "in memory" : `data in ${settings.dataDir}`})`;
+      case "connectionString":
+        return `table "${store.tableName}" via HA_TABLE_CONNECTION_STRING`;
+      case "identity":
+        return `table "${store.tableName}" at ${store.connection.endpoint} (DefaultAzureCredential)`;
+    }
+  }
+  return `cosmos ${store.databaseName}/${store.containerName}`;
+}
+
+/** Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting. */
+export async function serveCommand(env: Env): Promise<number> {
+  let config: ServerConfig;
+  let settings: ServeSettings;
+  try {
+    config = loadServerConfig(env);
+    settings = loadServeSettings(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`ha-module: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+  const service = await startService(config, settings);
+  console.log(service.banner);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await service.close();
+  console.log("ha-module stopped");
+  return 0;
+}

@@ -1,0 +1,167 @@
+import { ConfigError } from "./config-error.js";
+import { readBoolean, readChoice, readHttpsUrl, readInteger, readString, type Env } from "./env.js";
+
+/** The protocol's two durations (SPEC §1): heartbeat interval I and lease timeout T. */
+export interface LeaseTiming {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+}
+
+/**
+ * Where leases live. `embedded` means no store was configured: only the local host can
+ * serve that, by starting a store of its own (Azurite, or the Cosmos emulator).
+ */
+export type StoreConfig =
+  | {
+      readonly kind: "table";
+      readonly tableName: string;
+      readonly connection:
+        | { readonly mode: "connectionString"; readonly connectionString: string }
+        | { readonly mode: "identity"; readonly endpoint: string }
+        | { readonly mode: "embedded" };
+      readonly createIfMissing: boolean;
+    }
+  | {
+      readonly kind: "cosmos";
+      readonly databaseName: string;
+      readonly containerName: string;
+      readonly connection:
+        | { readonly mode: "key"; readonly endpoint: string; readonly key: string }
+        | { readonly mode: "identity"; readonly endpoint: string }
+        | { readonly mode: "embedded" };
+      readonly createIfMissing: boolean;
+    };
+
+export interface ServerConfig {
+  readonly timing: LeaseTiming;
+  /** The time budget of all store calls made for one request. */
+  readonly storeTimeoutMs: number;
+  /** Signs lease tokens; undefined means a random per-process secret. */
+  readonly leaseSecret: string | undefined;
+  readonly store: StoreConfig;
+}
+
+export const DEFAULT_INTERVAL_MS = 1000;
+export const DEFAULT_TIMEOUT_MS = 5000;
+export const DEFAULT_STORE_TIMEOUT_MS = 2000;
+const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9]{2,62}$/;
+const COSMOS_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$/;
+
+/** Reads and validates the server's settings once; a bad value throws a ConfigError. */
+export function loadServerConfig(env: Env): ServerConfig {
+  return {
+    timing: loadTiming(env),
+    storeTimeoutMs: readInteger(env, "HA_STORE_TIMEOUT_MS", DEFAULT_STORE_TIMEOUT_MS, {
+      min: 1,
+      max: 60_000,
+      example: DEFAULT_STORE_TIMEOUT_MS,
+    }),
+    leaseSecret: loadLeaseSecret(env),
+    store: loadStoreConfig(env),
+  };
+}
+
+export function loadTiming(env: Env): LeaseTiming {
+  const limits = { min: 1, max: 3_600_000 };
+  const intervalMs = readInteger(env, "HA_INTERVAL_MS", DEFAULT_INTERVAL_MS, {
+    ...limits,
+    example: DEFAULT_INTERVAL_MS,
+  });
+  const timeoutMs = readInteger(env, "HA_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, {
+    ...limits,
+    example: DEFAULT_TIMEOUT_MS,
+  });
+  if (timeoutMs <= 2 * intervalMs) {
+    throw new ConfigError(
+      "HA_TIMEOUT_MS",
+      `HA_TIMEOUT_MS (${timeoutMs}) must be greater than 2 × HA_INTERVAL_MS (${intervalMs}): raise HA_TIMEOUT_MS above ${2 * intervalMs} or lower HA_INTERVAL_MS below ${Math.ceil(timeoutMs / 2)}.`,
+    );
+  }
+  return { intervalMs, timeoutMs };
+}
+
+function loadLeaseSecret(env: Env): string | undefined {
+  const secret = readString(env, "HA_LEASE_SECRET");
+  if (secret !== undefined && secret.length < 32) {
+    throw new ConfigError(
+      "HA_LEASE_SECRET",
+      `HA_LEASE_SECRET must be at least 32 characters (got ${secret.length}). Use a random value, for example the output of \`openssl rand -base64 32\`, or unset it.`,
+    );
+  }
+  return secret;
+}
+
+export function loadStoreConfig(env: Env): StoreConfig {
+  const kind = readChoice(env, "HA_STORE", ["table", "cosmos"] as const, "table");
+  return kind === "table" ? loadTableConfig(env) : loadCosmosConfig(env);
+}
+
+function loadTableConfig(env: Env): StoreConfig {
+  const tableName = readString(env, "HA_TABLE_NAME") ?? "leases";
+  if (!NAME_PATTERN.test(tableName)) {
+    throw new ConfigError(
+      "HA_TABLE_NAME",
+      `HA_TABLE_NAME must be 3–63 letters and digits, starting with a letter (got "${tableName}").`,
+    );
+  }
+  const connectionString = readString(env, "HA_TABLE_CONNECTION_STRING");
+  const endpoint = readHttpsUrl(env, "HA_TABLE_ENDPOINT", "https://<account>.table.core.windows.net");
+  if (connectionString !== undefined && endpoint !== undefined) {
+    throw new ConfigError(
+      "HA_TABLE_ENDPOINT",
+      "Set either HA_TABLE_CONNECTION_STRING or HA_TABLE_ENDPOINT, not both: the endpoint is for managed identity, the connection string for keys or Azurite.",
+    );
+  }
+  if (connectionString !== undefined && !/(^|;)\s*(AccountName|UseDevelopmentStorage|TableEndpoint|SharedAccessSignature)\s*=/i.test(connectionString)) {
+    throw new ConfigError(
+      "HA_TABLE_CONNECTION_STRING",
+      "HA_TABLE_CONNECTION_STRING does not look like a storage connection string: expected AccountName=…;AccountKey=…;TableEndpoint=… (copy it from the storage account's Access keys).",
+    );
+  }
+  const connection =
+    connectionString !== undefined
+      ? ({ mode: "connectionString", connectionString } as const)
+      : endpoint !== undefined
+        ? ({ mode: "identity", endpoint } as const)
+        : ({ mode: "embedded" } as const);
+  return {
+    kind: "table",
+    tableName,
+    connection,
+    createIfMissing: readBoolean(env, "HA_STORE_CREATE", connection.mode !== "identity"),
+  };
+}
+
+function loadCosmosConfig(env: Env): StoreConfig {
+  const databaseName = readString(env, "HA_COSMOS_DATABASE") ?? "ha";
+  const containerName = readString(env, "HA_COSMOS_CONTAINER") ?? "leases";
+  for (const [setting, value] of [
+    ["HA_COSMOS_DATABASE", databaseName],
+    ["HA_COSMOS_CONTAINER", containerName],
+  ] as const) {
+    if (!COSMOS_NAME_PATTERN.test(value)) {
+      throw new ConfigError(
+        setting,
+        `${setting} must be 1–255 letters, digits, '-' or '_' (got "${value}").`,
+      );
+    }
+  }
+  const endpoint = readHttpsUrl(env, "HA_COSMOS_ENDPOINT", "https://<account>.documents.azure.com:443");
+  const key = readString(env, "HA_COSMOS_KEY");
+  if (key !== undefined && endpoint === undefined) {
+    throw new ConfigError("HA_COSMOS_ENDPOINT", "HA_COSMOS_KEY is set but HA_COSMOS_ENDPOINT is not: set the account's endpoint too.");
+  }
+  const connection =
+    endpoint === undefined
+      ? ({ mode: "embedded" } as const)
+      : key === undefined
+        ? ({ mode: "identity", endpoint } as const)
+        : ({ mode: "key", endpoint, key } as const);
+  return {
+    kind: "cosmos",
+    databaseName,
+    containerName,
+    connection,
+    createIfMissing: readBoolean(env, "HA_STORE_CREATE", connection.mode !== "identity"),
+  };
+}

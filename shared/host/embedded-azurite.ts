@@ -1,0 +1,78 @@
+import { mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+
+/** Azurite's well-known development account (public, documented, not a secret). */
+const DEV_ACCOUNT = "devstoreaccount1";
+const DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+export interface EmbeddedAzurite {
+  readonly connectionString: string;
+  readonly endpoint: string;
+  close(): Promise<void>;
+}
+
+export interface EmbeddedAzuriteOptions {
+  /** Where table data persists; ignored when `inMemory`. */
+  readonly dataDir: string;
+  readonly inMemory: boolean;
+  /** 0 picks a free port. */
+  readonly port?: number;
+}
+
+interface AzuriteTableServer {
+  start(): Promise<void>;
+  close(): Promise<void>;
+  getHttpServerAddress(): string;
+}
+
+/**
+ * Starts Azurite's Table service inside this process on 127.0.0.1: the embedded default
+ * store of `npm start`, and the real Table service that the tests run against.
+ */
+export async function startEmbeddedAzurite(options: EmbeddedAzuriteOptions): Promise<EmbeddedAzurite> {
+  const require = createRequire(import.meta.url);
+  let TableServer: new (config: unknown) => AzuriteTableServer;
+  let TableConfiguration: new (...args: unknown[]) => unknown;
+  try {
+    TableServer = require("azurite/dist/src/table/TableServer").default;
+    TableConfiguration = require("azurite/dist/src/table/TableConfiguration").default;
+  } catch (error) {
+    throw new Error(
+      "The embedded store needs the azurite package (a dev dependency): run `npm install`, or configure HA_TABLE_CONNECTION_STRING / HA_TABLE_ENDPOINT.",
+      { cause: error },
+    );
+  }
+  let dbPath = "";
+  if (!options.inMemory) {
+    const dir = resolve(options.dataDir);
+    await mkdir(dir, { recursive: true });
+    dbPath = join(dir, "__azurite_db_table__.json");
+  }
+  const config = new TableConfiguration(
+    "127.0.0.1",
+    options.port ?? 0,
+    undefined, // keep-alive timeout: Azurite's default
+    dbPath,
+    false, // debug log
+    false, // access log
+    undefined,
+    undefined,
+    false, // loose
+    true, // skip the API version check: the SDK may be newer than this Azurite
+    "",
+    "",
+    "",
+    undefined,
+    false,
+    options.inMemory,
+  );
+  const server = new TableServer(config);
+  await server.start();
+  const endpoint = `${server.getHttpServerAddress()}/${DEV_ACCOUNT}`;
+  return {
+    endpoint,
+    connectionString: `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};TableEndpoint=${endpoint};`,
+    close: () => server.close(),
+  };
+}

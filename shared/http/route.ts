@@ -1,0 +1,62 @@
+import type { HttpMethod, HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
+import type { Runtime } from "../runtime.js";
+import { StoreUnavailableError } from "../store/store-unavailable-error.js";
+import { HttpError, type ErrorCode } from "./http-error.js";
+
+export type RouteHandler = (request: HttpRequest, runtime: Runtime) => Promise<HttpResponseInit>;
+
+/**
+ * One route of the REST contract, declared once. The Functions registration
+ * (functions/index.ts) and the local host (shared/host) both serve it through
+ * `handleRoute`, so they answer alike, down to 405 for a method the route lacks.
+ */
+export interface RouteDefinition {
+  /** The function's name in Azure. */
+  readonly name: string;
+  /** The route below /api, in Functions syntax: "primary/{utype}". */
+  readonly route: string;
+  readonly handlers: Partial<Record<HttpMethod, RouteHandler>>;
+}
+
+/** Registered for every route so that a wrong method gets 405, not the host's 404. */
+export const ROUTE_METHODS: HttpMethod[] = ["GET", "PUT", "DELETE", "POST", "PATCH"];
+
+export async function handleRoute(
+  route: RouteDefinition,
+  request: HttpRequest,
+  context: InvocationContext,
+  runtime: () => Promise<Runtime>,
+): Promise<HttpResponseInit> {
+  const handler = route.handlers[request.method as HttpMethod];
+  if (handler === undefined) {
+    const allowed = Object.keys(route.handlers).join(", ");
+    return {
+      ...errorResponse(405, "MethodNotAllowed", `${request.method} is not allowed on /api/${route.route}; use ${allowed}.`),
+      headers: { allow: allowed },
+    };
+  }
+  try {
+    return await handler(request, await runtime());
+  } catch (error) {
+    if (error instanceof HttpError) return errorResponse(error.status, error.code, error.message);
+    if (error instanceof StoreUnavailableError) {
+      context.warn(`${route.name}: ${error.message}`);
+      return errorResponse(503, "StoreUnavailable", "The lease store is unavailable; retry shortly.");
+    }
+    context.error(`${route.name}: unexpected error`, error);
+    throw error;
+  }
+}
+
+export function json(status: number, body: unknown): HttpResponseInit {
+  return { status, jsonBody: body, headers: { "cache-control": "no-store" } };
+}
+
+export function errorResponse(
+  status: number,
+  code: ErrorCode,
+  message: string,
+  extra: object = {},
+): HttpResponseInit {
+  return json(status, { error: { code, message }, ...extra });
+}

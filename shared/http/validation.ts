@@ -1,0 +1,75 @@
+import { invalid, HttpError } from "./http-error.js";
+
+/** Largest request body accepted, in bytes (SPEC §4). */
+export const MAX_BODY_BYTES = 4096;
+export const MAX_ADDRESS_LENGTH = 512;
+const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** utype and uuid: 1–128 characters of [A-Za-z0-9._:-], safe as Table keys and Cosmos ids. */
+export function parseId(field: "utype" | "uuid", value: unknown): string {
+  if (typeof value !== "string" || value === "") {
+    throw invalid(`${field} is required: 1–128 characters of A–Z, a–z, 0–9, '.', '_', ':' or '-'.`);
+  }
+  if (!ID_PATTERN.test(value)) {
+    throw invalid(
+      `${field} must be 1–128 characters of A–Z, a–z, 0–9, '.', '_', ':' or '-' (got ${value.length} characters${value.length <= 128 ? " with a character outside that set" : ""}).`,
+    );
+  }
+  return value;
+}
+
+export interface HeartbeatBody {
+  readonly uuid: string;
+  readonly address: string | null;
+  readonly lease: string | undefined;
+}
+
+const HEARTBEAT_FIELDS = new Set(["uuid", "address", "lease"]);
+
+/** Parses the PUT body `{"uuid", "address"?, "lease"?}`; unknown fields are refused. */
+export function parseHeartbeatBody(bytes: Uint8Array): HeartbeatBody {
+  if (bytes.byteLength > MAX_BODY_BYTES) {
+    throw new HttpError(413, "PayloadTooLarge", `The request body is ${bytes.byteLength} bytes; the limit is ${MAX_BODY_BYTES}.`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    throw invalid('The request body must be a JSON object such as {"uuid": "…", "address": "host:port"}.');
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalid('The request body must be a JSON object such as {"uuid": "…", "address": "host:port"}.');
+  }
+  const record = body as Record<string, unknown>;
+  const unknown = Object.keys(record).filter((key) => !HEARTBEAT_FIELDS.has(key));
+  if (unknown.length > 0) {
+    throw invalid(`Unknown field ${unknown.map((key) => JSON.stringify(key)).join(", ")}: the body takes only uuid, address and lease.`);
+  }
+  return {
+    uuid: parseId("uuid", record["uuid"]),
+    address: parseAddress(record["address"]),
+    lease: parseLease(record["lease"]),
+  };
+}
+
+function parseAddress(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") throw invalid("address must be a string (where the primary can be reached) or null.");
+  if (value.length > MAX_ADDRESS_LENGTH) {
+    throw invalid(`address must be at most ${MAX_ADDRESS_LENGTH} characters (got ${value.length}).`);
+  }
+  if ([...value].some(isControlCharacter)) throw invalid("address must not contain control characters.");
+  return value === "" ? null : value;
+}
+
+/** Any string is a token candidate: a bad token is treated as absent, never an error. */
+function parseLease(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw invalid("lease must be the string token from your last accepted heartbeat, or absent.");
+  return value;
+}
+
+function isControlCharacter(char: string): boolean {
+  const code = char.codePointAt(0) ?? 0;
+  return code < 0x20 || code === 0x7f;
+}

@@ -1,0 +1,72 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+
+/** What a lease token vouches for: the entry at `etag` is held by `uuid` at `epoch`. */
+export interface LeaseTokenClaims {
+  readonly utype: string;
+  readonly uuid: string;
+  readonly epoch: number;
+  readonly etag: string;
+}
+
+const VERSION = "v1";
+
+/**
+ * Issues and checks the opaque `lease` token of the renewal fast path (SPEC §2).
+ *
+ * The fast path writes without reading, so the token must carry the holder's uuid and
+ * epoch for the answer. An HMAC makes a forged token worthless: without the secret no
+ * one can claim an ETag for a uuid the server did not pair it with. Without a configured
+ * secret each process draws its own, which is still safe: a token from another instance
+ * fails to verify and that renewal takes the read-decide-write path.
+ */
+export class LeaseTokenSigner {
+  readonly #key: Buffer;
+
+  constructor(secret?: string) {
+    this.#key = secret === undefined ? randomBytes(32) : Buffer.from(secret, "utf8");
+  }
+
+  issue(claims: LeaseTokenClaims): string {
+    const payload = Buffer.from(
+      JSON.stringify([claims.utype, claims.uuid, claims.epoch, claims.etag]),
+      "utf8",
+    ).toString("base64url");
+    return `${VERSION}.${payload}.${this.#sign(payload)}`;
+  }
+
+  /**
+   * The token's claims when it is genuine and names this caller's utype and uuid;
+   * otherwise undefined, so that a bad token is treated exactly like an absent one.
+   */
+  verify(token: string, caller: { utype: string; uuid: string }): LeaseTokenClaims | undefined {
+    const [version, payload, signature, ...rest] = token.split(".");
+    if (version !== VERSION || payload === undefined || signature === undefined || rest.length > 0) {
+      return undefined;
+    }
+    const expected = Buffer.from(this.#sign(payload), "utf8");
+    const given = Buffer.from(signature, "utf8");
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
+    const claims = parseClaims(payload);
+    if (claims === undefined || claims.utype !== caller.utype || claims.uuid !== caller.uuid) {
+      return undefined;
+    }
+    return claims;
+  }
+
+  #sign(payload: string): string {
+    return createHmac("sha256", this.#key).update(`${VERSION}.${payload}`).digest("base64url");
+  }
+}
+
+function parseClaims(payload: string): LeaseTokenClaims | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    if (!Array.isArray(value) || value.length !== 4) return undefined;
+    const [utype, uuid, epoch, etag] = value as unknown[];
+    if (typeof utype !== "string" || typeof uuid !== "string" || typeof etag !== "string") return undefined;
+    if (typeof epoch !== "number" || !Number.isSafeInteger(epoch) || epoch < 1) return undefined;
+    return { utype, uuid, epoch, etag };
+  } catch {
+    return undefined;
+  }
+}

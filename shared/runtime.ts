@@ -1,0 +1,25 @@
+import { systemClock, type Clock } from "./clock.js";
+import type { ServerConfig } from "./config/server-config.js";
+import { LeaseService } from "./lease/lease-service.js";
+import { LeaseTokenSigner } from "./lease/lease-token.js";
+import type { LeaseStore } from "./store/lease-store.js";
+
+/** Everything a request handler needs, built once per process. */
+export interface Runtime {
+  readonly service: LeaseService;
+}
+
+export function createRuntime(
+  config: Pick<ServerConfig, "timing" | "storeTimeoutMs" | "leaseSecret">,
+  store: LeaseStore,
+  clock: Clock = systemClock,
+): Runtime {
+  const service = new LeaseService({
+    store,
+    clock,
+    timing: config.timing,
+    tokens: new LeaseTokenSigner(config.leaseSecret),
+    storeTimeoutMs: config.storeTimeoutMs,
+  });
+  return { service };
+}

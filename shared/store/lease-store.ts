@@ -1,0 +1,49 @@
+import type { LeaseRecord, LeaseState } from "../lease/lease.js";
+
+/** Options every store call takes. The signal bounds the call's time budget. */
+export interface StoreCallOptions {
+  readonly abortSignal?: AbortSignal;
+}
+
+/**
+ * The outcome of a conditional write. Losing the race (the entry exists on create, or its
+ * ETag moved on update) is a normal outcome, not an exception: the caller decides.
+ */
+export type WriteOutcome =
+  | { readonly ok: true; readonly etag: string }
+  | { readonly ok: false; readonly reason: "exists" | "changed" | "missing" };
+
+/** The fields a fast-path renewal writes; holder and epoch stay as they are. */
+export interface LeaseRenewal {
+  readonly renewedAt: number;
+  readonly address: string | null;
+}
+
+/**
+ * The narrow interface every lease store implements. Only store adapters touch storage,
+ * and every update names its ETag explicitly: there is no unconditional write.
+ *
+ * Anything other than a typed outcome (unreachable, throttled, 5xx, timeout, abort) is
+ * thrown as a `StoreUnavailableError`.
+ */
+export interface LeaseStore {
+  /** A short name for logs and the health endpoint: "table", "cosmos", "memory". */
+  readonly kind: string;
+  /** Point read of one utype's entry; undefined when none was ever written. */
+  read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined>;
+  /** Writes the entry only if none exists for its utype. */
+  create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome>;
+  /** Replaces the whole entry only if its ETag is still `etag`. */
+  replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome>;
+  /** Merges `renewedAt` and `address` into the entry only if its ETag is still `etag`. */
+  renew(
+    utype: string,
+    renewal: LeaseRenewal,
+    etag: string,
+    options?: StoreCallOptions,
+  ): Promise<WriteOutcome>;
+  /** Every entry, for name resolving across roles (not a hot path). */
+  list(options?: StoreCallOptions): Promise<LeaseRecord[]>;
+  /** Resolves when the store answers; throws StoreUnavailableError when it does not. */
+  ping(options?: StoreCallOptions): Promise<void>;
+}

@@ -1,0 +1,208 @@
+import { RestError, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import type { LeaseRecord, LeaseState } from "../lease/lease.js";
+import type {
+  LeaseRenewal,
+  LeaseStore,
+  StoreCallOptions,
+  WriteOutcome,
+} from "./lease-store.js";
+import { StoreUnavailableError } from "./store-unavailable-error.js";
+
+/** Every utype has one row: PartitionKey = utype, RowKey = this constant. */
+export const LEASE_ROW_KEY = "lease";
+/** A partition no utype can name (`~` is outside the utype charset), read by `ping`. */
+const HEALTH_PARTITION = "~health";
+
+type LeaseEntity = {
+  partitionKey: string;
+  rowKey: string;
+  uuid: string;
+  /** Table Storage has no null: "" stands for "no address". */
+  address: string;
+  epoch: { value: string; type: "Int64" };
+  renewedAt: { value: string; type: "Int64" };
+};
+
+type StoredEntity = TableEntityResult<Record<string, unknown>>;
+
+/**
+ * Leases in Azure Table Storage (or Azurite). Takes an already-built TableClient, so
+ * the caller chooses the credential: connection string, or DefaultAzureCredential.
+ *
+ * Every update passes its ETag explicitly: TableClient.updateEntity defaults to "*",
+ * which would make a forgotten ETag a silent unconditional write.
+ */
+export class TableLeaseStore implements LeaseStore {
+  readonly kind = "table";
+
+  constructor(private readonly client: TableClient) {}
+
+  /** Creates the table when it is missing (local runs; in Azure, Bicep creates it). */
+  async createTableIfMissing(options?: StoreCallOptions): Promise<void> {
+    await guard("create the table", () => this.client.createTable({ abortSignal: options?.abortSignal }));
+  }
+
+  async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
+    return guard("read a lease", async () => {
+      try {
+        const entity = await this.client.getEntity<Record<string, unknown>>(utype, LEASE_ROW_KEY, {
+          abortSignal: options?.abortSignal,
+        });
+        return toRecord(entity);
+      } catch (error) {
+        if (isEntityNotFound(error)) return undefined;
+        throw error;
+      }
+    });
+  }
+
+  async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
+    return guard("create a lease", async () => {
+      try {
+        const response = await this.client.createEntity(toEntity(lease), {
+          abortSignal: options?.abortSignal,
+        });
+        return written(response.etag);
+      } catch (error) {
+        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
+        throw error;
+      }
+    });
+  }
+
+  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
+    return this.#update(toEntity(lease), "Replace", etag, options);
+  }
+
+  async renew(
+    utype: string,
+    renewal: LeaseRenewal,
+    etag: string,
+    options?: StoreCallOptions,
+  ): Promise<WriteOutcome> {
+    const patch = {
+      partitionKey: utype,
+      rowKey: LEASE_ROW_KEY,
+      address: renewal.address ?? "",
+      renewedAt: int64(renewal.renewedAt),
+    };
+    return this.#update(patch, "Merge", etag, options);
+  }
+
+  async list(options?: StoreCallOptions): Promise<LeaseRecord[]> {
+    return guard("list leases", async () => {
+      const records: LeaseRecord[] = [];
+      const entities = this.client.listEntities<Record<string, unknown>>({
+        queryOptions: { filter: `RowKey eq '${LEASE_ROW_KEY}'` },
+        abortSignal: options?.abortSignal,
+      });
+      for await (const entity of entities) records.push(toRecord(entity));
+      return records;
+    });
+  }
+
+  async ping(options?: StoreCallOptions): Promise<void> {
+    await guard("reach the table", async () => {
+      try {
+        await this.client.getEntity(HEALTH_PARTITION, LEASE_ROW_KEY, { abortSignal: options?.abortSignal });
+      } catch (error) {
+        if (!isEntityNotFound(error)) throw error;
+      }
+    });
+  }
+
+  async #update(
+    entity: Record<string, unknown> & { partitionKey: string; rowKey: string },
+    mode: "Merge" | "Replace",
+    etag: string,
+    options: StoreCallOptions | undefined,
+  ): Promise<WriteOutcome> {
+    return guard("update a lease", async () => {
+      try {
+        const response = await this.client.updateEntity(entity, mode, {
+          etag,
+          abortSignal: options?.abortSignal,
+        });
+        return written(response.etag);
+      } catch (error) {
+        if (statusOf(error) === 412) return { ok: false, reason: "changed" };
+        if (isEntityNotFound(error)) return { ok: false, reason: "missing" };
+        throw error;
+      }
+    });
+  }
+}
+
+function toEntity(lease: LeaseState): LeaseEntity {
+  return {
+    partitionKey: lease.utype,
+    rowKey: LEASE_ROW_KEY,
+    uuid: lease.uuid,
+    address: lease.address ?? "",
+    epoch: int64(lease.epoch),
+    renewedAt: int64(lease.renewedAt),
+  };
+}
+
+function toRecord(entity: StoredEntity): LeaseRecord {
+  const address = typeof entity["address"] === "string" ? entity["address"] : "";
+  return {
+    utype: entity.partitionKey ?? "",
+    uuid: typeof entity["uuid"] === "string" ? entity["uuid"] : "",
+    address: address === "" ? null : address,
+    epoch: toNumber(entity["epoch"]),
+    renewedAt: toNumber(entity["renewedAt"]),
+    etag: entity.etag,
+  };
+}
+
+function int64(value: number): { value: string; type: "Int64" } {
+  return { value: String(value), type: "Int64" };
+}
+
+/** Int64 comes back as a bigint by default, as `{value, type}` when type conversion is off. */
+function toNumber(value: unknown): number {
+  if (typeof value === "bigint" || typeof value === "number") return Number(value);
+  if (typeof value === "string") return Number(value);
+  if (typeof value === "object" && value !== null && "value" in value) return Number(value.value);
+  return Number.NaN;
+}
+
+function written(etag: string | undefined): WriteOutcome {
+  if (etag === undefined) throw new StoreUnavailableError("The table answered a write without an ETag.");
+  return { ok: true, etag };
+}
+
+function statusOf(error: unknown): number | undefined {
+  return error instanceof RestError ? error.statusCode : undefined;
+}
+
+function errorCodeOf(error: unknown): string | undefined {
+  if (!(error instanceof RestError)) return undefined;
+  const details = error.details as { errorCode?: unknown; odataError?: { code?: unknown } } | undefined;
+  const code = details?.errorCode ?? details?.odataError?.code ?? error.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** 404 for the entity itself, as opposed to a missing table (a misconfiguration). */
+function isEntityNotFound(error: unknown): boolean {
+  return statusOf(error) === 404 && errorCodeOf(error) !== "TableNotFound";
+}
+
+/** Runs one store call; anything that is not a typed outcome becomes StoreUnavailableError. */
+async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw error;
+    const status = statusOf(error);
+    const code = errorCodeOf(error);
+    const detail = status === undefined ? describe(error) : `HTTP ${status}${code ? ` ${code}` : ""}`;
+    throw new StoreUnavailableError(`Could not ${what} in Azure Table Storage (${detail}).`, { cause: error });
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.name === "AbortError" ? "timed out" : error.message;
+  return String(error);
+}
