@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LeaseState } from "../../shared/lease/lease.js";
+import type { LeaseStore } from "../../shared/store/lease-store.js";
+import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
+
+export interface ConformanceTarget {
+  /** A store over empty storage; called once per test. */
+  createStore(): Promise<LeaseStore>;
+  /** Stops whatever `setUp` started. */
+  tearDown?(): Promise<void>;
+  setUp?(): Promise<void>;
+}
+
+const lease = (overrides: Partial<LeaseState> = {}): LeaseState => ({
+  utype: "scheduler",
+  uuid: "holder-1",
+  address: "10.0.0.4:5800",
+  epoch: 1,
+  renewedAt: 1_763_632_800_123,
+  ...overrides,
+});
+
+const fieldsOf = ({ utype, uuid, address, epoch, renewedAt }: LeaseState): LeaseState => ({
+  utype,
+  uuid,
+  address,
+  epoch,
+  renewedAt,
+});
+
+/**
+ * The contract every LeaseStore keeps, run unchanged against each store (memory, Azurite,
+ * the Cosmos emulator). Lost races are typed outcomes; every write names its ETag.
+ */
+export function describeLeaseStoreConformance(name: string, target: ConformanceTarget): void {
+  describe(`LeaseStore conformance: ${name}`, () => {
+    let store: LeaseStore;
+    beforeAll(async () => target.setUp?.());
+    afterAll(async () => target.tearDown?.());
+    const fresh = async (): Promise<LeaseStore> => {
+      store = await target.createStore();
+      return store;
+    };
+
+    it("reads nothing for a utype never written", async () => {
+      await fresh();
+      expect(await store.read("scheduler")).toBeUndefined();
+    });
+
+    it("creates an entry and reads back every field with an ETag", async () => {
+      await fresh();
+      const created = await store.create(lease());
+      expect(created.ok).toBe(true);
+      const read = await store.read("scheduler");
+      expect(read && fieldsOf(read)).toEqual(lease());
+      expect(read?.etag).toBe(created.ok ? created.etag : "unreachable");
+    });
+
+    it("round-trips a null address, a released holder and a large epoch", async () => {
+      await fresh();
+      const released = lease({ uuid: "", address: null, epoch: 2 ** 40, renewedAt: 1 });
+      await store.create(released);
+      const read = await store.read("scheduler");
+      expect(read && fieldsOf(read)).toEqual(released);
+    });
+
+    it("refuses a second create for the same utype as a typed outcome, keeping the first", async () => {
+      await fresh();
+      await store.create(lease());
+      const second = await store.create(lease({ uuid: "holder-2", epoch: 7 }));
+      expect(second).toEqual({ ok: false, reason: "exists" });
+      expect((await store.read("scheduler"))?.uuid).toBe("holder-1");
+    });
+
+    it("keeps utypes independent", async () => {
+      await fresh();
+      await store.create(lease({ utype: "scheduler" }));
+      await store.create(lease({ utype: "broker.v2:eu-1_a", uuid: "holder-9", epoch: 4 }));
+      expect((await store.read("scheduler"))?.uuid).toBe("holder-1");
+      expect((await store.read("broker.v2:eu-1_a"))?.epoch).toBe(4);
+      const listed = await store.list();
+      expect(listed.map((entry) => entry.utype).sort()).toEqual(["broker.v2:eu-1_a", "scheduler"]);
+    });
+
+    it("replaces the whole entry when the ETag matches, with a new ETag", async () => {
+      await fresh();
+      const created = await store.create(lease());
+      if (!created.ok) throw new Error("create failed");
+      const next = lease({ uuid: "holder-2", address: null, epoch: 2, renewedAt: 1_763_632_900_000 });
+      const replaced = await store.replace(next, created.etag);
+      expect(replaced.ok).toBe(true);
+      if (!replaced.ok) return;
+      expect(replaced.etag).not.toBe(created.etag);
+      const read = await store.read("scheduler");
+      expect(read && fieldsOf(read)).toEqual(next);
+      expect(read?.etag).toBe(replaced.etag);
+    });
+
+    it("refuses a replace with a stale ETag and changes nothing", async () => {
+      await fresh();
+      const created = await store.create(lease());
+      if (!created.ok) throw new Error("create failed");
+      const first = await store.replace(lease({ renewedAt: 2_000_000_000_000 }), created.etag);
+      expect(first.ok).toBe(true);
+      const stale = await store.replace(lease({ uuid: "thief", epoch: 99 }), created.etag);
+      expect(stale).toEqual({ ok: false, reason: "changed" });
+      const read = await store.read("scheduler");
+      expect(read?.uuid).toBe("holder-1");
+      expect(read?.epoch).toBe(1);
+    });
+
+    it("renews renewedAt and address only, keeping holder and epoch", async () => {
+      await fresh();
+      const created = await store.create(lease({ epoch: 5 }));
+      if (!created.ok) throw new Error("create failed");
+      const renewed = await store.renew("scheduler", { renewedAt: 1_763_632_805_000, address: null }, created.etag);
+      expect(renewed.ok).toBe(true);
+      const read = await store.read("scheduler");
+      expect(read && fieldsOf(read)).toEqual(lease({ epoch: 5, renewedAt: 1_763_632_805_000, address: null }));
+      expect(read?.etag).toBe(renewed.ok ? renewed.etag : "unreachable");
+      expect(read?.etag).not.toBe(created.etag);
+    });
+
+    it("refuses a renewal with a stale ETag and changes nothing", async () => {
+      await fresh();
+      const created = await store.create(lease());
+      if (!created.ok) throw new Error("create failed");
+      await store.renew("scheduler", { renewedAt: 1_763_632_801_000, address: "a" }, created.etag);
+      const stale = await store.renew("scheduler", { renewedAt: 1_763_632_999_000, address: "b" }, created.etag);
+      expect(stale).toEqual({ ok: false, reason: "changed" });
+      const read = await store.read("scheduler");
+      expect(read?.renewedAt).toBe(1_763_632_801_000);
+      expect(read?.address).toBe("a");
+    });
+
+    it("answers a conditional write to a missing entry as a typed outcome", async () => {
+      await fresh();
+      expect(await store.renew("ghost", { renewedAt: 1, address: null }, 'W/"1"')).toEqual({ ok: false, reason: "missing" });
+      expect(await store.replace(lease({ utype: "ghost" }), 'W/"1"')).toEqual({ ok: false, reason: "missing" });
+      expect(await store.read("ghost")).toBeUndefined();
+    });
+
+    it("lets exactly one of many concurrent creates win", async () => {
+      await fresh();
+      const outcomes = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.create(lease({ uuid: `racer-${i}` }))),
+      );
+      expect(outcomes.filter((outcome) => outcome.ok)).toHaveLength(1);
+      expect(outcomes.filter((outcome) => !outcome.ok && outcome.reason === "exists")).toHaveLength(9);
+    });
+
+    it("lets exactly one of many concurrent replaces on one ETag win", async () => {
+      await fresh();
+      const created = await store.create(lease());
+      if (!created.ok) throw new Error("create failed");
+      const outcomes = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.replace(lease({ uuid: `racer-${i}`, epoch: 2 }), created.etag)),
+      );
+      const winners = outcomes.filter((outcome) => outcome.ok);
+      expect(winners).toHaveLength(1);
+      const read = await store.read("scheduler");
+      expect(read?.etag).toBe(winners[0]?.ok ? winners[0].etag : "unreachable");
+    });
+
+    it("lists every entry with its ETag, and nothing on empty storage", async () => {
+      await fresh();
+      expect(await store.list()).toEqual([]);
+      const created = await store.create(lease());
+      const listed = await store.list();
+      expect(listed).toHaveLength(1);
+      expect(listed[0]?.etag).toBe(created.ok ? created.etag : "unreachable");
+    });
+
+    it("answers ping when reachable", async () => {
+      await fresh();
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    it("turns an aborted call into StoreUnavailableError", async () => {
+      await fresh();
+      const abortSignal = AbortSignal.abort();
+      await expect(store.read("scheduler", { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.create(lease(), { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await store.read("scheduler")).toBeUndefined();
+    });
+  });
+}
