@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
+
+/**
+ * The REST contract (SPEC §4) driven over HTTP against `ha-module serve` running as a real
+ * process, once per real backend. Each backend is the environment the process gets.
+ */
+const backends: Array<{ name: string; env: Record<string, string> }> = [
+  { name: "Azure Table on embedded Azurite", env: {} },
+];
+
+// Small I and T keep the expiry test short; T leaves seconds of slack for a loaded machine.
+const TIMING = { HA_INTERVAL_MS: "500", HA_TIMEOUT_MS: "2500" };
+
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)["content-type"] = "application/json";
+  }
+  const response = await fetch(`${base}${path}`, init);
+  const text = await response.text();
+  return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+const primaryOf = (reply: Reply): Record<string, unknown> | null => reply.body["primary"] as Record<string, unknown> | null;
+const errorCodeOf = (reply: Reply): unknown => (reply.body["error"] as { code?: unknown } | undefined)?.code;
+
+describe.each(backends)("REST contract end to end: $name", ({ env }) => {
+  let service: ServiceProcess;
+  let api: string;
+  let counter = 0;
+  const freshUtype = (): string => `role-${Date.now()}-${++counter}`;
+
+  beforeAll(async () => {
+    service = await startServiceProcess({ ...TIMING, ...env });
+    api = service.url;
+  });
+  afterAll(async () => {
+    expect(await service.stop()).toBe(0);
+  });
+
+  it("reports health and the effective store", async () => {
+    const reply = await call(api, "GET", "/health");
+    expect(reply.status).toBe(200);
+    expect(reply.body["status"]).toBe("ok");
+    expect(typeof reply.body["store"]).toBe("string");
+  });
+
+  it("acquires an empty lease, rejects a rival, then lets the rival take over after expiry with epoch + 1", async () => {
+    const utype = freshUtype();
+    const empty = await call(api, "GET", `/primary/${utype}`);
+    expect(empty.status).toBe(200);
+    expect(empty.body).toMatchObject({ utype, primary: null, intervalMs: 500, timeoutMs: 2500 });
+
+    const acquired = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" });
+    expect(acquired.status).toBe(200);
+    expect(primaryOf(acquired)).toMatchObject({ uuid: "holder-a", address: "10.0.0.4:5800", epoch: 1 });
+    expect(typeof acquired.body["lease"]).toBe("string");
+
+    const rival = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" });
+    expect(rival.status).toBe(409);
+    expect(errorCodeOf(rival)).toBe("LeaseHeld");
+    expect(primaryOf(rival)).toMatchObject({ uuid: "holder-a", epoch: 1 });
+
+    // Wait, polling, until the server itself reports no primary: no fixed sleep to tune.
+    const deadline = Date.now() + 20_000;
+    let seen = await call(api, "GET", `/primary/${utype}`);
+    while (primaryOf(seen) !== null && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      seen = await call(api, "GET", `/primary/${utype}`);
+    }
+    expect(primaryOf(seen)).toBeNull();
+
+    const takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" });
+    expect(takeover.status).toBe(200);
+    expect(primaryOf(takeover)).toMatchObject({ uuid: "holder-b", epoch: 2, address: null });
+  });
+
+  it("renews with and without the lease token, keeping the epoch", async () => {
+    const utype = freshUtype();
+    const first = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" });
+    const fast = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease: first.body["lease"] });
+    expect(fast.status).toBe(200);
+    expect(primaryOf(fast)).toMatchObject({ uuid: "holder-a", epoch: 1 });
+    expect(fast.body["lease"]).not.toBe(first.body["lease"]);
+    const slow = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease: "not-a-token" });
+    expect(slow.status).toBe(200);
+    expect(primaryOf(slow)).toMatchObject({ uuid: "holder-a", epoch: 1 });
+    // A token for someone else's lease is not the caller's: the slow path rejects the rival.
+    const stolen = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b", lease: slow.body["lease"] });
+    expect(stolen.status).toBe(409);
+    expect(errorCodeOf(stolen)).toBe("LeaseHeld");
+  });
+
+  it("releases a lease so that a rival takes it over at once with epoch + 1", async () => {
+    const utype = freshUtype();
+    await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" });
+    const notHolder = await call(api, "DELETE", `/primary/${utype}?uuid=holder-b`);
+    expect(notHolder.status).toBe(409);
+    expect(errorCodeOf(notHolder)).toBe("LeaseHeld");
+
+    const released = await call(api, "DELETE", `/primary/${utype}?uuid=holder-a`);
+    expect(released.status).toBe(200);
+    expect(released.body).toMatchObject({ utype, primary: null });
+    const takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" });
+    expect(takeover.status).toBe(200);
+    expect(primaryOf(takeover)).toMatchObject({ uuid: "holder-b", epoch: 2 });
+  });
+
+  it("lets exactly one of 20 concurrent PUTs by distinct uuids win a fresh utype", async () => {
+    const utype = freshUtype();
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call(api, "PUT", `/primary/${utype}`, { uuid: `racer-${i}` })),
+    );
+    const winners = replies.filter((reply) => reply.status === 200);
+    expect(winners).toHaveLength(1);
+    expect(replies.filter((reply) => reply.status === 409)).toHaveLength(19);
+    const winner = primaryOf(winners[0] as Reply);
+    const now = await call(api, "GET", `/primary/${utype}`);
+    expect(primaryOf(now)).toMatchObject({ uuid: winner?.["uuid"], epoch: 1 });
+  });
+
+  it("lists live primaries across roles for name resolving", async () => {
+    const utype = freshUtype();
+    await call(api, "PUT", `/primary/${utype}`, { uuid: "lister", address: "host:1" });
+    const listed = await call(api, "GET", "/primary");
+    expect(listed.status).toBe(200);
+    const primaries = listed.body["primaries"] as Array<{ utype: string; primary: { uuid: string } }>;
+    expect(primaries.find((view) => view.utype === utype)?.primary.uuid).toBe("lister");
+  });
+
+  it("answers malformed input with 400/413 naming the field, and writes nothing", async () => {
+    const utype = freshUtype();
+    const cases: Array<[string, string, unknown, number, RegExp]> = [
+      ["PUT", `/primary/bad%20utype`, { uuid: "a" }, 400, /utype/],
+      ["PUT", `/primary/${"x".repeat(129)}`, { uuid: "a" }, 400, /utype/],
+      ["PUT", `/primary/${utype}`, { uuid: "has space" }, 400, /uuid/],
+      ["PUT", `/primary/${utype}`, { uuid: "u".repeat(129) }, 400, /uuid/],
+      ["PUT", `/primary/${utype}`, {}, 400, /uuid/],
+      ["PUT", `/primary/${utype}`, { uuid: "a", epoch: 9 }, 400, /epoch/],
+      ["PUT", `/primary/${utype}`, { uuid: "a", address: 5 }, 400, /address/],
+      ["PUT", `/primary/${utype}`, { uuid: "a", address: "x".repeat(513) }, 400, /address/],
+      ["PUT", `/primary/${utype}`, { uuid: "a", lease: 42 }, 400, /lease/],
+      ["PUT", `/primary/${utype}`, "{not json", 400, /JSON/],
+      ["PUT", `/primary/${utype}`, "[1,2]", 400, /JSON object/],
+      ["PUT", `/primary/${utype}`, { uuid: "a", address: "y".repeat(5000) }, 413, /limit/],
+      ["DELETE", `/primary/${utype}`, undefined, 400, /uuid/],
+      ["DELETE", `/primary/${utype}?uuid=a&force=1`, undefined, 400, /force/],
+    ];
+    for (const [method, path, body, status, message] of cases) {
+      const reply = await call(api, method, path, body);
+      expect(reply.status, `${method} ${path} ${JSON.stringify(body)?.slice(0, 60)}`).toBe(status);
+      const error = reply.body["error"] as { code: string; message: string };
+      expect(error.message).toMatch(message);
+      expect(error.code).toBe(status === 413 ? "PayloadTooLarge" : "InvalidRequest");
+      expect(JSON.stringify(reply.body)).not.toMatch(/at .*\.js:\d+/);
+    }
+    expect(primaryOf(await call(api, "GET", `/primary/${utype}`))).toBeNull();
+    const listed = await call(api, "GET", "/primary");
+    const primaries = listed.body["primaries"] as Array<{ utype: string }>;
+    expect(primaries.some((view) => view.utype === utype)).toBe(false);
+  });
+
+  it("answers unknown routes with 404 and wrong methods with 405", async () => {
+    const unknown = await call(api, "GET", "/nothing-here");
+    expect(unknown.status).toBe(404);
+    expect(errorCodeOf(unknown)).toBe("NotFound");
+    const wrong = await call(api, "POST", `/primary/${freshUtype()}`, { uuid: "a" });
+    expect(wrong.status).toBe(405);
+    expect(errorCodeOf(wrong)).toBe("MethodNotAllowed");
+  });
+});
+
+describe("local host start-up and API key", () => {
+  it("requires x-functions-key when HA_API_KEY is set", async () => {
+    const service = await startServiceProcess({ ...TIMING, HA_API_KEY: "s3cret-key" });
+    try {
+      const missing = await call(service.url, "GET", "/primary/x");
+      expect(missing.status).toBe(401);
+      expect(errorCodeOf(missing)).toBe("Unauthorized");
+      const wrong = await call(service.url, "PUT", "/primary/x", { uuid: "a" }, { "x-functions-key": "nope" });
+      expect(wrong.status).toBe(401);
+      expect(primaryOf(await call(service.url, "GET", "/primary/x", undefined, { "x-functions-key": "s3cret-key" }))).toBeNull();
+      const ok = await call(service.url, "PUT", "/primary/x", { uuid: "a" }, { "x-functions-key": "s3cret-key" });
+      expect(ok.status).toBe(200);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it("refuses to start on a bad setting, naming the variable", async () => {
+    await expect(startServiceProcess({ HA_INTERVAL_MS: "1000", HA_TIMEOUT_MS: "2000" })).rejects.toThrow(
+      /exited with 2[\s\S]*HA_TIMEOUT_MS \(2000\) must be greater than 2 × HA_INTERVAL_MS/,
+    );
+  });
+});
