@@ -1,0 +1,264 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { routes } from "../../functions/routes.js";
+import { HttpRequest, InvocationContext } from "../../shared/http/azure-functions.js";
+import { handleRoute } from "../../shared/http/route.js";
+import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
+import { createRuntime, type Runtime } from "../../shared/runtime.js";
+import type { LeaseStore } from "../../shared/store/lease-store.js";
+import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
+import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
+import { CountingStore, failingStore } from "../helpers/counting-store.js";
+
+const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
+const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
+
+class FakeClock {
+  constructor(public time = Date.UTC(2026, 10, 20, 10, 0, 0)) {}
+  now = (): number => this.time;
+  advance(ms: number): void {
+    this.time += ms;
+  }
+}
+
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** Sends one request through the same route table and dispatcher the Functions host uses. */
+async function send(
+  runtime: Runtime,
+  method: string,
+  path: string,
+  body?: unknown,
+  context = new InvocationContext(),
+): Promise<Reply> {
+  const url = new URL(`http://localhost/api${path}`);
+  const segments = url.pathname.replace(/^\/api\//, "").split("/");
+  const route = routes.find((candidate) => candidate.route.split("/").length === segments.length && candidate.route.startsWith(segments[0] ?? ""));
+  if (route === undefined) throw new Error(`no route for ${path}`);
+  const params: Record<string, string> = segments.length > 1 ? { utype: decodeURIComponent(segments[1] ?? "") } : {};
+  const request = new HttpRequest({
+    method,
+    url: url.toString(),
+    params,
+    ...(body === undefined ? {} : { body: { string: typeof body === "string" ? body : JSON.stringify(body) } }),
+  });
+  const response = await handleRoute(route, request, context, async () => runtime);
+  return { status: response.status ?? 200, body: (response.jsonBody ?? {}) as Record<string, unknown> };
+}
+
+const primaryOf = (reply: Reply): Record<string, unknown> | null => reply.body["primary"] as Record<string, unknown> | null;
+
+describe("handlers over a counting store: the cost of each call", () => {
+  let clock: FakeClock;
+  let store: CountingStore;
+  let runtime: Runtime;
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    store = new CountingStore(new MemoryLeaseStore());
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
+  });
+
+  it("GetPrimary costs exactly one point read", async () => {
+    const reply = await send(runtime, "GET", "/primary/scheduler");
+    expect(reply).toEqual({ status: 200, body: { utype: "scheduler", primary: null, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(store.calls).toEqual(["read"]);
+  });
+
+  it("an acquisition costs a read and a create", async () => {
+    const reply = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a", address: "h:1" });
+    expect(reply.status).toBe(200);
+    expect(primaryOf(reply)).toEqual({
+      uuid: "a",
+      address: "h:1",
+      epoch: 1,
+      renewedAt: new Date(clock.time).toISOString(),
+      expiresInMs: 5000,
+    });
+    expect(store.calls).toEqual(["read", "create"]);
+  });
+
+  it("a renewal that presents its lease token costs exactly one store operation, with no read", async () => {
+    const first = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+    clock.advance(1000);
+    store.reset();
+    const renewed = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a", address: "h:2", lease: first.body["lease"] });
+    expect(renewed.status).toBe(200);
+    expect(store.calls).toEqual(["renew"]);
+    expect(primaryOf(renewed)).toMatchObject({ uuid: "a", address: "h:2", epoch: 1, expiresInMs: 5000 });
+    // The answer of the fast path is what a read would have shown.
+    store.reset();
+    const seen = await send(runtime, "GET", "/primary/scheduler");
+    expect(primaryOf(seen)).toEqual(primaryOf(renewed));
+  });
+
+  it("a renewal without a token costs a read and a write, and answers the same", async () => {
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+    clock.advance(1000);
+    store.reset();
+    const renewed = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+    expect(renewed.status).toBe(200);
+    expect(primaryOf(renewed)).toMatchObject({ uuid: "a", epoch: 1, expiresInMs: 5000 });
+    expect(store.calls).toEqual(["read", "replace"]);
+  });
+
+  it("a takeover after expiry costs a read and a write and raises the epoch", async () => {
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+    clock.advance(5001);
+    store.reset();
+    const takeover = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
+    expect(takeover.status).toBe(200);
+    expect(primaryOf(takeover)).toMatchObject({ uuid: "b", epoch: 2 });
+    expect(store.calls).toEqual(["read", "replace"]);
+  });
+
+  it("a rejection costs one read and writes nothing", async () => {
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+    clock.advance(5000); // exactly T: still live
+    store.reset();
+    const rival = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
+    expect(rival.status).toBe(409);
+    expect(rival.body["error"]).toMatchObject({ code: "LeaseHeld" });
+    expect(primaryOf(rival)).toMatchObject({ uuid: "a", expiresInMs: 0 });
+    expect(store.calls).toEqual(["read"]);
+  });
+
+  it("a stale token falls back to the slow path: the old holder is told the lease is held", async () => {
+    const first = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+    clock.advance(5001);
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
+    store.reset();
+    const stale = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a", lease: first.body["lease"] });
+    expect(stale.status).toBe(409);
+    expect(stale.body["error"]).toMatchObject({ code: "LeaseHeld" });
+    expect(store.calls).toEqual(["renew", "read"]);
+  });
+
+  it("a token that is not the caller's, or not signed by this server, is treated as absent", async () => {
+    const first = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+    const lease = first.body["lease"] as string;
+    const stranger = new LeaseTokenSigner("another-secret-that-is-long-enough-too").issue({
+      utype: "scheduler",
+      uuid: "b",
+      epoch: 1,
+      etag: (await store.read("scheduler"))?.etag ?? "",
+    });
+    store.reset();
+    for (const token of [lease, stranger, "v1.garbage.sig", ""]) {
+      const reply = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b", lease: token });
+      expect(reply.status).toBe(409);
+      expect(primaryOf(reply)).toMatchObject({ uuid: "a" });
+    }
+    expect(store.calls).toEqual(["read", "read", "read", "read"]);
+  });
+
+  it("release clears the holder with a read and a write; the epoch survives for the next holder", async () => {
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+    store.reset();
+    const released = await send(runtime, "DELETE", "/primary/scheduler?uuid=a");
+    expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(store.calls).toEqual(["read", "replace"]);
+    const next = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
+    expect(primaryOf(next)).toMatchObject({ uuid: "b", epoch: 2 });
+  });
+
+  it("a lost create race is a 409 Conflict showing the winner, never a retried write", async () => {
+    const racing: LeaseStore = {
+      ...store,
+      kind: "memory",
+      read: async (utype, options) => {
+        const result = await store.read(utype, options);
+        // Another writer lands between our read and our write.
+        await store.create({ utype, uuid: "winner", address: null, epoch: 1, renewedAt: clock.now() });
+        return result;
+      },
+      create: (lease, options) => store.create(lease, options),
+      list: (options) => store.list(options),
+    };
+    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, racing, clock);
+    const reply = await send(raced, "PUT", "/primary/scheduler", { uuid: "loser" });
+    expect(reply.status).toBe(409);
+    expect(reply.body["error"]).toMatchObject({ code: "Conflict" });
+    expect(primaryOf(reply)).toMatchObject({ uuid: "winner" });
+  });
+
+  it("lists only live primaries, sorted by utype", async () => {
+    await send(runtime, "PUT", "/primary/zeta", { uuid: "z" });
+    clock.advance(3000);
+    await send(runtime, "PUT", "/primary/alpha", { uuid: "a" });
+    await send(runtime, "PUT", "/primary/mid", { uuid: "m" });
+    await send(runtime, "DELETE", "/primary/mid?uuid=m");
+    clock.advance(2500); // zeta is now 5500 ms old: expired
+    const listed = await send(runtime, "GET", "/primary");
+    expect((listed.body["primaries"] as Array<{ utype: string }>).map((view) => view.utype)).toEqual(["alpha"]);
+  });
+
+  it("a bad request is refused before any store call", async () => {
+    const bad: Array<[string, string, unknown]> = [
+      ["PUT", "/primary/bad%2Fslash", { uuid: "a" }],
+      ["PUT", "/primary/scheduler", { uuid: "a", extra: true }],
+      ["PUT", "/primary/scheduler", "nope"],
+      ["PUT", "/primary/scheduler", { uuid: "a".repeat(129) }],
+      ["GET", "/primary/scheduler?verbose=1", undefined],
+      ["DELETE", "/primary/scheduler", undefined],
+    ];
+    for (const [method, path, body] of bad) {
+      const reply = await send(runtime, method, path, body);
+      expect(reply.status, `${method} ${path}`).toBe(400);
+      expect(reply.body["error"]).toMatchObject({ code: "InvalidRequest" });
+    }
+    expect(store.calls).toEqual([]);
+  });
+
+  it("a body over 4 KiB is 413 PayloadTooLarge before any store call", async () => {
+    const reply = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a", address: "x".repeat(4100) });
+    expect(reply.status).toBe(413);
+    expect(reply.body["error"]).toMatchObject({ code: "PayloadTooLarge" });
+    expect(store.calls).toEqual([]);
+  });
+
+  it("a method the route lacks is 405 with Allow", async () => {
+    const reply = await send(runtime, "PATCH", "/primary/scheduler", { uuid: "a" });
+    expect(reply.status).toBe(405);
+    expect(reply.body["error"]).toMatchObject({ code: "MethodNotAllowed" });
+  });
+});
+
+describe("handlers over a store that is down", () => {
+  const down = failingStore(new StoreUnavailableError("connect ECONNREFUSED 127.0.0.1:10002 at TableClient.getEntity (/x/y.js:1:2)"));
+  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, down, new FakeClock());
+
+  it.each([
+    ["GET", "/primary/scheduler", undefined],
+    ["PUT", "/primary/scheduler", { uuid: "a" }],
+    ["DELETE", "/primary/scheduler?uuid=a", undefined],
+    ["GET", "/primary", undefined],
+  ])("%s %s answers 503 StoreUnavailable with no store detail", async (method, path, body) => {
+    const warnings: unknown[] = [];
+    const context = new InvocationContext({ logHandler: (_level, ...args) => warnings.push(...args) });
+    const reply = await send(runtime, method, path, body, context);
+    expect(reply.status).toBe(503);
+    expect(reply.body).toEqual({ error: { code: "StoreUnavailable", message: "The lease store is unavailable; retry shortly." } });
+    expect(String(warnings)).toMatch(/ECONNREFUSED/); // logged for operators, not shown to callers
+  });
+
+  it("health answers 503 naming the store", async () => {
+    const reply = await send(runtime, "GET", "/health");
+    expect(reply.status).toBe(503);
+    expect(reply.body).toMatchObject({ status: "unavailable", store: "table", error: { code: "StoreUnavailable" } });
+  });
+
+  it("an unexpected error is logged and rethrown for the host, not turned into a 200", async () => {
+    const broken = createRuntime(
+      { timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET },
+      failingStore(new TypeError("bug")),
+      new FakeClock(),
+    );
+    const errors: unknown[] = [];
+    const context = new InvocationContext({ logHandler: (level, ...args) => level === "error" && errors.push(...args) });
+    await expect(send(broken, "GET", "/primary/scheduler", undefined, context)).rejects.toThrow("bug");
+    expect(errors.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,38 @@
+import type { LeaseStore } from "../../shared/store/lease-store.js";
+
+type Method = "read" | "create" | "replace" | "renew" | "list" | "ping";
+
+/** Wraps a store and records every call in order, to pin the cost of each request. */
+export class CountingStore implements LeaseStore {
+  readonly calls: Method[] = [];
+
+  constructor(private readonly inner: LeaseStore) {}
+
+  get kind(): string {
+    return this.inner.kind;
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+  }
+
+  read: LeaseStore["read"] = (...args) => this.#record("read", () => this.inner.read(...args));
+  create: LeaseStore["create"] = (...args) => this.#record("create", () => this.inner.create(...args));
+  replace: LeaseStore["replace"] = (...args) => this.#record("replace", () => this.inner.replace(...args));
+  renew: LeaseStore["renew"] = (...args) => this.#record("renew", () => this.inner.renew(...args));
+  list: LeaseStore["list"] = (...args) => this.#record("list", () => this.inner.list(...args));
+  ping: LeaseStore["ping"] = (...args) => this.#record("ping", () => this.inner.ping(...args));
+
+  #record<T>(method: Method, call: () => Promise<T>): Promise<T> {
+    this.calls.push(method);
+    return call();
+  }
+}
+
+/** A store that is down: every call fails as an unreachable store would. */
+export function failingStore(error: Error): LeaseStore {
+  const fail = async (): Promise<never> => {
+    throw error;
+  };
+  return { kind: "table", read: fail, create: fail, replace: fail, renew: fail, list: fail, ping: fail };
+}
