@@ -1,0 +1,98 @@
+/**
+ * Heartbeat cost and latency through the real local host over an embedded Azurite.
+ *
+ *   npm run bench:heartbeat [-- rounds]
+ *
+ * Reports, per kind of request, round-trip p50/p99 over loopback HTTP and the number of
+ * store operations each one cost (counted by a wrapper around the real Table store).
+ */
+import { performance } from "node:perf_hooks";
+import { routes } from "../functions/routes.js";
+import { startEmbeddedAzurite } from "../shared/host/embedded-azurite.js";
+import { startLocalHost } from "../shared/host/local-host.js";
+import { createRuntime } from "../shared/runtime.js";
+import { createConfiguredStore } from "../shared/store/create-store.js";
+import type { LeaseStore } from "../shared/store/lease-store.js";
+
+const rounds = Number(process.argv[2] ?? 500);
+if (!Number.isSafeInteger(rounds) || rounds < 10) throw new Error("Expected `rounds` to be an integer of at least 10.");
+
+function counted(inner: LeaseStore): { store: LeaseStore; take(): number } {
+  let operations = 0;
+  const wrap =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      operations += 1;
+      return call(...args);
+    };
+  const store: LeaseStore = {
+    kind: inner.kind,
+    read: wrap(inner.read.bind(inner)),
+    create: wrap(inner.create.bind(inner)),
+    replace: wrap(inner.replace.bind(inner)),
+    renew: wrap(inner.renew.bind(inner)),
+    list: wrap(inner.list.bind(inner)),
+    ping: wrap(inner.ping.bind(inner)),
+  };
+  return {
+    store,
+    take: () => {
+      const value = operations;
+      operations = 0;
+      return value;
+    },
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+async function measure(name: string, take: () => number, call: () => Promise<Response>): Promise<void> {
+  const times: number[] = [];
+  take();
+  for (let i = 0; i < rounds; i += 1) {
+    const started = performance.now();
+    const response = await call();
+    await response.arrayBuffer();
+    times.push(performance.now() - started);
+    if (!response.ok && response.status !== 409) throw new Error(`${name}: HTTP ${response.status}`);
+  }
+  const ops = take() / rounds;
+  times.sort((a, b) => a - b);
+  console.log(
+    `${name.padEnd(34)} p50 ${percentile(times, 50).toFixed(2).padStart(6)} ms   p99 ${percentile(times, 99).toFixed(2).padStart(6)} ms   store ops/call ${ops.toFixed(2)}`,
+  );
+}
+
+const azurite = await startEmbeddedAzurite({ dataDir: "", inMemory: true });
+const configured = createConfiguredStore({
+  kind: "table",
+  tableName: "leases",
+  connection: { mode: "connectionString", connectionString: azurite.connectionString },
+  createIfMissing: true,
+});
+await configured.prepare();
+const { store, take } = counted(configured.store);
+const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, store);
+const host = await startLocalHost({ routes, runtime: async () => runtime, port: 0 });
+const put = (body: object): Promise<Response> =>
+  fetch(`${host.url}/primary/bench`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+try {
+  console.log(`${rounds} sequential requests each, loopback HTTP, embedded Azurite (in memory)\n`);
+  const first = (await (await put({ uuid: "holder", address: "10.0.0.4:5800" })).json()) as { lease: string };
+  let lease = first.lease;
+  await measure("renewal with lease token (fast)", take, async () => {
+    const response = await put({ uuid: "holder", address: "10.0.0.4:5800", lease });
+    const body = (await response.clone().json()) as { lease: string };
+    lease = body.lease;
+    return response;
+  });
+  await measure("renewal without token (slow)", take, () => put({ uuid: "holder", address: "10.0.0.4:5800" }));
+  await measure("GetPrimary", take, () => fetch(`${host.url}/primary/bench`));
+  await measure("rejected rival heartbeat", take, () => put({ uuid: "rival" }));
+} finally {
+  await host.close();
+  await azurite.close();
+}
