@@ -1,0 +1,193 @@
+// ha-module on Azure: a Flex Consumption function app that runs as a user-assigned managed
+// identity, its host storage, the lease store (Table Storage or Cosmos DB, by `store`) and
+// Application Insights. No resource accepts keys, and no output carries a secret.
+// Deploy: see docs/deploy.md.
+
+targetScope = 'resourceGroup'
+
+@description('Azure region for every resource; it must offer Flex Consumption (az functionapp list-flexconsumption-locations).')
+param location string = resourceGroup().location
+
+@description('Short prefix of every resource name: 2-8 lowercase letters or digits.')
+@minLength(2)
+@maxLength(8)
+param namePrefix string = 'ha'
+
+@description('Where leases live: table (Azure Table Storage) or cosmos (Azure Cosmos DB for NoSQL, serverless).')
+@allowed(['table', 'cosmos'])
+param store string = 'table'
+
+@description('Heartbeat interval I in milliseconds (HA_INTERVAL_MS). Clients must use the same value.')
+@minValue(1)
+param intervalMs int = 1000
+
+@description('Lease timeout T in milliseconds (HA_TIMEOUT_MS); must be greater than 2 x intervalMs.')
+@minValue(3)
+param timeoutMs int = 5000
+
+@description('Key that signs lease tokens (HA_LEASE_SECRET), at least 32 characters. The default draws a new random value on every deployment, which only makes outstanding lease tokens fall back to the slow path once; pass your own to keep it stable.')
+@secure()
+@minLength(32)
+param leaseSecret string = '${newGuid()}${newGuid()}'
+
+@description('Largest number of instances the function app scales out to.')
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int = 40
+
+@description('Memory of each function app instance in MB; execution is billed per GB-second of it.')
+@allowed([512, 2048, 4096])
+param instanceMemoryMB int = 2048
+
+@description('Concurrent HTTP requests one instance serves before the platform adds another.')
+@minValue(1)
+@maxValue(1000)
+param httpPerInstanceConcurrency int = 16
+
+@description('Days Log Analytics keeps logs.')
+@minValue(30)
+@maxValue(730)
+param logRetentionInDays int = 30
+
+@description('Daily Log Analytics ingestion cap in GB (-1 for none). Every heartbeat is a logged request.')
+param logDailyQuotaGb int = 1
+
+@description('Tags applied to every resource.')
+param tags object = {}
+
+// Deterministic per resource group and prefix: redeploying updates the same resources.
+var token = toLower(uniqueString(subscription().id, resourceGroup().id, namePrefix))
+var names = {
+  identity: '${namePrefix}-id-${token}'
+  workspace: '${namePrefix}-log-${token}'
+  appInsights: '${namePrefix}-appi-${token}'
+  storage: take('st${namePrefix}${token}', 24)
+  deploymentContainer: 'app-package'
+  plan: '${namePrefix}-plan-${token}'
+  functionApp: '${namePrefix}-func-${token}'
+  cosmos: '${namePrefix}-cosmos-${token}'
+}
+// The names the app's configuration expects by default (shared/config/server-config.ts).
+var leaseTableName = 'leases'
+var cosmosDatabaseName = 'ha'
+var cosmosContainerName = 'leases'
+
+module identity 'modules/identity.bicep' = {
+  name: 'identity'
+  params: {
+    location: location
+    name: names.identity
+    tags: tags
+  }
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  params: {
+    location: location
+    workspaceName: names.workspace
+    appInsightsName: names.appInsights
+    retentionInDays: logRetentionInDays
+    dailyQuotaGb: logDailyQuotaGb
+    principalId: identity.outputs.principalId
+    tags: tags
+  }
+}
+
+module hostStorage 'modules/host-storage.bicep' = {
+  name: 'host-storage'
+  params: {
+    location: location
+    name: names.storage
+    deploymentContainerName: names.deploymentContainer
+    principalId: identity.outputs.principalId
+    tags: tags
+  }
+}
+
+module tableStore 'modules/table-store.bicep' = if (store == 'table') {
+  name: 'table-store'
+  params: {
+    storageAccountName: hostStorage.outputs.name
+    tableName: leaseTableName
+    principalId: identity.outputs.principalId
+  }
+}
+
+module cosmosStore 'modules/cosmos-store.bicep' = if (store == 'cosmos') {
+  name: 'cosmos-store'
+  params: {
+    location: location
+    accountName: names.cosmos
+    databaseName: cosmosDatabaseName
+    containerName: cosmosContainerName
+    principalId: identity.outputs.principalId
+    tags: tags
+  }
+}
+
+module functionApp 'modules/function-app.bicep' = {
+  name: 'function-app'
+  // The app starts serving as soon as it exists: let its roles be in place first.
+  dependsOn: [
+    monitoring
+    tableStore
+    cosmosStore
+  ]
+  params: {
+    location: location
+    planName: names.plan
+    appName: names.functionApp
+    identityId: identity.outputs.id
+    identityClientId: identity.outputs.clientId
+    storageAccountName: hostStorage.outputs.name
+    deploymentContainerUrl: hostStorage.outputs.deploymentContainerUrl
+    appInsightsName: monitoring.outputs.appInsightsName
+    maximumInstanceCount: maximumInstanceCount
+    instanceMemoryMB: instanceMemoryMB
+    httpPerInstanceConcurrency: httpPerInstanceConcurrency
+    intervalMs: intervalMs
+    timeoutMs: timeoutMs
+    leaseSecret: leaseSecret
+    store: store
+    tableEndpoint: hostStorage.outputs.tableEndpoint
+    tableName: leaseTableName
+    cosmosEndpoint: store == 'cosmos' ? cosmosStore.outputs.endpoint : ''
+    cosmosDatabaseName: cosmosDatabaseName
+    cosmosContainerName: cosmosContainerName
+    tags: tags
+  }
+}
+
+@description('Base URL of the function app.')
+output functionAppUrl string = 'https://${functionApp.outputs.defaultHostName}'
+
+@description('Base URL of the REST API: what clients pass as --endpoint / HA_ENDPOINT.')
+output apiBaseUrl string = 'https://${functionApp.outputs.defaultHostName}/api'
+
+@description('Name of the function app.')
+output functionAppName string = functionApp.outputs.name
+
+@description('Name of the Flex Consumption plan.')
+output planName string = functionApp.outputs.planName
+
+@description('Name of the user-assigned managed identity the app runs as.')
+output identityName string = identity.outputs.name
+
+@description('Name of the host storage account (also the lease table account when store is table).')
+output storageAccountName string = hostStorage.outputs.name
+
+@description('The lease store in use.')
+output store string = store
+
+@description('Name of the lease table, or empty when store is cosmos.')
+output leaseTableName string = store == 'table' ? leaseTableName : ''
+
+@description('Name of the Cosmos DB account, or empty when store is table.')
+output cosmosAccountName string = store == 'cosmos' ? names.cosmos : ''
+
+@description('Name of the Application Insights component.')
+output appInsightsName string = monitoring.outputs.appInsightsName
+
+@description('Name of the Log Analytics workspace.')
+output logAnalyticsWorkspaceName string = monitoring.outputs.workspaceName

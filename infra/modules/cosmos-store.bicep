@@ -1,0 +1,110 @@
+// The lease store on Azure Cosmos DB for NoSQL: a serverless account with keys disabled,
+// the database and the lease container, and a data-plane role assignment for the app's
+// identity. Safety rests on ETag-conditional writes, which always go to the write
+// region, so Session consistency is enough and reads stay at the cheapest RU price.
+
+@description('Azure region of the Cosmos DB account.')
+param location string
+
+@description('Name of the Cosmos DB account: 3-44 lowercase letters, digits and hyphens, globally unique.')
+@minLength(3)
+@maxLength(44)
+param accountName string
+
+@description('Name of the SQL database (HA_COSMOS_DATABASE).')
+param databaseName string
+
+@description('Name of the lease container (HA_COSMOS_CONTAINER).')
+param containerName string
+
+@description('Principal (object) id of the function app identity.')
+param principalId string
+
+@description('Tags applied to the account.')
+param tags object
+
+// Cosmos DB built-in data-plane role "Cosmos DB Built-in Data Contributor".
+var cosmosDataContributorRoleId = '00000000-0000-0000-0000-000000000002'
+
+resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
+  name: accountName
+  location: location
+  tags: tags
+  kind: 'GlobalDocumentDB'
+  properties: {
+    databaseAccountOfferType: 'Standard'
+    locations: [
+      {
+        locationName: location
+        failoverPriority: 0
+        isZoneRedundant: false
+      }
+    ]
+    consistencyPolicy: {
+      defaultConsistencyLevel: 'Session'
+    }
+    capabilities: [
+      {
+        name: 'EnableServerless'
+      }
+    ]
+    disableLocalAuth: true
+    disableKeyBasedMetadataWriteAccess: true
+    minimalTlsVersion: 'Tls12'
+    publicNetworkAccess: 'Enabled'
+  }
+}
+
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15' = {
+  parent: account
+  name: databaseName
+  properties: {
+    resource: {
+      id: databaseName
+    }
+  }
+}
+
+// Leases are read and written by id within their utype partition; listing every role's
+// primary reads the whole (small) container without a filter. No query needs an index,
+// so no path is indexed and every write costs fewer RUs.
+resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: containerName
+  properties: {
+    resource: {
+      id: containerName
+      partitionKey: {
+        paths: [
+          '/utype'
+        ]
+        kind: 'Hash'
+      }
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: []
+        excludedPaths: [
+          {
+            path: '/*'
+          }
+        ]
+      }
+    }
+  }
+}
+
+resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+  parent: account
+  name: guid(account.id, principalId, cosmosDataContributorRoleId)
+  properties: {
+    roleDefinitionId: '${account.id}/sqlRoleDefinitions/${cosmosDataContributorRoleId}'
+    principalId: principalId
+    scope: account.id
+  }
+}
+
+output accountName string = account.name
+output endpoint string = account.properties.documentEndpoint
+output databaseName string = database.name
+output containerName string = container.name
