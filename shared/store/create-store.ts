@@ -1,7 +1,10 @@
+import { Agent } from "node:https";
+import { CosmosClient, type CosmosClientOptions } from "@azure/cosmos";
 import { TableClient, type TableServiceClientOptions } from "@azure/data-tables";
 import { DefaultAzureCredential } from "@azure/identity";
 import { ConfigError } from "../config/config-error.js";
 import type { StoreConfig } from "../config/server-config.js";
+import { CosmosLeaseStore } from "./cosmos-store.js";
 import type { LeaseStore } from "./lease-store.js";
 import { TableLeaseStore } from "./table-store.js";
 
@@ -13,18 +16,37 @@ const TABLE_CLIENT_OPTIONS: TableServiceClientOptions = {
   retryOptions: { maxRetries: 2, retryDelayInMs: 50, maxRetryDelayInMs: 400 },
 };
 
+/**
+ * The Cosmos SDK's own 429 retries are off: CosmosLeaseStore decides, within each call's
+ * time budget, whether a retry-after hint is worth waiting for. The SDK would otherwise
+ * wait up to 30 s across 9 retries, long after the heartbeat stopped mattering.
+ */
+const COSMOS_CONNECTION_POLICY: NonNullable<CosmosClientOptions["connectionPolicy"]> = {
+  retryOptions: { maxRetryAttemptCount: 0, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: 0 },
+};
+
 /** A store that needs nothing but its clients, plus the optional start-up step. */
 export interface ConfiguredStore {
   readonly store: LeaseStore;
   /** Creates the table or container when configured to (HA_STORE_CREATE). */
   prepare(options?: { abortSignal?: AbortSignal }): Promise<void>;
+  /** Releases the clients' timers and sockets. */
+  close(): void;
+}
+
+/** What only the local host can give: never read from the environment. */
+export interface CreateConfiguredStoreOptions {
+  /**
+   * The PEM certificate of a Cosmos emulator started by this process. When set, the
+   * Cosmos client trusts exactly this certificate (and nothing else); verification of
+   * chain, expiry and host name stays on. Production never sets it.
+   */
+  readonly trustedCosmosCertificate?: string;
 }
 
 /** Builds the configured store's clients. No network I/O happens here. */
-export function createConfiguredStore(config: StoreConfig): ConfiguredStore {
-  if (config.kind === "cosmos") {
-    throw new ConfigError("HA_STORE", "HA_STORE=cosmos is not available in this build; use HA_STORE=table.");
-  }
+export function createConfiguredStore(config: StoreConfig, options: CreateConfiguredStoreOptions = {}): ConfiguredStore {
+  if (config.kind === "cosmos") return createCosmosStore(config, options);
   const connection = config.connection;
   let client: TableClient;
   switch (connection.mode) {
@@ -50,5 +72,43 @@ export function createConfiguredStore(config: StoreConfig): ConfiguredStore {
     prepare: async (options) => {
       if (config.createIfMissing) await store.createTableIfMissing(options);
     },
+    close: () => undefined,
+  };
+}
+
+function createCosmosStore(
+  config: Extract<StoreConfig, { kind: "cosmos" }>,
+  options: CreateConfiguredStoreOptions,
+): ConfiguredStore {
+  const connection = config.connection;
+  const clientOptions: CosmosClientOptions = { endpoint: "", connectionPolicy: COSMOS_CONNECTION_POLICY };
+  if (options.trustedCosmosCertificate !== undefined) {
+    clientOptions.agent = new Agent({ ca: [options.trustedCosmosCertificate], keepAlive: true });
+  }
+  let client: CosmosClient;
+  switch (connection.mode) {
+    case "key":
+      client = new CosmosClient({ ...clientOptions, endpoint: connection.endpoint, key: connection.key });
+      break;
+    case "identity":
+      client = new CosmosClient({
+        ...clientOptions,
+        endpoint: connection.endpoint,
+        aadCredentials: new DefaultAzureCredential(),
+      });
+      break;
+    case "embedded":
+      throw new ConfigError(
+        "HA_COSMOS_ENDPOINT",
+        "HA_STORE=cosmos needs HA_COSMOS_ENDPOINT (with HA_COSMOS_KEY, or managed identity without it). Only `npm start` embeds a Cosmos emulator when it is not set.",
+      );
+  }
+  const store = new CosmosLeaseStore(client.database(config.databaseName).container(config.containerName));
+  return {
+    store,
+    prepare: async (prepareOptions) => {
+      if (config.createIfMissing) await store.createContainerIfMissing(prepareOptions);
+    },
+    close: () => client.dispose(),
   };
 }

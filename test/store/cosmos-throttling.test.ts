@@ -1,0 +1,164 @@
+import { ErrorResponse, type Container } from "@azure/cosmos";
+import { describe, expect, it } from "vitest";
+import type { LeaseState } from "../../shared/lease/lease.js";
+import { CosmosLeaseStore, type CosmosLeaseStoreOptions } from "../../shared/store/cosmos-store.js";
+import type { StoreCallOptions } from "../../shared/store/lease-store.js";
+import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
+
+/** One scripted answer of the fake container: a resolved response or a thrown error. */
+type Answer = { response: Record<string, unknown> } | { error: ErrorResponse };
+
+const lease: LeaseState = { utype: "scheduler", uuid: "holder-1", address: null, epoch: 1, renewedAt: 1 };
+
+function cosmosError(code: number, extra: Partial<ErrorResponse> = {}): ErrorResponse {
+  return Object.assign(new ErrorResponse(`HTTP ${code}`), { code }, extra);
+}
+
+const throttled = (retryAfterInMs: number): Answer => ({ error: cosmosError(429, { retryAfterInMs }) });
+const created: Answer = { response: { etag: '"e2"', statusCode: 201 } };
+
+/**
+ * A Container exposing only the calls CosmosLeaseStore makes. Each call takes the next
+ * scripted answer; a call with no answer left fails the test, which pins the number of
+ * store operations.
+ */
+function fakeContainer(answers: Answer[]): { container: Container; calls: string[] } {
+  const calls: string[] = [];
+  const answer = async (call: string): Promise<Record<string, unknown>> => {
+    calls.push(call);
+    const next = answers.shift();
+    if (next === undefined) throw new Error(`unexpected call: ${call}`);
+    if ("error" in next) throw next.error;
+    return next.response;
+  };
+  const item = (id: string) => ({
+    read: () => answer(`read ${id}`),
+    replace: () => answer(`replace ${id}`),
+    patch: () => answer(`patch ${id}`),
+  });
+  const items = {
+    create: () => answer("create"),
+    readAll: () => ({ fetchAll: () => answer("readAll") }),
+  };
+  return { container: { item, items } as unknown as Container, calls };
+}
+
+/** Records each requested wait; never waits. */
+function recordingSleep(): { sleep: NonNullable<CosmosLeaseStoreOptions["sleep"]>; waits: number[] } {
+  const waits: number[] = [];
+  return {
+    waits,
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+  };
+}
+
+function storeWith(answers: Answer[], options: CosmosLeaseStoreOptions = {}) {
+  const { container, calls } = fakeContainer(answers);
+  const { sleep, waits } = recordingSleep();
+  return { store: new CosmosLeaseStore(container, { sleep, ...options }), calls, waits };
+}
+
+describe("Cosmos store throttling (429)", () => {
+  it("waits out retry-after and retries the same conditional write", async () => {
+    const { store, calls, waits } = storeWith([throttled(40), created]);
+    expect(await store.create(lease)).toEqual({ ok: true, etag: '"e2"' });
+    expect(calls).toEqual(["create", "create"]);
+    expect(waits).toEqual([40]);
+  });
+
+  it("reads the hint from the x-ms-retry-after-ms header when the field is absent", async () => {
+    const headerOnly = cosmosError(429, { headers: { "x-ms-retry-after-ms": "25" } });
+    const { store, waits } = storeWith([{ error: headerOnly }, created]);
+    expect((await store.create(lease)).ok).toBe(true);
+    expect(waits).toEqual([25]);
+  });
+
+  it("gives up at once when the hint does not fit in the throttle budget", async () => {
+    const { store, calls, waits } = storeWith([throttled(1500)], { maxThrottleWaitInMs: 1000 });
+    await expect(store.create(lease)).rejects.toThrow(/HTTP 429/);
+    expect(calls).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
+  it("counts every wait of one call against the budget", async () => {
+    const { store, calls, waits } = storeWith([throttled(60), throttled(60)], { maxThrottleWaitInMs: 100 });
+    await expect(store.read("scheduler")).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(calls).toHaveLength(2);
+    expect(waits).toEqual([60]);
+  });
+
+  it("stops after maxAttempts however small the hints", async () => {
+    const { store, calls, waits } = storeWith([throttled(1), throttled(1), throttled(1)], { maxAttempts: 3 });
+    await expect(store.renew("scheduler", { renewedAt: 2, address: null }, '"e1"')).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
+    expect(calls).toHaveLength(3);
+    expect(waits).toEqual([1, 1]);
+  });
+
+  it("does not retry when the caller's budget runs out during the wait", async () => {
+    const budget = new AbortController();
+    const { container, calls } = fakeContainer([throttled(30)]);
+    const store = new CosmosLeaseStore(container, {
+      sleep: async () => {
+        budget.abort(new Error("store time budget spent"));
+        throw new Error("aborted");
+      },
+    });
+    const options: StoreCallOptions = { abortSignal: budget.signal };
+    await expect(store.replace(lease, '"e1"', options)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("makes no call at all once the budget is spent", async () => {
+    const { store, calls } = storeWith([]);
+    await expect(store.read("scheduler", { abortSignal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it("rejects nonsense limits with a message naming the option", () => {
+    const { container } = fakeContainer([]);
+    expect(() => new CosmosLeaseStore(container, { maxAttempts: 0 })).toThrow(/`maxAttempts`/);
+    expect(() => new CosmosLeaseStore(container, { maxThrottleWaitInMs: -1 })).toThrow(/`maxThrottleWaitInMs`/);
+  });
+});
+
+describe("Cosmos store status mapping", () => {
+  const cases: Array<{ name: string; answer: Answer; call: (store: CosmosLeaseStore) => Promise<unknown>; expected: unknown }> = [
+    { name: "create answered 409", answer: { error: cosmosError(409) }, call: (s) => s.create(lease), expected: { ok: false, reason: "exists" } },
+    { name: "replace answered 412", answer: { error: cosmosError(412) }, call: (s) => s.replace(lease, '"e1"'), expected: { ok: false, reason: "changed" } },
+    { name: "replace answered 409", answer: { error: cosmosError(409) }, call: (s) => s.replace(lease, '"e1"'), expected: { ok: false, reason: "changed" } },
+    { name: "renew answered 412", answer: { error: cosmosError(412) }, call: (s) => s.renew("scheduler", { renewedAt: 2, address: null }, '"e1"'), expected: { ok: false, reason: "changed" } },
+    { name: "renew answered 404", answer: { error: cosmosError(404) }, call: (s) => s.renew("scheduler", { renewedAt: 2, address: null }, '"e1"'), expected: { ok: false, reason: "missing" } },
+    { name: "read answered 404", answer: { response: { statusCode: 404, substatus: 0 } }, call: (s) => s.read("scheduler"), expected: undefined },
+  ];
+  for (const { name, answer, call, expected } of cases) {
+    it(`treats ${name} as a typed outcome`, async () => {
+      const { store, calls } = storeWith([answer]);
+      expect(await call(store)).toEqual(expected);
+      expect(calls).toHaveLength(1);
+    });
+  }
+
+  const failures: Array<{ name: string; answer: Answer; call: (store: CosmosLeaseStore) => Promise<unknown>; message: RegExp }> = [
+    { name: "a 503 on create", answer: { error: cosmosError(503) }, call: (s) => s.create(lease), message: /HTTP 503/ },
+    { name: "a 500 on renew", answer: { error: cosmosError(500) }, call: (s) => s.renew("scheduler", { renewedAt: 2, address: null }, '"e1"'), message: /HTTP 500/ },
+    { name: "a 408 on read", answer: { error: cosmosError(408) }, call: (s) => s.read("scheduler"), message: /HTTP 408/ },
+    { name: "a missing container on read", answer: { response: { statusCode: 404, substatus: 1003 } }, call: (s) => s.read("scheduler"), message: /HA_COSMOS_CONTAINER/ },
+    { name: "a missing container on replace", answer: { error: cosmosError(404, { substatus: 1003 }) }, call: (s) => s.replace(lease, '"e1"'), message: /404\/1003/ },
+    { name: "a network error on ping", answer: { error: Object.assign(new ErrorResponse("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }) }, call: (s) => s.ping(), message: /ECONNREFUSED/ },
+  ];
+  for (const { name, answer, call, message } of failures) {
+    it(`maps ${name} to StoreUnavailableError without retrying`, async () => {
+      const { store, calls } = storeWith([answer]);
+      const error = await call(store).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as Error).message).toMatch(message);
+      expect(calls).toHaveLength(1);
+    });
+  }
+});
