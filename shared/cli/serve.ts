@@ -3,9 +3,10 @@ import { ConfigError } from "../config/config-error.js";
 import { readBoolean, readInteger, readString, type Env } from "../config/env.js";
 import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
 import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
+import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
 import { startLocalHost } from "../host/local-host.js";
 import { createRuntime } from "../runtime.js";
-import { createConfiguredStore } from "../store/create-store.js";
+import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../store/create-store.js";
 
 export interface ServeSettings {
   readonly port: number;
@@ -32,7 +33,8 @@ export function loadServeSettings(env: Env): ServeSettings {
 
 /**
  * `npm start` / `ha-module serve`: the functions on a local host, over the configured
- * store, or over an embedded Azurite when none is configured.
+ * store, or over an embedded Azurite (or, with HA_STORE=cosmos, an embedded Cosmos
+ * emulator) when none is configured.
  */
 export async function startService(config: ServerConfig, settings: ServeSettings): Promise<RunningService> {
   const closers: Array<() => Promise<void>> = [];
@@ -51,7 +53,20 @@ export async function startService(config: ServerConfig, settings: ServeSettings
         createIfMissing: true,
       };
     }
-    const configured = createConfiguredStore(storeConfig);
+    let storeOptions: CreateConfiguredStoreOptions = {};
+    if (storeConfig.kind === "cosmos" && storeConfig.connection.mode === "embedded") {
+      const cosmos = await startEmbeddedCosmos();
+      closers.push(() => cosmos.close());
+      storeConfig = {
+        ...storeConfig,
+        connection: { mode: "key", endpoint: cosmos.endpoint, key: cosmos.key },
+        createIfMissing: true,
+      };
+      // The emulator's own certificate, made for this run: TLS verification stays on.
+      storeOptions = { trustedCosmosCertificate: cosmos.certificatePem };
+    }
+    const configured = createConfiguredStore(storeConfig, storeOptions);
+    closers.push(async () => configured.close());
     await configured.prepare({ abortSignal: AbortSignal.timeout(30_000) });
     const runtime = createRuntime(config, configured.store);
     const host = await startLocalHost({
@@ -88,7 +103,15 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
         return `table "${store.tableName}" at ${store.connection.endpoint} (DefaultAzureCredential)`;
     }
   }
-  return `cosmos ${store.databaseName}/${store.containerName}`;
+  const container = `cosmos "${store.databaseName}/${store.containerName}"`;
+  switch (store.connection.mode) {
+    case "embedded":
+      return `${container} on an embedded Cosmos emulator (in memory: leases are lost when it stops)`;
+    case "key":
+      return `${container} at ${store.connection.endpoint} (HA_COSMOS_KEY)`;
+    case "identity":
+      return `${container} at ${store.connection.endpoint} (DefaultAzureCredential)`;
+  }
 }
 
 /** Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting. */
