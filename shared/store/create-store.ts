@@ -81,28 +81,27 @@ function createCosmosStore(
   options: CreateConfiguredStoreOptions,
 ): ConfiguredStore {
   const connection = config.connection;
-  const clientOptions: CosmosClientOptions = { endpoint: "", connectionPolicy: COSMOS_CONNECTION_POLICY };
-  if (options.trustedCosmosCertificate !== undefined) {
-    clientOptions.agent = new Agent({ ca: [options.trustedCosmosCertificate], keepAlive: true });
+  if (connection.mode === "embedded") {
+    throw new ConfigError(
+      "HA_COSMOS_ENDPOINT",
+      "HA_STORE=cosmos needs HA_COSMOS_ENDPOINT (with HA_COSMOS_KEY, or managed identity without it). Only `npm start` embeds a Cosmos emulator when it is not set.",
+    );
   }
-  let client: CosmosClient;
-  switch (connection.mode) {
-    case "key":
-      client = new CosmosClient({ ...clientOptions, endpoint: connection.endpoint, key: connection.key });
-      break;
-    case "identity":
-      client = new CosmosClient({
-        ...clientOptions,
-        endpoint: connection.endpoint,
-        aadCredentials: new DefaultAzureCredential(),
-      });
-      break;
-    case "embedded":
-      throw new ConfigError(
-        "HA_COSMOS_ENDPOINT",
-        "HA_STORE=cosmos needs HA_COSMOS_ENDPOINT (with HA_COSMOS_KEY, or managed identity without it). Only `npm start` embeds a Cosmos emulator when it is not set.",
-      );
+  if (!connection.endpoint.startsWith("https:")) {
+    throw new ConfigError(
+      "HA_COSMOS_ENDPOINT",
+      `HA_COSMOS_ENDPOINT must be an https URL such as https://<account>.documents.azure.com:443 (got "${connection.endpoint}"): Cosmos DB is only reached over TLS.`,
+    );
   }
+  const clientOptions: CosmosClientOptions = {
+    endpoint: connection.endpoint,
+    connectionPolicy: COSMOS_CONNECTION_POLICY,
+    agent: verifyingAgent(options.trustedCosmosCertificate),
+  };
+  const client =
+    connection.mode === "key"
+      ? new CosmosClient({ ...clientOptions, key: connection.key })
+      : new CosmosClient({ ...clientOptions, aadCredentials: new DefaultAzureCredential() });
   const store = new CosmosLeaseStore(client.database(config.databaseName).container(config.containerName));
   return {
     store,
@@ -111,4 +110,19 @@ function createCosmosStore(
     },
     close: () => client.dispose(),
   };
+}
+
+/**
+ * The agent of every Cosmos client. `rejectUnauthorized: true` is explicit because Node
+ * otherwise reads NODE_TLS_REJECT_UNAUTHORIZED, and no environment variable may switch
+ * verification off. With a trusted certificate (an emulator this process started), it
+ * is the only one trusted; otherwise Node's CA list applies, as in the SDK's own agent.
+ */
+function verifyingAgent(trustedCertificate: string | undefined): Agent {
+  return new Agent({
+    keepAlive: true,
+    minVersion: "TLSv1.2",
+    rejectUnauthorized: true,
+    ...(trustedCertificate === undefined ? {} : { ca: [trustedCertificate] }),
+  });
 }

@@ -65,4 +65,17 @@ describe("Cosmos store TLS", () => {
       configured.close();
     }
   });
+
+  it("keeps verifying when NODE_TLS_REJECT_UNAUTHORIZED=0 is set", async () => {
+    const before = process.env["NODE_TLS_REJECT_UNAUTHORIZED"];
+    process.env["NODE_TLS_REJECT_UNAUTHORIZED"] = "0";
+    const configured = await createFreshCosmosStore({ ...emulator, certificatePem: other.certificatePem }, "leases");
+    try {
+      await expect(configured.store.ping()).rejects.toThrow(/certificate/i);
+    } finally {
+      configured.close();
+      if (before === undefined) delete process.env["NODE_TLS_REJECT_UNAUTHORIZED"];
+      else process.env["NODE_TLS_REJECT_UNAUTHORIZED"] = before;
+    }
+  });
 });
