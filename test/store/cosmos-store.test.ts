@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedCosmos } from "../../shared/host/embedded-cosmos.js";
 import type { ConfiguredStore } from "../../shared/store/create-store.js";
 import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
-import { createFreshCosmosStore, startTestCosmos } from "../helpers/cosmos.js";
+import {
+  createFreshCosmosStore,
+  startFaultyTestCosmos,
+  startTestCosmos,
+  type CosmosFault,
+  type FaultyCosmos,
+} from "../helpers/cosmos.js";
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
 
 let cosmos: EmbeddedCosmos;
@@ -76,6 +82,47 @@ describe("Cosmos store TLS", () => {
       configured.close();
       if (before === undefined) delete process.env["NODE_TLS_REJECT_UNAUTHORIZED"];
       else process.env["NODE_TLS_REJECT_UNAUTHORIZED"] = before;
+    }
+  });
+});
+
+describe("Cosmos store throttling through the real SDK", () => {
+  let faulty: FaultyCosmos;
+  let configured: ConfiguredStore;
+  beforeAll(async () => {
+    faulty = await startFaultyTestCosmos();
+    configured = await createFreshCosmosStore(faulty);
+  });
+  afterAll(async () => {
+    configured.close();
+    await faulty.close();
+  });
+
+  const throttle: CosmosFault = { status: 429, headers: { "x-ms-retry-after-ms": "0", "x-ms-substatus": "3200" } };
+
+  it("retries a throttled write itself, honouring retry-after, and then succeeds", async () => {
+    const before = faulty.documentRequests();
+    faulty.inject(throttle, throttle);
+    const created = await configured.store.create({ ...lease, utype: "throttled-then-ok" });
+    expect(created.ok).toBe(true);
+    expect(faulty.documentRequests() - before).toBe(3);
+  });
+
+  it("gives up after its own attempts: the SDK's 429 retries are off", async () => {
+    const before = faulty.documentRequests();
+    faulty.inject(throttle, throttle, throttle);
+    // The store's 3 attempts, one request each. With the SDK's own retries on, a 4th
+    // request would have been sent, found no fault left, and the read would succeed.
+    await expect(configured.store.read("throttled")).rejects.toThrow(/HTTP 429/);
+    expect(faulty.documentRequests() - before).toBe(3);
+  });
+
+  it("maps service errors to StoreUnavailableError", async () => {
+    for (const status of [500, 503]) {
+      faulty.inject({ status });
+      const error = await configured.store.create({ ...lease, utype: `fails-${status}` }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as Error).message).toMatch(new RegExp(`HTTP ${status}`));
     }
   });
 });
