@@ -1,0 +1,135 @@
+/**
+ * CI checks for infra/: no Bicep compiler is available offline, so the templates are parsed
+ * with tree-sitter-bicep and their security properties read from the parse tree.
+ * Each check also runs on a deliberately broken fixture and must object to it.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  listBicepFiles,
+  parseBicepFile,
+  property,
+  repoPath,
+  resourcesOfType,
+  stringValue,
+  syntaxProblems,
+  type BicepFile,
+} from "./bicep-tree.js";
+import { appSettingsVariants, CHECKS, type Check } from "./security-checks.js";
+
+const INFRA_DIR = repoPath("infra");
+let infra: BicepFile[];
+let insecure: BicepFile[];
+
+beforeAll(async () => {
+  infra = await Promise.all(listBicepFiles(INFRA_DIR).map(parseBicepFile));
+  insecure = [await parseBicepFile(repoPath("test", "infra", "fixtures", "insecure", "main.bicep"))];
+});
+
+describe("infra/*.bicep syntax", () => {
+  it("finds the main template and its modules", () => {
+    const paths = infra.map((file) => file.path);
+    expect(paths).toContain("infra/main.bicep");
+    expect(paths.filter((file) => file.startsWith("infra/modules/")).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("parses every file without a syntax error", () => {
+    expect(infra.flatMap(syntaxProblems)).toEqual([]);
+  });
+
+  it("reports the errors in a broken file, with their position", async () => {
+    const broken = await parseBicepFile(repoPath("test", "infra", "fixtures", "syntax-error.bicep"));
+    const problems = syntaxProblems(broken);
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems[0]).toMatchObject({ path: "test/infra/fixtures/syntax-error.bicep", line: 4 });
+  });
+
+  it("parses the insecure fixture cleanly, so its failures below are the checks' doing", () => {
+    expect(insecure.flatMap(syntaxProblems)).toEqual([]);
+  });
+});
+
+/** For each check: fragments of the messages it must produce for the insecure fixture. */
+const EXPECTED_ON_FIXTURE: Record<keyof typeof CHECKS, string[]> = {
+  noSharedKeys: [
+    "properties.allowSharedKeyAccess must be false, found true",
+    "properties.disableLocalAuth must be true, found false",
+    "properties.DisableLocalAuth must be true, found nothing",
+    "a listKeys() call reads keys",
+  ],
+  storageHardened: [
+    "properties.allowBlobPublicAccess must be false",
+    `properties.minimumTlsVersion must be "TLS1_2", found 'TLS1_0'`,
+    "properties.supportsHttpsTrafficOnly must be true",
+    `properties.publicAccess must be "None", found 'Blob'`,
+  ],
+  functionAppHardened: [
+    "properties.httpsOnly must be true, found false",
+    `properties.siteConfig.minTlsVersion must be "1.2", found '1.0'`,
+    `properties.siteConfig.ftpsState must be "Disabled", found 'AllAllowed'`,
+    "identity.type must give the app a managed identity",
+    "no basicPublishingCredentialsPolicies 'ftp'",
+    "no basicPublishingCredentialsPolicies 'scm'",
+  ],
+  flexConsumptionNode22: [
+    `sku.name must be "FC1", found 'Y1'`,
+    `sku.tier must be "FlexConsumption", found 'Dynamic'`,
+    `kind must include linux, found "functionapp"`,
+    `properties.functionAppConfig.runtime.version must be "22", found '20'`,
+    `authentication type "StorageAccountConnectionString"`,
+    "scaleAndConcurrency.maximumInstanceCount is not set",
+  ],
+  roleAssignments: [
+    "blobOwner (Microsoft.Authorization/roleAssignments): roleDefinitionId must be subscriptionResourceId(",
+    "blobOwner (Microsoft.Authorization/roleAssignments): name must be guid(scope, principal, role)",
+    `properties.principalType must be "ServicePrincipal", found nothing`,
+    "missing role assignment: Storage Blob Data Owner on the host storage account",
+    "missing role assignment: Storage Table Data Contributor on the lease table",
+    "missing role assignment: Monitoring Metrics Publisher",
+    "missing Cosmos DB SQL role assignment",
+  ],
+  cosmosLeaseContainer: [
+    "partitionKey.paths must be ['/utype']",
+    "indexingPolicy.includedPaths must be []",
+    "indexingPolicy.excludedPaths must exclude '/*'",
+  ],
+  noSecretOutputs: ["output 'storageKey' is named like a secret", "output 'storageKey' reads 'listKeys'", "output 'storageKey' calls a list*() function"],
+  appSettingsKeyless: [
+    "app setting AzureWebJobsStorage carries a key or connection string",
+    "app setting HA_COSMOS_KEY carries a key or connection string",
+    "AzureWebJobsStorage__credential must be 'managedidentity'",
+    "app setting HA_INTERVAL_MS is missing",
+  ],
+  parametersDescribed: ["param location has no @description"],
+  storeSelection: ["param store must be @allowed(['table', 'cosmos'])", "module table-store.bicep must be deployed if (store == 'table')"],
+};
+
+describe.each(Object.entries(CHECKS) as [keyof typeof CHECKS, Check][])("security check %s", (name, check) => {
+  it("passes on infra/", () => {
+    expect(check(infra)).toEqual([]);
+  });
+
+  it("fails on the insecure fixture, naming each problem", () => {
+    const problems = check(insecure);
+    for (const fragment of EXPECTED_ON_FIXTURE[name]) {
+      expect(problems, `expected a problem containing: ${fragment}`).toEqual(
+        expect.arrayContaining([expect.stringContaining(fragment)]),
+      );
+    }
+  });
+});
+
+describe("what the template deploys", () => {
+  it("has one app-settings variant per store, selected by HA_STORE", () => {
+    const stores = appSettingsVariants(infra).map((settings) => stringValue(settings.get("HA_STORE")));
+    expect(stores.sort()).toEqual(["cosmos", "table"]);
+  });
+
+  it("creates the leases table and the Cosmos DB container the app's defaults name", () => {
+    const [table] = resourcesOfType(infra, "Microsoft.Storage/storageAccounts/tableServices/tables");
+    expect(table?.file.path).toBe("infra/modules/table-store.bicep");
+    const cosmos = resourcesOfType(infra, "Microsoft.DocumentDB/databaseAccounts");
+    expect(cosmos.map((account) => property(account.body, "properties", "capabilities")?.text)).toEqual([
+      expect.stringContaining("EnableServerless"),
+    ]);
+  });
+});
