@@ -7,6 +7,7 @@ import { startServiceProcess, type ServiceProcess } from "../helpers/service-pro
  */
 const backends: Array<{ name: string; env: Record<string, string> }> = [
   { name: "Azure Table on embedded Azurite", env: {} },
+  { name: "Azure Cosmos DB on the embedded emulator", env: { HA_STORE: "cosmos" } },
 ];
 
 // Small I and T keep the expiry test short; T leaves seconds of slack for a loaded machine.
