@@ -1,0 +1,183 @@
+/**
+ * The deployed app gets endpoints only (infra/modules/function-app.bicep): no key, no
+ * connection string. These tests pin that such settings select the managed-identity
+ * (DefaultAzureCredential) mode, and that the exact set of settings the template emits,
+ * read from its parse tree, is accepted by loadServerConfig for either store.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadServerConfig, type ServerConfig } from "../../shared/config/server-config.js";
+import {
+  call,
+  listBicepFiles,
+  literalValue,
+  modules,
+  parameters,
+  parseBicepFile,
+  property,
+  repoPath,
+  resolveVariable,
+  stringValue,
+  type BicepFile,
+  type Node,
+} from "../infra/bicep-tree.js";
+import { appSettingsVariants } from "../infra/security-checks.js";
+
+const TABLE_ENDPOINT = "https://acct.table.core.windows.net";
+const COSMOS_ENDPOINT = "https://acct.documents.azure.com:443/";
+
+describe("managed-identity configuration", () => {
+  it("selects the Table identity mode from HA_TABLE_ENDPOINT alone, without creating the table", () => {
+    const config = loadServerConfig({ HA_TABLE_ENDPOINT: TABLE_ENDPOINT });
+    expect(config.store).toEqual({
+      kind: "table",
+      tableName: "leases",
+      connection: { mode: "identity", endpoint: TABLE_ENDPOINT },
+      createIfMissing: false,
+    });
+  });
+
+  it("drops the trailing slash Azure puts on primaryEndpoints.table", () => {
+    const config = loadServerConfig({ HA_STORE: "table", HA_TABLE_ENDPOINT: `${TABLE_ENDPOINT}/` });
+    expect(config.store.connection).toEqual({ mode: "identity", endpoint: TABLE_ENDPOINT });
+  });
+
+  it("selects the Cosmos identity mode from HA_COSMOS_ENDPOINT without HA_COSMOS_KEY", () => {
+    const config = loadServerConfig({ HA_STORE: "cosmos", HA_COSMOS_ENDPOINT: COSMOS_ENDPOINT });
+    expect(config.store).toEqual({
+      kind: "cosmos",
+      databaseName: "ha",
+      containerName: "leases",
+      connection: { mode: "identity", endpoint: "https://acct.documents.azure.com:443" },
+      createIfMissing: false,
+    });
+  });
+
+  it("still lets HA_STORE_CREATE=true opt in to creating the table under an identity", () => {
+    const config = loadServerConfig({ HA_TABLE_ENDPOINT: TABLE_ENDPOINT, HA_STORE_CREATE: "true" });
+    expect(config.store.createIfMissing).toBe(true);
+  });
+
+  it("refuses an endpoint and a connection string together, naming both settings", () => {
+    expect(() =>
+      loadServerConfig({ HA_TABLE_ENDPOINT: TABLE_ENDPOINT, HA_TABLE_CONNECTION_STRING: "UseDevelopmentStorage=true" }),
+    ).toThrow(/HA_TABLE_CONNECTION_STRING or HA_TABLE_ENDPOINT/);
+  });
+});
+
+describe("the app settings infra/ emits", () => {
+  let infra: BicepFile[];
+  let main: BicepFile;
+
+  beforeAll(async () => {
+    infra = await Promise.all(listBicepFiles(repoPath("infra")).map(parseBicepFile));
+    const found = infra.find((file) => file.path === "infra/main.bicep");
+    if (found === undefined) throw new Error("infra/main.bicep not found");
+    main = found;
+  });
+
+  /**
+   * The value main.bicep hands to function-app.bicep for a setting, traced through the
+   * module's parameters, main's variables and parameter defaults; undefined when it is
+   * only known at deployment time (an endpoint, a new GUID).
+   */
+  function templateValue(node: Node): string | undefined {
+    const literal = literalValue(node);
+    if (literal !== undefined && literal !== null) return String(literal);
+    const toString = call(node);
+    if (toString?.name === "string" && toString.args[0] !== undefined) return templateValue(toString.args[0]);
+    if (node.type !== "identifier") return undefined;
+    const app = modules(main).find((module) => module.source.endsWith("function-app.bicep"));
+    const argument = property(property(app?.body, "params"), node.text);
+    return argument === undefined ? undefined : mainValue(argument);
+  }
+
+  function mainValue(node: Node): string | undefined {
+    const resolved = resolveVariable(main, node);
+    const literal = literalValue(resolved);
+    if (literal !== undefined && literal !== null) return String(literal);
+    if (resolved?.type !== "identifier") return undefined;
+    const parameter = parameters(main).find((candidate) => candidate.name === resolved.text);
+    const fallback = literalValue(parameter?.value);
+    return fallback === undefined || fallback === null ? undefined : String(fallback);
+  }
+
+  /**
+   * Stand-ins for values known only at deployment time. A setting the template gains that
+   * is neither traceable nor listed here fails the test, so it gets looked at.
+   */
+  const DEPLOYMENT_TIME_VALUES: Record<string, string> = {
+    // main.bicep's default: two newGuid() values.
+    HA_LEASE_SECRET: `${crypto.randomUUID()}${crypto.randomUUID()}`,
+    // storage primaryEndpoints.table and Cosmos documentEndpoint both end with a slash.
+    HA_TABLE_ENDPOINT: `${TABLE_ENDPOINT}/`,
+    HA_COSMOS_ENDPOINT: COSMOS_ENDPOINT,
+  };
+
+  function environmentOf(settings: Map<string, Node>): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const [name, node] of settings) {
+      const value = templateValue(node) ?? DEPLOYMENT_TIME_VALUES[name];
+      if (value !== undefined) env[name] = value;
+      // Deployment-time values the app does not read (client ids, App Insights) stay out.
+      else if (name.startsWith("HA_")) throw new Error(`app setting ${name} = ${node.text} has no test value`);
+    }
+    return env;
+  }
+
+  function configFor(store: "table" | "cosmos"): { env: Record<string, string>; config: ServerConfig } {
+    const settings = appSettingsVariants(infra).find((variant) => stringValue(variant.get("HA_STORE")) === store);
+    if (settings === undefined) throw new Error(`no app-settings variant with HA_STORE=${store}`);
+    const env = environmentOf(settings);
+    return { env, config: loadServerConfig(env) };
+  }
+
+  it("emits exactly these HA_* settings for the Table store", () => {
+    const { env } = configFor("table");
+    expect(Object.keys(env).filter((name) => name.startsWith("HA_")).sort()).toEqual([
+      "HA_INTERVAL_MS",
+      "HA_LEASE_SECRET",
+      "HA_STORE",
+      "HA_STORE_CREATE",
+      "HA_TABLE_ENDPOINT",
+      "HA_TABLE_NAME",
+      "HA_TIMEOUT_MS",
+    ]);
+  });
+
+  it("emits exactly these HA_* settings for the Cosmos store", () => {
+    const { env } = configFor("cosmos");
+    expect(Object.keys(env).filter((name) => name.startsWith("HA_")).sort()).toEqual([
+      "HA_COSMOS_CONTAINER",
+      "HA_COSMOS_DATABASE",
+      "HA_COSMOS_ENDPOINT",
+      "HA_INTERVAL_MS",
+      "HA_LEASE_SECRET",
+      "HA_STORE",
+      "HA_STORE_CREATE",
+      "HA_TIMEOUT_MS",
+    ]);
+  });
+
+  it("is accepted as a Table identity configuration with the template's timing", () => {
+    const { config } = configFor("table");
+    expect(config.timing).toEqual({ intervalMs: 1000, timeoutMs: 5000 });
+    expect(config.leaseSecret?.length).toBe(72);
+    expect(config.store).toEqual({
+      kind: "table",
+      tableName: "leases",
+      connection: { mode: "identity", endpoint: TABLE_ENDPOINT },
+      createIfMissing: false,
+    });
+  });
+
+  it("is accepted as a Cosmos identity configuration with the template's names", () => {
+    const { config } = configFor("cosmos");
+    expect(config.store).toMatchObject({
+      kind: "cosmos",
+      databaseName: "ha",
+      containerName: "leases",
+      connection: { mode: "identity" },
+      createIfMissing: false,
+    });
+  });
+});
