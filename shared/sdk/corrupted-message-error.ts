@@ -1,0 +1,16 @@
+/**
+ * A response that cannot be trusted: its body does not parse, lacks a field the REST
+ * contract promises, or names another utype than the one asked for (the seeds' "corrupted
+ * message", step 4c). The elector counts it as a failed call and never acts on its content.
+ */
+export class CorruptedMessageError extends Error {
+  override readonly name = "CorruptedMessageError";
+
+  constructor(
+    message: string,
+    /** The HTTP status the corrupted body came with. */
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,21 @@
+/** An opaque timer handle, as the clock's setTimeout returns it. */
+export type TimerHandle = unknown;
+
+/**
+ * Time as the elector sees it: a monotonic clock and timers on it. Deadlines are
+ * measured on `now()` and never compared with the server's wall clock (SPEC §3). Tests
+ * and the simulation inject a fake one; the default is performance.now() and the
+ * process's own timers.
+ */
+export interface ElectorClock {
+  /** Monotonic milliseconds; only differences matter. */
+  now(): number;
+  setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+export const systemElectorClock: ElectorClock = {
+  now: () => performance.now(),
+  setTimeout: (callback, delayMs) => setTimeout(callback, Math.max(0, Math.ceil(delayMs))),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};

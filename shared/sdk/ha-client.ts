@@ -1,0 +1,146 @@
+import { CorruptedMessageError } from "./corrupted-message-error.js";
+import { HaRequestError } from "./ha-request-error.js";
+import type {
+  CallOptions,
+  HeartbeatRequest,
+  HeartbeatResult,
+  LeaseTransport,
+  LeaseView,
+  ReleaseResult,
+} from "./lease-transport.js";
+import { checkEndpoint, checkId, checkOptionalAddress, checkOptionalSignal, checkOptionalString, checkPositiveMs } from "./option-checks.js";
+import {
+  parseAcceptedHeartbeat,
+  parseErrorBody,
+  parseHealth,
+  parseJsonBody,
+  parseLeaseView,
+  parsePrimaryList,
+  type HealthStatus,
+} from "./response-validation.js";
+
+export interface HaClientOptions {
+  /** The service's base URL, e.g. http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api */
+  readonly endpoint: string;
+  /** The function key, sent in x-functions-key. */
+  readonly apiKey?: string;
+  /** The budget of a call that names no timeout of its own. Default 10 000 ms. */
+  readonly timeoutInMs?: number;
+}
+
+export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
+
+interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/**
+ * The typed REST client of the lease service (SPEC §4), on Node's fetch. Every answer is
+ * validated before it is returned; 409 LeaseHeld / Conflict are outcomes, not errors.
+ * Errors: HaRequestError (refused, unreachable, timed out), CorruptedMessageError (an
+ * answer that cannot be trusted), or the caller's own abort reason.
+ */
+export class HaClient implements LeaseTransport {
+  readonly endpoint: string;
+  readonly #apiKey: string | undefined;
+  readonly #timeoutInMs: number;
+
+  constructor(options: HaClientOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new TypeError("Expected the HaClient options to be an object such as { endpoint: \"http://127.0.0.1:7071/api\" }.");
+    }
+    this.endpoint = checkEndpoint("endpoint", options.endpoint);
+    this.#apiKey = checkOptionalString("apiKey", options.apiKey);
+    this.#timeoutInMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
+  }
+
+  /** GetPrimary: the live primary of `utype`, or `primary: null`. */
+  async getPrimary(utype: string, options: CallOptions = {}): Promise<LeaseView> {
+    const what = `GetPrimary(${checkId("utype", utype)})`;
+    const answer = await this.#call("GET", `/primary/${utype}`, undefined, options, what);
+    if (answer.status !== 200) throw refused(what, answer);
+    return parseLeaseView(answer.body, utype, answer.status, what);
+  }
+
+  /** UpdateHeartBeat: acquire, renew (fast path when `lease` is given) or take over. */
+  async heartbeat(utype: string, request: HeartbeatRequest, options: CallOptions = {}): Promise<HeartbeatResult> {
+    const what = `UpdateHeartBeat(${checkId("utype", utype)})`;
+    const uuid = checkId("uuid", request.uuid);
+    const address = checkOptionalAddress("address", request.address);
+    const lease = checkOptionalString("lease", request.lease);
+    const body = JSON.stringify({ uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }) });
+    const answer = await this.#call("PUT", `/primary/${utype}`, body, options, what);
+    if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedHeartbeat(answer.body, utype, uuid, answer.status, what) };
+    const lost = lostOutcome(answer, utype, what);
+    if (lost !== undefined) return lost;
+    throw refused(what, answer);
+  }
+
+  /** Release: clears the lease if `uuid` holds it, so a standby can take it at once. */
+  async release(utype: string, uuid: string, options: CallOptions = {}): Promise<ReleaseResult> {
+    const what = `Release(${checkId("utype", utype)})`;
+    const query = `?uuid=${encodeURIComponent(checkId("uuid", uuid))}`;
+    const answer = await this.#call("DELETE", `/primary/${utype}${query}`, undefined, options, what);
+    if (answer.status === 200) return { outcome: "released", view: parseLeaseView(answer.body, utype, answer.status, what) };
+    const lost = lostOutcome(answer, utype, what);
+    if (lost !== undefined) return lost;
+    throw refused(what, answer);
+  }
+
+  /** Name resolving: the live primary of every utype. */
+  async listPrimaries(options: CallOptions = {}): Promise<LeaseView[]> {
+    const what = "ListPrimaries";
+    const answer = await this.#call("GET", "/primary", undefined, options, what);
+    if (answer.status !== 200) throw refused(what, answer);
+    return parsePrimaryList(answer.body, answer.status, what);
+  }
+
+  /** `ok` when the service reaches its store, `unavailable` when it answers 503. */
+  async health(options: CallOptions = {}): Promise<HealthStatus> {
+    const what = "Health";
+    const answer = await this.#call("GET", "/health", undefined, options, what);
+    if (answer.status !== 200 && answer.status !== 503) throw refused(what, answer);
+    return parseHealth(answer.body, answer.status, what);
+  }
+
+  async #call(method: string, path: string, body: string | undefined, options: CallOptions, what: string): Promise<Answer> {
+    const callerSignal = checkOptionalSignal("abortSignal", options.abortSignal);
+    const timeoutInMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, this.#timeoutInMs);
+    callerSignal?.throwIfAborted();
+    // AbortSignal.timeout takes whole milliseconds; round a computed budget up, never to 0.
+    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(timeoutInMs)));
+    const signal = callerSignal === undefined ? timeout : AbortSignal.any([callerSignal, timeout]);
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (this.#apiKey !== undefined) headers["x-functions-key"] = this.#apiKey;
+    try {
+      const response = await fetch(`${this.endpoint}${path}`, { method, headers, body, signal });
+      const text = await response.text();
+      return { status: response.status, body: text === "" ? undefined : parseJsonBody(text, response.status, what) };
+    } catch (error) {
+      if (callerSignal?.aborted) throw callerSignal.reason;
+      if (timeout.aborted) {
+        throw new HaRequestError(`${what}: no answer from ${this.endpoint} within ${Math.ceil(timeoutInMs)} ms.`, "Timeout", undefined, { cause: error });
+      }
+      if (error instanceof CorruptedMessageError) throw error;
+      const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+      throw new HaRequestError(`${what}: could not reach ${this.endpoint} (${reason}).`, "NetworkError", undefined, { cause: error });
+    }
+  }
+}
+
+function lostOutcome(answer: Answer, utype: string, what: string): { outcome: "held" | "conflict"; view: LeaseView } | undefined {
+  if (answer.status !== 409) return undefined;
+  const code = parseErrorBody(answer.body)?.code;
+  if (code !== "LeaseHeld" && code !== "Conflict") return undefined;
+  return { outcome: code === "LeaseHeld" ? "held" : "conflict", view: parseLeaseView(answer.body, utype, answer.status, what) };
+}
+
+function refused(what: string, answer: Answer): HaRequestError {
+  const error = parseErrorBody(answer.body);
+  if (error === undefined) {
+    return new HaRequestError(`${what}: unexpected ${answer.status} response without the contract's error body.`, "UnexpectedResponse", answer.status);
+  }
+  return new HaRequestError(`${what}: ${answer.status} ${error.code}: ${error.message}`, error.code, answer.status);
+}

@@ -1,0 +1,18 @@
+/**
+ * Heartbeat round trips are eating into the safety margin: the p99 round trip is more
+ * than a tenth of T − I. Nothing is unsafe yet, but a primary with slow round trips renews
+ * late and is demoted more often. Emitted through the elector's `error` event.
+ */
+export class SlowRoundTripWarning extends Error {
+  override readonly name = "SlowRoundTripWarning";
+
+  constructor(
+    readonly p99Ms: number,
+    readonly marginMs: number,
+  ) {
+    super(
+      `Heartbeat round trips are slow: p99 ${Math.round(p99Ms)} ms is more than a tenth of the T − I margin (${marginMs} ms). ` +
+        "Move the participant closer to the service, or raise T on the server.",
+    );
+  }
+}

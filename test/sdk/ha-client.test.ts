@@ -1,0 +1,186 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { routes } from "../../functions/routes.js";
+import { startLocalHost, type LocalHost } from "../../shared/host/local-host.js";
+import { createRuntime } from "../../shared/runtime.js";
+import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
+import { HaClient } from "../../shared/sdk/ha-client.js";
+import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
+
+const timing = { intervalMs: 200, timeoutMs: 1500 };
+
+/** The real route table and lease service on a real local HTTP port, over the memory store. */
+async function startService(apiKey?: string): Promise<LocalHost> {
+  const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret: undefined }, new MemoryLeaseStore());
+  return startLocalHost({ routes, runtime: async () => runtime, port: 0, apiKey, log: () => undefined });
+}
+
+describe("HaClient against the real service", () => {
+  let host: LocalHost;
+  let client: HaClient;
+  beforeAll(async () => {
+    host = await startService();
+    client = new HaClient({ endpoint: host.url });
+  });
+  afterAll(() => host.close());
+
+  it("acquires, renews on the fast path, refuses a second holder with a typed outcome, and releases", async () => {
+    expect(await client.getPrimary("svc-a")).toEqual({ utype: "svc-a", primary: null, ...timing });
+    const first = await client.heartbeat("svc-a", { uuid: "u1", address: "10.0.0.1:80" });
+    expect(first.outcome).toBe("accepted");
+    if (first.outcome !== "accepted") return;
+    expect(first.view.primary).toMatchObject({ uuid: "u1", address: "10.0.0.1:80", epoch: 1 });
+    const renewed = await client.heartbeat("svc-a", { uuid: "u1", address: "10.0.0.1:80", lease: first.lease });
+    expect(renewed).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "u1", epoch: 1 } } });
+
+    const held = await client.heartbeat("svc-a", { uuid: "u2" });
+    expect(held.outcome).toBe("held");
+    expect(held.view.primary?.uuid).toBe("u1");
+    expect(await client.release("svc-a", "u2")).toMatchObject({ outcome: "held", view: { primary: { uuid: "u1" } } });
+
+    expect((await client.listPrimaries()).map((view) => view.utype)).toContain("svc-a");
+    expect(await client.release("svc-a", "u1")).toEqual({ outcome: "released", view: { utype: "svc-a", primary: null, ...timing } });
+    const next = await client.heartbeat("svc-a", { uuid: "u2" });
+    expect(next).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "u2", epoch: 2 } } });
+  });
+
+  it("reports health", async () => {
+    expect(await client.health()).toEqual({ status: "ok", store: "memory" });
+  });
+
+  it("a forged token is treated as absent; a refusal is an HaRequestError with the service's code", async () => {
+    const forged = await client.heartbeat("svc-b", { uuid: "u1", lease: "v1.forged.token", address: "a" });
+    expect(forged).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "u1", epoch: 1 } } });
+    const refused = await fetchError(() => new HaClient({ endpoint: `${host.url}/nope` }).listPrimaries());
+    expect(refused).toBeInstanceOf(HaRequestError);
+    expect(refused).toMatchObject({ status: 404, code: "NotFound" });
+  });
+
+  it("validates arguments before anything is sent", async () => {
+    await expect(client.getPrimary("bad utype")).rejects.toThrow("Expected `utype` to be 1–128 characters");
+    await expect(client.heartbeat("a", { uuid: "" })).rejects.toThrow("Expected `uuid` to be 1–128 characters");
+    await expect(client.getPrimary("a", { timeoutInMs: -1 })).rejects.toThrow("Expected `timeoutInMs` to be a positive number of milliseconds, got -1.");
+  });
+});
+
+describe("HaClient options", () => {
+  it.each([
+    [{ endpoint: "localhost:7071" }, "Expected `endpoint` to be an http(s) URL such as http://127.0.0.1:7071/api, got \"localhost:7071\"."],
+    [{ endpoint: "http://x", apiKey: "" }, "Expected `apiKey` to be a non-empty string, got \"\"."],
+    [{ endpoint: "http://x", timeoutInMs: Number.NaN }, "Expected `timeoutInMs` to be a positive number of milliseconds, got NaN."],
+  ])("%o", (options, message) => {
+    expect(() => new HaClient(options)).toThrow(message);
+  });
+});
+
+describe("HaClient with an API key", () => {
+  let host: LocalHost;
+  beforeAll(async () => {
+    host = await startService("s3cret-key");
+  });
+  afterAll(() => host.close());
+
+  it("sends the key in x-functions-key, and a missing key is a 401 HaRequestError", async () => {
+    expect((await new HaClient({ endpoint: host.url, apiKey: "s3cret-key" }).getPrimary("k")).primary).toBeNull();
+    const error = await fetchError(() => new HaClient({ endpoint: host.url }).getPrimary("k"));
+    expect(error).toMatchObject({ name: "HaRequestError", status: 401, code: "Unauthorized" });
+  });
+});
+
+/** A server that answers whatever the test says, to see corrupted and slow answers arrive. */
+describe("HaClient refuses answers it cannot trust", () => {
+  let server: Server;
+  let endpoint: string;
+  let reply: (request: IncomingMessage) => { status: number; body: string } | "hang";
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      request.resume();
+      const answer = reply(request);
+      if (answer === "hang") return;
+      response.writeHead(answer.status, { "content-type": "application/json" }).end(answer.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+  });
+  afterAll(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+
+  const view = (utype: string, extra: object = {}) =>
+    JSON.stringify({ utype, primary: null, intervalMs: 1000, timeoutMs: 5000, ...extra });
+
+  it.each([
+    ["a body that is not JSON", () => ({ status: 200, body: "<html>oops" }), /the 200 response body is not JSON/],
+    ["another utype than asked", () => ({ status: 200, body: view("broker") }), /asked for utype "scheduler", the answer is about "broker"/],
+    ["a missing field", () => ({ status: 200, body: JSON.stringify({ utype: "scheduler", primary: null }) }), /intervalMs and timeoutMs/],
+    [
+      "a primary without an epoch",
+      () => ({ status: 200, body: view("scheduler", { primary: { uuid: "u", address: null, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3 } }) }),
+      /primary.epoch/,
+    ],
+  ])("GetPrimary: %s is a CorruptedMessageError", async (_name, answer, message) => {
+    reply = answer;
+    const error = await fetchError(() => new HaClient({ endpoint }).getPrimary("scheduler"));
+    expect(error).toBeInstanceOf(CorruptedMessageError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it("UpdateHeartBeat: an accepted answer that names another holder, or lacks the token, is corrupted", async () => {
+    const client = new HaClient({ endpoint });
+    const primary = { uuid: "someone-else", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 5000 };
+    reply = () => ({ status: 200, body: view("scheduler", { primary, lease: "t" }) });
+    await expect(client.heartbeat("scheduler", { uuid: "me" })).rejects.toThrow(/names another primary/);
+    reply = () => ({ status: 200, body: view("scheduler", { primary: { ...primary, uuid: "me" } }) });
+    await expect(client.heartbeat("scheduler", { uuid: "me" })).rejects.toThrow(/carries no lease token/);
+    reply = () => ({ status: 409, body: JSON.stringify({ error: { code: "LeaseHeld", message: "held" } }) });
+    await expect(client.heartbeat("scheduler", { uuid: "me" })).rejects.toBeInstanceOf(CorruptedMessageError);
+  });
+
+  it("sends the heartbeat body and key the contract describes", async () => {
+    let seen: { method?: string; url?: string; key?: unknown; body?: string } = {};
+    reply = (request) => {
+      seen = { method: request.method, url: request.url, key: request.headers["x-functions-key"] };
+      return { status: 409, body: view("scheduler", { error: { code: "Conflict", message: "lost" } }) };
+    };
+    const result = await new HaClient({ endpoint, apiKey: "k1" }).heartbeat("scheduler", { uuid: "me", address: "h:1", lease: "tok" });
+    expect(result).toEqual({ outcome: "conflict", view: { utype: "scheduler", primary: null, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(seen).toEqual({ method: "PUT", url: "/api/primary/scheduler", key: "k1" });
+  });
+
+  it("a call that gets no answer fails with Timeout after its timeoutInMs; the caller's abort wins over it", async () => {
+    reply = () => "hang";
+    const client = new HaClient({ endpoint });
+    const timedOut = await fetchError(() => client.getPrimary("scheduler", { timeoutInMs: 50.4 }));
+    expect(timedOut).toMatchObject({ name: "HaRequestError", code: "Timeout" });
+    expect((timedOut as Error).message).toMatch(/within 51 ms/);
+
+    const controller = new AbortController();
+    const pending = client.getPrimary("scheduler", { abortSignal: controller.signal, timeoutInMs: 60_000 });
+    controller.abort(new Error("caller gave up"));
+    await expect(pending).rejects.toThrow("caller gave up");
+  });
+
+  it("an unreachable service is a NetworkError", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const error = await fetchError(() => new HaClient({ endpoint: `http://127.0.0.1:${port}/api` }).health());
+    expect(error).toMatchObject({ name: "HaRequestError", code: "NetworkError", status: undefined });
+  });
+});
+
+async function fetchError(call: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await call();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the call to fail");
+}

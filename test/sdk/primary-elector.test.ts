@@ -1,0 +1,370 @@
+import { describe, expect, it } from "vitest";
+import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
+import { type HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk/lease-transport.js";
+import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/primary-elector.js";
+import { SlowRoundTripWarning } from "../../shared/sdk/slow-round-trip-warning.js";
+import { FakeClock, I, T, leaseView, primaryView, ScriptedTransport, settle, type PendingCall } from "../helpers/sdk-fakes.js";
+
+const UTYPE = "scheduler";
+
+type Recorded = { [E in keyof ElectorEvents]: { event: E; at: number; payload: ElectorEvents[E] } }[keyof ElectorEvents];
+
+function setup(options: Partial<PrimaryElectorOptions> = {}) {
+  const clock = new FakeClock();
+  const transport = new ScriptedTransport(clock);
+  let counter = 0;
+  const elector = new PrimaryElector({
+    utype: UTYPE,
+    transport,
+    clock,
+    newUuid: () => `uuid-${++counter}`,
+    ...options,
+  });
+  const events: Recorded[] = [];
+  for (const event of ["elected", "demoted", "primaryChanged", "error"] as const) {
+    elector.on(event, (payload: unknown) => void events.push({ event, at: clock.now(), payload } as Recorded));
+  }
+  const answer = async (call: PendingCall, value: LeaseView | HeartbeatResult | ReleaseResult): Promise<void> => {
+    call.respond(value);
+    await settle();
+  };
+  const accepted = (uuid: string, epoch: number, lease = `token-${epoch}`, timing = { intervalMs: I, timeoutMs: T }): HeartbeatResult => ({
+    outcome: "accepted",
+    view: leaseView(UTYPE, primaryView({ uuid, epoch, address: options.address ?? null, expiresInMs: timing.timeoutMs }), timing),
+    lease,
+  });
+  /** start() → GetPrimary answers "none" → UpdateHeartBeat accepted with `epoch`. */
+  const becomePrimary = async (epoch = 1): Promise<void> => {
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary", UTYPE), leaseView(UTYPE, null));
+    const put = transport.take("heartbeat", UTYPE);
+    await answer(put, accepted(put.request!.uuid, epoch));
+  };
+  const names = () => events.filter((e) => e.event !== "error").map((e) => e.event);
+  return { clock, transport, elector, events, answer, accepted, becomePrimary, names };
+}
+
+describe("PrimaryElector state transitions (injected clock and transport, no sleeps)", () => {
+  it("acquires an empty lease: GetPrimary, then UpdateHeartBeat without a token, then elected", async () => {
+    const { clock, transport, elector, events, answer, accepted } = setup({ address: "10.0.0.4:5800" });
+    elector.start();
+    await clock.advance(0);
+    expect(elector.isPrimary()).toBe(false);
+    await answer(transport.take("getPrimary", UTYPE), leaseView(UTYPE, null));
+    const put = transport.take("heartbeat", UTYPE);
+    expect(put.request).toEqual({ uuid: "uuid-1", address: "10.0.0.4:5800" });
+    await answer(put, accepted("uuid-1", 1));
+    expect(elector.isPrimary()).toBe(true);
+    expect(elector.epoch).toBe(1);
+    expect(events.map((e) => [e.event, e.payload])).toEqual([
+      ["primaryChanged", { primary: null }],
+      ["primaryChanged", { primary: expect.objectContaining({ uuid: "uuid-1", epoch: 1, address: "10.0.0.4:5800" }) }],
+      ["elected", { uuid: "uuid-1", epoch: 1 }],
+    ]);
+
+    // One fast-path heartbeat per I, carrying the token of the last accepted one.
+    await clock.advance(I - 1);
+    transport.expectIdle();
+    await clock.advance(1);
+    const renewal = transport.take("heartbeat", UTYPE);
+    expect(renewal.request).toEqual({ uuid: "uuid-1", address: "10.0.0.4:5800", lease: "token-1" });
+    await answer(renewal, accepted("uuid-1", 1, "token-1b"));
+    await clock.advance(I);
+    expect(transport.take("heartbeat").request?.lease).toBe("token-1b");
+  });
+
+  it("a standby arms its takeover for the holder's expiresInMs, not for its next poll", async () => {
+    const { clock, transport, elector, events, answer, accepted } = setup();
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", epoch: 4, expiresInMs: 1700 })));
+    expect(events.map((e) => e.event)).toEqual(["primaryChanged"]);
+    await clock.advance(I);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", epoch: 4, expiresInMs: 700 })));
+    // Due at 1 701 ms: the service takes over only once the lease is older than T.
+    await clock.advance(700);
+    transport.expectIdle();
+    await clock.advance(1);
+    const put = transport.take("heartbeat");
+    expect(put.sentAt - start).toBe(1701);
+    expect(put.request).toEqual({ uuid: "uuid-1", address: null });
+    await answer(put, accepted("uuid-1", 5));
+    expect(elector.isPrimary()).toBe(true);
+    expect(elector.epoch).toBe(5);
+    expect(events.at(-1)).toMatchObject({ event: "elected", payload: { uuid: "uuid-1", epoch: 5 } });
+  });
+
+  it("a standby whose takeover loses (409) re-arms for the new holder and keeps polling", async () => {
+    const { clock, transport, elector, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 300 })));
+    await clock.advance(301);
+    const put = transport.take("heartbeat");
+    await answer(put, { outcome: "conflict", view: leaseView(UTYPE, primaryView({ uuid: "third", epoch: 2, expiresInMs: T })) });
+    expect(elector.isPrimary()).toBe(false);
+    await clock.advance(I);
+    transport.take("getPrimary");
+    transport.expectIdle();
+  });
+
+  it("a 409 on renewal demotes at once, with a new uuid, and keeps competing", async () => {
+    const { clock, transport, elector, events, answer, becomePrimary } = setup();
+    await becomePrimary(3);
+    await clock.advance(I);
+    await answer(transport.take("heartbeat"), {
+      outcome: "held",
+      view: leaseView(UTYPE, primaryView({ uuid: "usurper", epoch: 4, expiresInMs: 4900 })),
+    });
+    expect(elector.isPrimary()).toBe(false);
+    expect(elector.epoch).toBeUndefined();
+    expect(elector.uuid).toBe("uuid-2");
+    const demoted = events.find((e) => e.event === "demoted");
+    expect(demoted?.payload).toEqual({ reason: "rejected", uuid: "uuid-1", epoch: 3 });
+    expect(events.at(-1)).toMatchObject({ event: "primaryChanged", payload: { primary: { uuid: "usurper" } } });
+    // Rejected: the lease is not ours, so nothing is released; polling resumes after I.
+    await clock.advance(I);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "usurper", epoch: 4, expiresInMs: 4000 })));
+    transport.expectIdle();
+  });
+
+  it("reaches the deadline sentAt + (T − I) while heartbeats hang, and demotes exactly then", async () => {
+    const { clock, transport, elector, events, becomePrimary } = setup();
+    await becomePrimary();
+    const sentAt = transport.all[1]!.sentAt;
+    await clock.advance(I);
+    const first = transport.take("heartbeat");
+    // Bounded by the time left (T − 2I) and by max(I, (T − I)/2): one lost call leaves room for another.
+    expect(first.options.timeoutInMs).toBe(Math.min(T - 2 * I, Math.max(I, (T - I) / 2)));
+    await clock.advance(first.options.timeoutInMs!);
+    expect(first.settled).toBe(true);
+    const second = transport.take("heartbeat");
+    expect(second.options.timeoutInMs).toBe(sentAt + (T - I) - clock.now());
+    await clock.advance(sentAt + (T - I) - 1 - clock.now());
+    expect(elector.isPrimary()).toBe(true);
+    await clock.advance(1);
+    expect(elector.isPrimary()).toBe(false);
+    expect(events.filter((e) => e.event === "demoted").map((e) => [e.at - sentAt, e.payload])).toEqual([
+      [T - I, { reason: "lease-expired", uuid: "uuid-1", epoch: 1 }],
+    ]);
+    // The second call was cut off by the demotion itself, which is not a failure of the call.
+    expect(events.filter((e) => e.event === "error").map((e) => (e.payload as HaRequestError).code)).toEqual(["Timeout"]);
+    // The expired incarnation's lease is released in the background; the new one polls at once.
+    const release = transport.take("release");
+    expect(release.uuid).toBe("uuid-1");
+    expect(transport.take("getPrimary").request).toBeUndefined();
+    expect(elector.uuid).toBe("uuid-2");
+    expect(elector.stats().failures).toBe(1);
+  });
+
+  it("after a pause longer than T it never reports the lost lease, and its next event is demoted", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary, names } = setup();
+    await becomePrimary(7);
+    await clock.advance(I);
+    const renewal = transport.take("heartbeat");
+    // The process freezes with the renewal out; the service accepted it, but the answer
+    // is read only after the pause.
+    clock.pause(T + 2000);
+    expect(elector.isPrimary()).toBe(false);
+    expect(elector.epoch).toBeUndefined();
+    renewal.respond(accepted("uuid-1", 7, "token-late"));
+    await clock.advance(0);
+    expect(names()).toEqual(["primaryChanged", "primaryChanged", "elected", "demoted"]);
+    expect(events.find((e) => e.event === "demoted")?.payload).toMatchObject({ reason: "lease-expired", uuid: "uuid-1" });
+    expect(elector.isPrimary()).toBe(false);
+    // It competes again as a new incarnation, never with the lost lease's token.
+    const calls = [transport.take("release"), transport.take("getPrimary")];
+    expect(calls.map((c) => c.method)).toEqual(["release", "getPrimary"]);
+    await answer(calls[1]!, leaseView(UTYPE, null));
+    const put = transport.take("heartbeat");
+    expect(put.request).toEqual({ uuid: "uuid-2", address: null });
+    await answer(put, accepted("uuid-2", 8));
+    expect(elector.epoch).toBe(8);
+  });
+
+  it("counts a corrupted answer as a failed call and stays primary only until its deadline", async () => {
+    const { clock, transport, elector, events, becomePrimary } = setup();
+    await becomePrimary();
+    for (let n = 1; n <= 3; n += 1) {
+      await clock.advance(I);
+      transport.take("heartbeat").fail(new CorruptedMessageError('UpdateHeartBeat(scheduler): corrupted message (asked for utype "scheduler", the answer is about "broker").', 200));
+      await settle();
+      expect(elector.isPrimary()).toBe(true);
+    }
+    expect(events.filter((e) => e.event === "error").map((e) => (e.payload as Error).name)).toEqual(Array(3).fill("CorruptedMessageError"));
+    await clock.advance(I);
+    expect(elector.isPrimary()).toBe(false);
+    expect(events.at(-1)).toMatchObject({ event: "demoted", payload: { reason: "lease-expired" } });
+    expect([transport.take("release").uuid, transport.take("getPrimary").utype]).toEqual(["uuid-1", UTYPE]);
+  });
+
+  it("a corrupted GetPrimary never leads a follower to acquire", async () => {
+    const { clock, transport, elector } = setup();
+    elector.start();
+    await clock.advance(0);
+    transport.take("getPrimary").fail(new CorruptedMessageError("GetPrimary(scheduler): the 200 response body is not JSON.", 200));
+    await settle();
+    transport.expectIdle();
+    expect(elector.stats().failures).toBe(1);
+  });
+
+  it("stop(): demoted {stopped}, its handlers awaited while the lease is kept, then released", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
+    let finishWork!: () => void;
+    elector.on("demoted", () => new Promise<void>((resolve) => (finishWork = resolve)));
+    await becomePrimary(2);
+    let stopped = false;
+    const stopping = elector.stop().then(() => (stopped = true));
+    await settle();
+    expect(events.at(-1)).toMatchObject({ event: "demoted", payload: { reason: "stopped", uuid: "uuid-1", epoch: 2 } });
+    expect(elector.isPrimary()).toBe(false);
+    // While the user's work winds down the lease is still renewed, never released early.
+    await clock.advance(I);
+    await answer(transport.take("heartbeat"), accepted("uuid-1", 2));
+    transport.expectIdle();
+    expect(stopped).toBe(false);
+    finishWork();
+    await settle();
+    const release = transport.take("release");
+    expect(release.uuid).toBe("uuid-1");
+    await answer(release, { outcome: "released", view: leaseView(UTYPE, null) });
+    await stopping;
+    expect(events.at(-1)).toMatchObject({ event: "primaryChanged", payload: { primary: null } });
+    await clock.advance(10 * T);
+    transport.expectIdle();
+    expect(events.filter((e) => e.event === "demoted")).toHaveLength(1);
+  });
+
+  it("stop() as a follower releases nothing and emits no demotion", async () => {
+    const { clock, transport, elector, names, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other" })));
+    await elector.stop();
+    await clock.advance(10 * T);
+    transport.expectIdle();
+    expect(names()).toEqual(["primaryChanged"]);
+    expect(elector.isPrimary()).toBe(false);
+  });
+
+  it("aborting the signal stops it like stop()", async () => {
+    const controller = new AbortController();
+    const { clock, transport, elector, events, answer, becomePrimary } = setup({ abortSignal: controller.signal });
+    await becomePrimary();
+    controller.abort();
+    await settle();
+    expect(events.at(-1)).toMatchObject({ event: "demoted", payload: { reason: "stopped" } });
+    await answer(transport.take("release"), { outcome: "released", view: leaseView(UTYPE, null) });
+    await elector.stop();
+    await clock.advance(10 * T);
+    transport.expectIdle();
+  });
+
+  it("takes I and T from the service's answers, never assumes them", async () => {
+    const timing = { intervalMs: 200, timeoutMs: 1500 };
+    const { clock, transport, elector, answer, accepted } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 1500 }), timing));
+    await clock.advance(200);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null, timing));
+    const put = transport.take("heartbeat");
+    await answer(put, accepted("uuid-1", 1, "t", timing));
+    expect(elector.timing).toEqual(timing);
+    await clock.advance(200);
+    transport.take("heartbeat");
+    await clock.advance(1300 - 200 - 1);
+    expect(elector.isPrimary()).toBe(true);
+    await clock.advance(1);
+    expect(elector.isPrimary()).toBe(false);
+  });
+
+  it("affinity: competes only while the other utype's primary is at its address, and steps down when that stops", async () => {
+    const { clock, transport, elector, events, answer, accepted } = setup({ address: "host-a:80", affinity: "broker" });
+    elector.start();
+    await clock.advance(0);
+    // The broker's primary is elsewhere: poll, but do not compete.
+    await answer(transport.take("getPrimary", "broker"), leaseView("broker", primaryView({ uuid: "b", address: "host-b:80" })));
+    transport.expectIdle();
+    await clock.advance(I);
+    await answer(transport.take("getPrimary", "broker"), leaseView("broker", primaryView({ uuid: "b", address: "host-a:80" })));
+    await answer(transport.take("getPrimary", UTYPE), leaseView(UTYPE, null));
+    const put = transport.take("heartbeat", UTYPE);
+    await answer(put, accepted("uuid-1", 1));
+    expect(elector.isPrimary()).toBe(true);
+    await clock.advance(I);
+    await answer(transport.take("heartbeat", UTYPE), accepted("uuid-1", 1));
+    await answer(transport.take("getPrimary", "broker"), leaseView("broker", primaryView({ uuid: "b", address: "host-a:80" })));
+    expect(elector.isPrimary()).toBe(true);
+    await clock.advance(I);
+    await answer(transport.take("heartbeat", UTYPE), accepted("uuid-1", 1));
+    await answer(transport.take("getPrimary", "broker"), leaseView("broker", primaryView({ uuid: "b2", address: "host-c:80" })));
+    expect(elector.isPrimary()).toBe(false);
+    expect(events.find((e) => e.event === "demoted")?.payload).toMatchObject({ reason: "affinity-lost", uuid: "uuid-1" });
+    expect(transport.take("release").uuid).toBe("uuid-1");
+  });
+
+  it("stats(): round-trip percentiles, failures, time without a primary, and a warning when round trips eat the margin", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
+    await clock.advance(0);
+    await becomePrimary();
+    const slow = (T - I) / 10 + 50;
+    await clock.advance(I);
+    for (let n = 0; n < 12; n += 1) {
+      const call = transport.take("heartbeat");
+      const roundTrip = n < 4 ? 10 : slow;
+      await clock.advance(roundTrip);
+      await answer(call, accepted("uuid-1", 1));
+      await clock.advance(I - roundTrip);
+    }
+    const stats = elector.stats();
+    expect(stats.heartbeatRoundTrip.count).toBe(13);
+    expect(stats.heartbeatRoundTrip.p50Ms).toBe(slow);
+    expect(stats.heartbeatRoundTrip.p99Ms).toBe(slow);
+    expect(stats.failures).toBe(0);
+    expect(stats.elections).toBe(1);
+    const warnings = events.filter((e) => e.event === "error").map((e) => e.payload);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toBeInstanceOf(SlowRoundTripWarning);
+    expect((warnings[0] as Error).message).toMatch(/p99 \d+ ms is more than a tenth of the T − I margin \(4000 ms\)/);
+  });
+
+  it("stats(): counts the time during which it saw no primary", async () => {
+    const { clock, transport, elector, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const put = transport.take("heartbeat");
+    await clock.advance(250);
+    await answer(put, { outcome: "conflict", view: leaseView(UTYPE, primaryView({ uuid: "other" })) });
+    expect(elector.stats().withoutPrimaryMs).toBe(250);
+  });
+});
+
+describe("PrimaryElector options are checked where they enter", () => {
+  const clock = new FakeClock();
+  const transport = new ScriptedTransport(clock);
+  it.each([
+    [{ utype: "no spaces", transport }, "Expected `utype` to be 1–128 characters"],
+    [{ utype: "a" }, "Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set."],
+    [{ utype: "a", endpoint: "ftp://x" }, "Expected `endpoint` to be an http(s) URL"],
+    [{ utype: "a", endpoint: "http://x", transport }, "Expected either `transport` or `endpoint`, not both"],
+    [{ utype: "a", transport, affinity: "b" }, "Expected `address` to be set when `affinity` is"],
+    [{ utype: "a", transport, affinity: "a", address: "h" }, "Expected `affinity` to name another utype"],
+    [{ utype: "a", transport, retryDelayInMs: 0 }, "Expected `retryDelayInMs` to be a positive number of milliseconds, got 0."],
+    [{ utype: "a", transport, address: "x".repeat(513) }, "Expected `address` to be where this participant can be reached"],
+    [{ utype: "a", transport, abortSignal: {} }, "Expected `abortSignal` to be an AbortSignal"],
+  ])("%o", (options, message) => {
+    expect(() => new PrimaryElector(options as unknown as PrimaryElectorOptions)).toThrow(message);
+  });
+
+  it("start() twice is refused", () => {
+    const elector = new PrimaryElector({ utype: "a", transport, clock });
+    elector.start();
+    expect(() => elector.start()).toThrow("already started");
+    void elector.stop();
+  });
+});
