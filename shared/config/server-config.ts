@@ -147,6 +147,12 @@ function loadCosmosConfig(env: Env): StoreConfig {
     }
   }
   const endpoint = readHttpsUrl(env, "HA_COSMOS_ENDPOINT", "https://<account>.documents.azure.com:443");
+  if (endpoint !== undefined && !endpoint.startsWith("https:")) {
+    throw new ConfigError(
+      "HA_COSMOS_ENDPOINT",
+      `HA_COSMOS_ENDPOINT must be an https URL such as https://<account>.documents.azure.com:443 (got "${endpoint}"): Cosmos DB is only reached over TLS.`,
+    );
+  }
   const key = readString(env, "HA_COSMOS_KEY");
   if (key !== undefined && endpoint === undefined) {
     throw new ConfigError("HA_COSMOS_ENDPOINT", "HA_COSMOS_KEY is set but HA_COSMOS_ENDPOINT is not: set the account's endpoint too.");

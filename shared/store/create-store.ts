@@ -87,12 +87,6 @@ function createCosmosStore(
       "HA_STORE=cosmos needs HA_COSMOS_ENDPOINT (with HA_COSMOS_KEY, or managed identity without it). Only `npm start` embeds a Cosmos emulator when it is not set.",
     );
   }
-  if (!connection.endpoint.startsWith("https:")) {
-    throw new ConfigError(
-      "HA_COSMOS_ENDPOINT",
-      `HA_COSMOS_ENDPOINT must be an https URL such as https://<account>.documents.azure.com:443 (got "${connection.endpoint}"): Cosmos DB is only reached over TLS.`,
-    );
-  }
   const clientOptions: CosmosClientOptions = {
     endpoint: connection.endpoint,
     connectionPolicy: COSMOS_CONNECTION_POLICY,

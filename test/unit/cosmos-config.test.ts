@@ -86,9 +86,10 @@ describe("Cosmos store construction", () => {
     expect(settingOf(() => createConfiguredStore(cosmos({ mode: "embedded" })))).toBe("HA_COSMOS_ENDPOINT");
   });
 
-  it("refuses a plain-http endpoint: Cosmos is only reached over TLS", () => {
-    const config = loadStoreConfig({ HA_STORE: "cosmos", HA_COSMOS_ENDPOINT: "http://10.0.0.9:8081", HA_COSMOS_KEY: "k" });
-    expect(() => createConfiguredStore(config)).toThrow(/HA_COSMOS_ENDPOINT must be an https URL/);
+  it("refuses a plain-http endpoint where it enters: Cosmos is only reached over TLS", () => {
+    const load = (): unknown => loadStoreConfig({ HA_STORE: "cosmos", HA_COSMOS_ENDPOINT: "http://10.0.0.9:8081", HA_COSMOS_KEY: "k" });
+    expect(settingOf(load)).toBe("HA_COSMOS_ENDPOINT");
+    expect(load).toThrow(/HA_COSMOS_ENDPOINT must be an https URL/);
   });
 });
 
