@@ -267,7 +267,7 @@ export class PrimaryElector {
     this.#holding = undefined;
     if (mayHold) {
       try {
-        const released = await this.#transport.release(this.utype, this.#uuid, { timeoutInMs: this.#followerBudget() });
+        const released = await this.#transport.release(this.utype, this.#uuid, { timeoutInMs: this.#releaseBudget() });
         if (released.outcome === "released") this.#observe(released.view);
       } catch (error) {
         this.#fail(error);
@@ -315,8 +315,7 @@ export class PrimaryElector {
     const holding = this.#holding as Holding;
     const timing = this.#timing as { intervalMs: number; timeoutMs: number };
     const sentAt = this.#clock.now();
-    // Bounded by the deadline; and by max(I, (T − I) / 2), so one lost call leaves time for another.
-    const budget = Math.min(holding.deadline - sentAt, Math.max(timing.intervalMs, (timing.timeoutMs - timing.intervalMs) / 2));
+    const budget = Math.min(holding.deadline - sentAt, this.#heartbeatBudget());
     this.#nextStepAt = sentAt + timing.intervalMs;
     const incarnation = this.#incarnation;
     const result = await this.#call(budget, (options) =>
@@ -363,7 +362,7 @@ export class PrimaryElector {
       await this.#acquire();
       return;
     }
-    const view = await this.#call(this.#followerBudget(), (options) => this.#transport.getPrimary(this.utype, options));
+    const view = await this.#call(this.#pollBudget(), (options) => this.#transport.getPrimary(this.utype, options));
     if (view === undefined || incarnation !== this.#incarnation || this.#lifecycle !== "running") return;
     this.#observe(view);
     this.#nextStepAt = sentAt + view.intervalMs;
@@ -378,7 +377,7 @@ export class PrimaryElector {
     const sentAt = this.#clock.now();
     const incarnation = this.#incarnation;
     this.#acquireInFlight = true;
-    const result = await this.#call(this.#followerBudget(), (options) =>
+    const result = await this.#call(this.#heartbeatBudget(), (options) =>
       this.#transport.heartbeat(this.utype, { uuid: this.#uuid, address: this.address ?? null }, options),
     ).finally(() => {
       if (incarnation === this.#incarnation) this.#acquireInFlight = false;
@@ -411,7 +410,7 @@ export class PrimaryElector {
   /** Affinity: the other utype's live primary is at our address. A failed read proves nothing. */
   async #affinityHolds(incarnation: number): Promise<boolean> {
     const affinity = this.affinity as string;
-    const budget = this.#holding === undefined ? this.#followerBudget() : Math.max(1, this.#holding.deadline - this.#clock.now());
+    const budget = this.#holding === undefined ? this.#pollBudget() : Math.max(1, this.#holding.deadline - this.#clock.now());
     const view = await this.#call(budget, (options) => this.#transport.getPrimary(affinity, options));
     if (view === undefined || incarnation !== this.#incarnation) return this.#holding !== undefined;
     return view.primary !== null && view.primary.address === this.address;
@@ -469,7 +468,7 @@ export class PrimaryElector {
     this.#nextStepAt = this.#clock.now() + (reason === "rejected" ? (this.#timing?.intervalMs ?? 0) : 0);
     if (reason !== "rejected") {
       this.#transport
-        .release(this.utype, oldUuid, { timeoutInMs: this.#followerBudget() })
+        .release(this.utype, oldUuid, { timeoutInMs: this.#releaseBudget() })
         .catch((error: unknown) => this.#fail(error));
     }
     void this.#listeners.emit("demoted", { reason, uuid: oldUuid, epoch: holding.epoch });
@@ -525,9 +524,28 @@ export class PrimaryElector {
     }
   }
 
-  /** Follower calls are not racing a deadline; T − I bounds them (or the retry delay before the first answer). */
-  #followerBudget(): number {
-    return this.#timing === undefined ? this.#retryDelayMs * 5 : this.#timing.timeoutMs - this.#timing.intervalMs;
+  /**
+   * A poll answered after I is overtaken by the next one, so I bounds it: a lost call must
+   * not stall the loop (the retry delay stands in for I before the first answer).
+   */
+  #pollBudget(): number {
+    return this.#timing?.intervalMs ?? this.#retryDelayMs;
+  }
+
+  /**
+   * A heartbeat's answer is worth something until sentAt + (T − I). Half that margin, but
+   * at least I, bounds it: one lost call leaves time for another before the deadline, and
+   * a slow start of the service (seconds) is still waited for. A renewal is bounded by the
+   * time left before its deadline too.
+   */
+  #heartbeatBudget(): number {
+    if (this.#timing === undefined) return this.#retryDelayMs;
+    return Math.max(this.#timing.intervalMs, (this.#timing.timeoutMs - this.#timing.intervalMs) / 2);
+  }
+
+  /** Releases are not racing anything; T − I bounds them. */
+  #releaseBudget(): number {
+    return this.#timing === undefined ? this.#retryDelayMs : this.#timing.timeoutMs - this.#timing.intervalMs;
   }
 
   #recordRoundTrip(ms: number): void {
