@@ -1,0 +1,135 @@
+/**
+ * `npm run package` builds the zip Flex Consumption deploys. These tests build it, zip the
+ * same staged build again in another time zone (the bytes must match), then check its
+ * layout and that the functions entry point loads from the unpacked zip alone.
+ */
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dosTimestamp, readEntries, readEntryData, type ZipEntry } from "./zip-reader.js";
+
+const execFileAsync = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const BUILD_TIMEOUT_MS = 240_000;
+
+interface PackageJson {
+  main: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+}
+const repoPackage = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as PackageJson;
+
+let workDir: string;
+let zip: Buffer;
+let entries: ZipEntry[];
+let names: Set<string>;
+let buildSeconds: number;
+let rezipSeconds: number;
+const hashes: string[] = [];
+
+async function buildPackage(outFile: string, stage: string, timeZone: string): Promise<void> {
+  await execFileAsync(process.execPath, [path.join(ROOT, "scripts", "package.mjs"), "--out", outFile, "--stage", stage], {
+    cwd: ROOT,
+    env: { ...process.env, TZ: timeZone },
+    timeout: BUILD_TIMEOUT_MS,
+  });
+}
+
+beforeAll(async () => {
+  workDir = mkdtempSync(path.join(os.tmpdir(), "ha-module-package-test-"));
+  const stage = path.join(workDir, "stage");
+  const first = path.join(workDir, "a", "ha-module.zip");
+  const second = path.join(workDir, "b", "ha-module.zip");
+  let started = performance.now();
+  await buildPackage(first, stage, "Pacific/Auckland");
+  buildSeconds = (performance.now() - started) / 1000;
+  // npm ci runs once: the lockfile's integrity hashes already pin node_modules' content.
+  // The second run zips the same staged build again, in another time zone.
+  started = performance.now();
+  await buildPackage(second, stage, "America/Los_Angeles");
+  rezipSeconds = (performance.now() - started) / 1000;
+  for (const file of [first, second]) hashes.push(createHash("sha256").update(readFileSync(file)).digest("hex"));
+  zip = readFileSync(first);
+  entries = readEntries(zip);
+  names = new Set(entries.map((entry) => entry.name));
+}, 2 * BUILD_TIMEOUT_MS);
+
+afterAll(() => {
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe("npm run package", () => {
+  it("is reproducible: zipping in two time zones gives the same bytes", () => {
+    console.log(
+      `package: build ${buildSeconds.toFixed(1)} s, re-zip ${rezipSeconds.toFixed(1)} s; ` +
+        `zip ${(zip.length / 1024 / 1024).toFixed(1)} MiB, ${entries.length} entries`,
+    );
+    expect(hashes[0]).toBe(hashes[1]);
+  });
+
+  it("puts host.json and package.json at the root, and the entry point package.json names", () => {
+    expect(names).toContain("host.json");
+    expect(names).toContain("package.json");
+    const zippedPackage = JSON.parse(readEntryData(zip, entry("package.json")).toString("utf8")) as PackageJson;
+    expect(zippedPackage.main).toBe("dist/functions/index.js");
+    expect(names).toContain(zippedPackage.main);
+    expect(readEntryData(zip, entry("host.json")).toString("utf8")).toBe(readFileSync(path.join(ROOT, "host.json"), "utf8"));
+  });
+
+  it("holds only the compiled app and its production dependencies", () => {
+    const allowed = /^(host\.json|package\.json|dist\/functions\/.+\.js(\.map)?|dist\/shared\/.+\.js(\.map)?|node_modules\/.+)$/;
+    expect(entries.map((found) => found.name).filter((name) => !allowed.test(name))).toEqual([]);
+  });
+
+  it("includes every production dependency", () => {
+    for (const dependency of Object.keys(repoPackage.dependencies)) {
+      expect(names, dependency).toContain(`node_modules/${dependency}/package.json`);
+    }
+    expect([...names].some((name) => name.startsWith("node_modules/@azure/functions/"))).toBe(true);
+  });
+
+  it("leaves out every devDependency", () => {
+    const devOnly = Object.keys(repoPackage.devDependencies).filter((name) => !(name in repoPackage.dependencies));
+    expect(devOnly).toEqual(expect.arrayContaining(["vitest", "azurite", "typescript"]));
+    const leaked = devOnly.filter((dependency) => [...names].some((name) => name.startsWith(`node_modules/${dependency}/`)));
+    expect(leaked).toEqual([]);
+  });
+
+  it("writes entries in byte order with one fixed timestamp and normalised modes", () => {
+    const order = entries.map((found) => found.name);
+    expect(order).toEqual([...order].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(new Set(entries.map(dosTimestamp))).toEqual(new Set(["2000-01-01 00:00:00"]));
+    expect(entries.filter((found) => found.extraFieldLength !== 0).map((found) => found.name)).toEqual([]);
+    expect(entries.filter((found) => found.unixMode !== 0o100644 && found.unixMode !== 0o100755).map((found) => found.name)).toEqual([]);
+  });
+
+  it("loads the functions entry point from the unpacked zip alone, with identity settings", async () => {
+    const appDir = path.join(workDir, "unpacked");
+    for (const found of entries) {
+      const target = path.join(appDir, ...found.name.split("/"));
+      mkdirSync(path.dirname(target), { recursive: true });
+      writeFileSync(target, readEntryData(zip, found));
+    }
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      ["--input-type=module", "-e", "await import('./dist/functions/index.js'); console.log('entry point loaded');"],
+      {
+        cwd: appDir,
+        // Only what the deployed app gets: no NODE_PATH, no repository node_modules above it.
+        env: { PATH: process.env.PATH ?? "", HA_TABLE_ENDPOINT: "https://acct.table.core.windows.net" },
+        timeout: 60_000,
+      },
+    );
+    expect(stdout).toContain("entry point loaded");
+  });
+});
+
+function entry(name: string): ZipEntry {
+  const found = entries.find((candidate) => candidate.name === name);
+  if (found === undefined) throw new Error(`${name} is not in the zip`);
+  return found;
+}
