@@ -3,9 +3,13 @@
  * with tree-sitter-bicep and their security properties read from the parse tree.
  * Each check also runs on a deliberately broken fixture and must object to it.
  */
+import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  call,
+  literalValue,
   listBicepFiles,
+  parameters,
   parseBicepFile,
   property,
   repoPath,
@@ -13,6 +17,7 @@ import {
   stringValue,
   syntaxProblems,
   type BicepFile,
+  type Node,
 } from "./bicep-tree.js";
 import { appSettingsVariants, CHECKS, type Check } from "./security-checks.js";
 
@@ -124,6 +129,21 @@ describe("what the template deploys", () => {
     expect(stores.sort()).toEqual(["cosmos", "table"]);
   });
 
+  it("takes only parameters main.bicep declares from main.parameters.json, with allowed values", () => {
+    const main = infra.find((file) => file.path === "infra/main.bicep")!;
+    const declared = new Map(parameters(main).map((parameter) => [parameter.name, parameter]));
+    const file = JSON.parse(readFileSync(repoPath("infra", "main.parameters.json"), "utf8")) as {
+      parameters: Record<string, { value: unknown }>;
+    };
+    for (const [name, { value }] of Object.entries(file.parameters)) {
+      const parameter = declared.get(name);
+      expect(parameter, `main.bicep has no param ${name}`).toBeDefined();
+      const allowed = allowedValues(parameter!.node);
+      if (allowed !== undefined) expect(allowed, `${name} = ${JSON.stringify(value)}`).toContain(value);
+    }
+    expect(Object.keys(file.parameters)).not.toContain("leaseSecret");
+  });
+
   it("creates the leases table and the Cosmos DB container the app's defaults name", () => {
     const [table] = resourcesOfType(infra, "Microsoft.Storage/storageAccounts/tableServices/tables");
     expect(table?.file.path).toBe("infra/modules/table-store.bicep");
@@ -133,3 +153,11 @@ describe("what the template deploys", () => {
     ]);
   });
 });
+
+/** The values of a declaration's `@allowed([...])` decorator, if it has one. */
+function allowedValues(declaration: Node): unknown[] | undefined {
+  const decorators = declaration.previousNamedSibling;
+  if (decorators?.type !== "decorators") return undefined;
+  const allowed = decorators.namedChildren.map((decorator) => call(decorator.namedChildren[0])).find((found) => found?.name === "allowed");
+  return allowed?.args[0]?.namedChildren.map(literalValue);
+}
