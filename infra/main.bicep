@@ -56,16 +56,19 @@ param logDailyQuotaGb int = 1
 param tags object = {}
 
 // Deterministic per resource group and prefix: redeploying updates the same resources.
-var token = toLower(uniqueString(subscription().id, resourceGroup().id, namePrefix))
+// Storage and Cosmos DB account names allow lowercase letters and digits (and, for Cosmos
+// DB, hyphens) only, so the prefix is normalised before use.
+var prefix = toLower(replace(namePrefix, '-', ''))
+var token = toLower(uniqueString(subscription().id, resourceGroup().id, prefix))
 var names = {
-  identity: '${namePrefix}-id-${token}'
-  workspace: '${namePrefix}-log-${token}'
-  appInsights: '${namePrefix}-appi-${token}'
-  storage: take('st${namePrefix}${token}', 24)
+  identity: '${prefix}-id-${token}'
+  workspace: '${prefix}-log-${token}'
+  appInsights: '${prefix}-appi-${token}'
+  storage: take('st${prefix}${token}', 24)
   deploymentContainer: 'app-package'
-  plan: '${namePrefix}-plan-${token}'
-  functionApp: '${namePrefix}-func-${token}'
-  cosmos: '${namePrefix}-cosmos-${token}'
+  plan: '${prefix}-plan-${token}'
+  functionApp: '${prefix}-func-${token}'
+  cosmos: '${prefix}-cosmos-${token}'
 }
 // The names the app's configuration expects by default (shared/config/server-config.ts).
 var leaseTableName = 'leases'

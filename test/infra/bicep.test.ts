@@ -10,6 +10,7 @@ import {
   literalValue,
   listBicepFiles,
   parameters,
+  parseBicep,
   parseBicepFile,
   property,
   repoPath,
@@ -19,7 +20,7 @@ import {
   type BicepFile,
   type Node,
 } from "./bicep-tree.js";
-import { appSettingsVariants, CHECKS, type Check } from "./security-checks.js";
+import { appSettingsVariants, CHECKS, moduleWiring, type Check } from "./security-checks.js";
 
 const INFRA_DIR = repoPath("infra");
 let infra: BicepFile[];
@@ -120,6 +121,35 @@ describe.each(Object.entries(CHECKS) as [keyof typeof CHECKS, Check][])("securit
         expect.arrayContaining([expect.stringContaining(fragment)]),
       );
     }
+  });
+});
+
+describe("module wiring", () => {
+  it("passes every module exactly its parameters and reads only outputs it declares", () => {
+    expect(moduleWiring(infra)).toEqual([]);
+  });
+
+  it("reports an unknown parameter, a missing one and an undeclared output", async () => {
+    const wrongMain = await parseBicep(
+      [
+        "module identity 'modules/identity.bicep' = {",
+        "  name: 'identity'",
+        "  params: {",
+        "    location: 'westeurope'",
+        "    nmae: 'typo'",
+        "  }",
+        "}",
+        "output id string = identity.outputs.resourceId",
+      ].join("\n"),
+      "infra/main.bicep",
+    );
+    const modulesOnly = infra.filter((file) => file.path !== "infra/main.bicep");
+    expect(moduleWiring([wrongMain, ...modulesOnly])).toEqual([
+      "infra/main.bicep: module identity passes nmae, which infra/modules/identity.bicep does not declare",
+      "infra/main.bicep: module identity does not pass name, which infra/modules/identity.bicep requires",
+      "infra/main.bicep: module identity does not pass tags, which infra/modules/identity.bicep requires",
+      "infra/main.bicep:8: identity.outputs.resourceId is not an output of infra/modules/identity.bicep",
+    ]);
   });
 });
 

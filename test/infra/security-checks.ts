@@ -4,12 +4,14 @@
  * bicep.test.ts runs every check on infra/ (expecting nothing) and on a broken fixture
  * (expecting each check to object), so a check that cannot fail does not go unnoticed.
  */
+import path from "node:path";
 import {
   call,
   descendants,
   expressionWords,
   literalValue,
   modules,
+  objectEntries,
   objectVariants,
   outputs,
   parameters,
@@ -319,3 +321,39 @@ export function appSettingsVariants(files: readonly BicepFile[]): Map<string, No
   if (resource === undefined) throw new Error("no appsettings resource in the templates");
   return objectVariants(resource.file, property(resource.body, "properties"));
 }
+
+/**
+ * What the Bicep compiler would catch and CI cannot run: each module gets exactly the
+ * parameters its file declares (every one without a default), and every
+ * `<module>.outputs.<name>` names an output the module file declares.
+ */
+export const moduleWiring: Check = (files) => {
+  const problems: string[] = [];
+  for (const file of files) {
+    for (const module of modules(file)) {
+      const targetPath = path.posix.normalize(path.posix.join(path.posix.dirname(file.path), module.source));
+      const target = files.find((candidate) => candidate.path === targetPath);
+      if (target === undefined) {
+        problems.push(`${file.path}: module ${module.symbol} points at ${targetPath}, which is not among the parsed files`);
+        continue;
+      }
+      const declared = parameters(target);
+      const params = property(module.body, "params");
+      const given = new Set(params === undefined ? [] : objectEntries(params).map(([key]) => key));
+      for (const name of given) {
+        if (!declared.some((parameter) => parameter.name === name)) problems.push(`${file.path}: module ${module.symbol} passes ${name}, which ${targetPath} does not declare`);
+      }
+      for (const parameter of declared) {
+        if (parameter.value === undefined && !given.has(parameter.name)) problems.push(`${file.path}: module ${module.symbol} does not pass ${parameter.name}, which ${targetPath} requires`);
+      }
+      const declaredOutputs = new Set(outputs(target).map((output) => output.name));
+      for (const reference of descendants(file.root, ["member_expression"])) {
+        const owner = reference.childForFieldName("object");
+        if (owner?.type !== "member_expression" || owner.text !== `${module.symbol}.outputs`) continue;
+        const name = reference.childForFieldName("property")?.text ?? "";
+        if (!declaredOutputs.has(name)) problems.push(`${file.path}:${reference.startPosition.row + 1}: ${module.symbol}.outputs.${name} is not an output of ${targetPath}`);
+      }
+    }
+  }
+  return problems;
+};
