@@ -1,21 +1,36 @@
 #!/usr/bin/env node
+import { electCommand } from "./elect.js";
+import { primaryCommand } from "./primary.js";
+import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
-
-const USAGE = `Usage: ha-module <command>
-
-Commands:
-  serve     run the lease service locally (the same as npm start)
-`;
+import { USAGE, UsageError } from "./usage.js";
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === "serve" && rest.length === 0) return serveCommand(process.env);
-  if (command === "--help" || command === "-h" || command === "help") {
-    process.stdout.write(USAGE);
-    return 0;
+  try {
+    switch (command) {
+      case "serve":
+        if (rest.length > 0) throw new UsageError(`serve takes no arguments; it is configured by environment (got ${rest.join(" ")}).`);
+        return await serveCommand(process.env);
+      case "primary":
+        return await primaryCommand(rest, process.env);
+      case "elect":
+        return await electCommand(rest, process.env);
+      case "run":
+        return await runCommand(rest, process.env);
+      case "help":
+      case "--help":
+      case "-h":
+        process.stdout.write(USAGE);
+        return 0;
+      default:
+        throw new UsageError(command === undefined ? "Name a command." : `Unknown command ${JSON.stringify(command)}.`);
+    }
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`ha-module: ${error.message}\n\n${USAGE}`);
+    return 2;
   }
-  process.stderr.write(USAGE);
-  return 2;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,0 +1,22 @@
+export const USAGE = `Usage: ha-module <command> [options]
+
+Commands:
+  serve                              run the lease service locally (the same as npm start)
+  primary [utype]                    print GetPrimary of utype as JSON; every live primary without one
+  elect <utype> [--address A]        join the election; print one JSON line per event
+  run <utype> [--address A] [--check-port P] [--grace-ms G] -- <command> [args…]
+                                     run the command only while primary; SIGTERM it on demotion,
+                                     SIGKILL after G ms (default 5000); keep competing
+
+Options for primary, elect and run:
+  --endpoint URL   the service's base URL (env HA_ENDPOINT, default http://127.0.0.1:7071/api)
+  --key KEY        the function key, sent in x-functions-key (env HA_API_KEY)
+  --address A      where this participant can be reached, shown to everyone by GetPrimary
+  --check-port P   serve GET /check-primary on 127.0.0.1:P: 200 {"isPrimary":true,"epoch":…}
+                   or 503 {"isPrimary":false} (0 picks a free port, printed on stderr)
+`;
+
+/** A command line that cannot be run: the CLI prints the message and the usage, and exits 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}

@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { CLI_PATH } from "./service-process.js";
+
+/** One JSON line the CLI printed, with the test's monotonic time of arrival. */
+export interface CliEvent {
+  readonly event: string;
+  readonly receivedAt: number;
+  readonly [field: string]: unknown;
+}
+
+/**
+ * A real `ha-module <command>` process. Its stdout JSON lines are collected as events;
+ * waitFor() resolves on the first matching event after a given index, or rejects after a
+ * generous timeout with everything the process said.
+ */
+export class CliProcess {
+  readonly child: ChildProcess;
+  readonly events: CliEvent[] = [];
+  #stderr = "";
+  #stdoutRest = "";
+  readonly #waiters = new Set<() => void>();
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(
+    readonly name: string,
+    args: string[],
+    env: Record<string, string> = {},
+  ) {
+    this.child = spawn(process.execPath, [CLI_PATH, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    this.exited = once(this.child, "exit").then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+    this.child.stdout!.on("data", (chunk: Buffer) => {
+      const lines = (this.#stdoutRest + chunk.toString()).split("\n");
+      this.#stdoutRest = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.trim() === "") continue;
+        try {
+          this.events.push({ ...(JSON.parse(line) as { event: string }), receivedAt: performance.now() });
+        } catch {
+          this.#stderr += `[unparsed stdout] ${line}\n`;
+        }
+      }
+      for (const wake of [...this.#waiters]) wake();
+    });
+    this.child.stderr!.on("data", (chunk: Buffer) => {
+      this.#stderr += chunk.toString();
+      for (const wake of [...this.#waiters]) wake();
+    });
+  }
+
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  /** The first event at index ≥ `from` that matches, waiting up to `timeoutMs`. */
+  waitFor(match: (event: CliEvent) => boolean, { from = 0, timeoutMs = 20_000 } = {}): Promise<CliEvent> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        const found = this.events.slice(from).find(match);
+        if (found === undefined) return;
+        cleanup();
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`${this.name}: no matching event within ${timeoutMs} ms.\nevents: ${JSON.stringify(this.events)}\nstderr: ${this.#stderr}`));
+      }, timeoutMs);
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+      };
+      this.#waiters.add(check);
+      check();
+    });
+  }
+
+  /** Resolves once stderr contains `pattern`'s first match. */
+  async waitForStderr(pattern: RegExp, timeoutMs = 20_000): Promise<RegExpExecArray> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const found = pattern.exec(this.#stderr);
+      if (found !== null) return found;
+      if (performance.now() > deadline) throw new Error(`${this.name}: stderr never matched ${pattern}:\n${this.#stderr}`);
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.#waiters.delete(wake);
+          resolve();
+        };
+        this.#waiters.add(wake);
+        setTimeout(wake, 200);
+      });
+    }
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+  }
+
+  /** Ends the process however it is (SIGCONT first, in case it is stopped), for cleanup. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill("SIGCONT");
+    this.child.kill("SIGKILL");
+    await this.exited;
+  }
+}
+
+/** Waits for `ms` of real time; only for e2e tests that must let a real lease run out. */
+export function realDelay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
