@@ -107,7 +107,10 @@ export class PrimaryElector {
   readonly #newUuid: () => string;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
-  readonly #listeners = new Listeners<ElectorEvents>((error) => this.#report(asError(error)));
+  /** A throwing handler is reported through `error`; a throwing `error` handler is dropped, not looped. */
+  readonly #listeners = new Listeners<ElectorEvents>((error, event) => {
+    if (event !== "error") this.#report(asError(error));
+  });
 
   #lifecycle: Lifecycle = "idle";
   #uuid: string;

@@ -368,3 +368,29 @@ describe("PrimaryElector options are checked where they enter", () => {
     void elector.stop();
   });
 });
+
+describe("PrimaryElector handlers", () => {
+  it("a throwing handler is reported through error and does not disturb the loop; a throwing error handler is dropped", async () => {
+    const clock = new FakeClock();
+    const transport = new ScriptedTransport(clock);
+    const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => "u1" });
+    const reported: string[] = [];
+    elector.on("elected", () => {
+      throw new Error("handler bug");
+    });
+    elector.on("error", (error) => {
+      reported.push(error.message);
+      throw new Error("error handler bug");
+    });
+    elector.start();
+    await clock.advance(0);
+    transport.take("getPrimary").respond(leaseView(UTYPE, null));
+    await settle();
+    transport.take("heartbeat").respond({ outcome: "accepted", view: leaseView(UTYPE, primaryView({ uuid: "u1" })), lease: "t" });
+    await settle();
+    expect(elector.isPrimary()).toBe(true);
+    expect(reported).toEqual(["handler bug"]);
+    await clock.advance(I);
+    expect(transport.take("heartbeat").request?.lease).toBe("t");
+  });
+});
