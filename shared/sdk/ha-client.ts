@@ -100,8 +100,10 @@ export class HaClient implements LeaseTransport {
   async health(options: CallOptions = {}): Promise<HealthStatus> {
     const what = "Health";
     const answer = await this.#call("GET", "/health", undefined, options, what);
-    if (answer.status !== 200 && answer.status !== 503) throw refused(what, answer);
-    return parseHealth(answer.body, answer.status, what);
+    if (answer.status === 200 || (answer.status === 503 && parseErrorBody(answer.body)?.code === "StoreUnavailable")) {
+      return parseHealth(answer.body, answer.status, what);
+    }
+    throw refused(what, answer);
   }
 
   async #call(method: string, path: string, body: string | undefined, options: CallOptions, what: string): Promise<Answer> {
@@ -117,7 +119,11 @@ export class HaClient implements LeaseTransport {
     try {
       const response = await fetch(`${this.endpoint}${path}`, { method, headers, body, signal });
       const text = await response.text();
-      return { status: response.status, body: text === "" ? undefined : parseJsonBody(text, response.status, what) };
+      // A 200 or 409 promises a JSON body; any other status may come from a proxy or the
+      // platform (a 502 page), which is a failed call, not a corrupted message.
+      const promisesJson = response.ok || response.status === 409;
+      if (!promisesJson && !looksLikeJson(text)) return { status: response.status, body: undefined };
+      return { status: response.status, body: parseJsonBody(text, response.status, what) };
     } catch (error) {
       if (callerSignal?.aborted) throw callerSignal.reason;
       if (timeout.aborted) {
@@ -128,6 +134,11 @@ export class HaClient implements LeaseTransport {
       throw new HaRequestError(`${what}: could not reach ${this.endpoint} (${reason}).`, "NetworkError", undefined, { cause: error });
     }
   }
+}
+
+function looksLikeJson(text: string): boolean {
+  const first = text.trimStart()[0];
+  return first === "{" || first === "[";
 }
 
 function lostOutcome(answer: Answer, utype: string, what: string): { outcome: "held" | "conflict"; view: LeaseView } | undefined {

@@ -131,6 +131,18 @@ describe("HaClient refuses answers it cannot trust", () => {
     expect((error as Error).message).toMatch(message);
   });
 
+  it("a gateway's non-JSON error page is a failed call with its status, not a corrupted message", async () => {
+    reply = () => ({ status: 502, body: "<html>Bad Gateway</html>" });
+    const client = new HaClient({ endpoint });
+    await expect(client.getPrimary("scheduler")).rejects.toMatchObject({ name: "HaRequestError", status: 502, code: "UnexpectedResponse" });
+    reply = () => ({ status: 503, body: "Service Unavailable" });
+    await expect(client.health()).rejects.toMatchObject({ name: "HaRequestError", status: 503 });
+    reply = () => ({ status: 503, body: JSON.stringify({ error: { code: "StoreUnavailable", message: "m" }, status: "unavailable", store: "table" }) });
+    expect(await client.health()).toEqual({ status: "unavailable", store: "table" });
+    reply = () => ({ status: 409, body: "not json" });
+    await expect(client.heartbeat("scheduler", { uuid: "me" })).rejects.toBeInstanceOf(CorruptedMessageError);
+  });
+
   it("UpdateHeartBeat: an accepted answer that names another holder, or lacks the token, is corrupted", async () => {
     const client = new HaClient({ endpoint });
     const primary = { uuid: "someone-else", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 5000 };
