@@ -399,8 +399,9 @@ export class PrimaryElector {
     }
     this.#hold(result, sentAt);
     if (!this.isPrimary()) {
-      // Accepted, but answered after its own deadline: it proves nothing. Renew at once.
-      this.#report(new Error(`UpdateHeartBeat(${this.utype}) was accepted only after its deadline (round trip ${Math.round(this.#clock.now() - sentAt)} ms); renewing at once.`));
+      // Accepted, but answered after its own deadline: it proves nothing about now. The
+      // lease is probably still ours on the server, so ask again at once (same uuid).
+      this.#report(new Error(`UpdateHeartBeat(${this.utype}) was accepted only after its deadline (round trip ${Math.round(this.#clock.now() - sentAt)} ms); trying again at once.`));
       this.#holding = undefined;
       this.#nextStepAt = this.#clock.now();
       return;

@@ -185,6 +185,27 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(elector.epoch).toBe(8);
   });
 
+  it("an acquire accepted only after its own deadline is not an election; it asks again at once", async () => {
+    const { clock, transport, elector, names, answer, accepted } = setup({ retryDelayInMs: 100 });
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const put = transport.take("heartbeat");
+    // The budget is max(I, (T − I)/2) = 2000 ms; a transport that answers later anyway still proves nothing.
+    expect(put.options.timeoutInMs).toBe(2000);
+    clock.pause(T - I);
+    put.respond(accepted("uuid-1", 1));
+    await settle();
+    expect(elector.isPrimary()).toBe(false);
+    expect(names()).not.toContain("elected");
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "uuid-1", expiresInMs: I })));
+    const again = transport.take("heartbeat");
+    expect(again.request).toEqual({ uuid: "uuid-1", address: null });
+    await answer(again, accepted("uuid-1", 1));
+    expect(elector.isPrimary()).toBe(true);
+  });
+
   it("counts a corrupted answer as a failed call and stays primary only until its deadline", async () => {
     const { clock, transport, elector, events, becomePrimary } = setup();
     await becomePrimary();
