@@ -1,6 +1,12 @@
+import type { HeartbeatResult, ReleaseResult } from "../lease/lease-service.js";
 import type { LeaseView, PrimaryView } from "../lease/lease-view.js";
 
-export type { LeaseView, PrimaryView };
+/**
+ * The client sees the outcomes the server decided, with the same shapes: `accepted`
+ * carries the token for the next renewal's fast path; `held` (409 LeaseHeld) and
+ * `conflict` (409 Conflict) carry the view of who holds the lease now.
+ */
+export type { HeartbeatResult, LeaseView, PrimaryView, ReleaseResult };
 
 /** Every call takes these: `abortSignal` cancels, `timeoutInMs` bounds the whole call. */
 export interface CallOptions {
@@ -14,21 +20,6 @@ export interface HeartbeatRequest {
   readonly address?: string | null;
   readonly lease?: string;
 }
-
-/**
- * `accepted`: the caller holds the lease, and `lease` is the token for the next renewal's
- * fast path. `held` (409 LeaseHeld): another live primary has it. `conflict` (409
- * Conflict): another write won the race. Both 409s carry the view of who holds it now.
- */
-export type HeartbeatResult =
-  | { readonly outcome: "accepted"; readonly view: LeaseView; readonly lease: string }
-  | { readonly outcome: "held" | "conflict"; readonly view: LeaseView };
-
-/** `released`: nobody holds the lease now (or it was not ours and had expired). */
-export type ReleaseResult = {
-  readonly outcome: "released" | "held" | "conflict";
-  readonly view: LeaseView;
-};
 
 /**
  * The three lease calls the elector makes. HaClient implements it over HTTP; tests and the
