@@ -1,6 +1,5 @@
-import { PrimaryElector } from "../sdk/primary-elector.js";
 import { onlyUtype, parseCommandLine } from "./client-flags.js";
-import { asUsageError, printElectorEvents, untilSignal } from "./event-lines.js";
+import { createCliElector, printElectorEvents, untilSignal } from "./event-lines.js";
 
 /**
  * `ha-module elect <utype> [--address A]`: joins the election and prints its events as
@@ -10,15 +9,7 @@ import { asUsageError, printElectorEvents, untilSignal } from "./event-lines.js"
 export async function electCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { values, positionals, client } = parseCommandLine(args, { address: { type: "string" } }, env);
   const utype = onlyUtype("elect", positionals);
-  const elector = asUsageError(
-    () =>
-      new PrimaryElector({
-        utype,
-        endpoint: client.endpoint,
-        ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }),
-        ...(values["address"] === undefined ? {} : { address: values["address"] as string }),
-      }),
-  );
+  const elector = createCliElector(utype, client, values["address"]);
   printElectorEvents(elector, "elect");
   const signalled = untilSignal();
   elector.start();

@@ -1,4 +1,5 @@
-import type { PrimaryElector } from "../sdk/primary-elector.js";
+import { PrimaryElector } from "../sdk/primary-elector.js";
+import type { ClientSettings } from "./client-flags.js";
 import { UsageError } from "./usage.js";
 
 /** Writes one JSON object per line to stdout, stamped with the wall-clock time. */
@@ -29,6 +30,19 @@ export function asUsageError<T>(build: () => T): T {
     if (error instanceof TypeError) throw new UsageError(error.message);
     throw error;
   }
+}
+
+/** The elector of `elect` and `run`, from the shared client flags and --address. */
+export function createCliElector(utype: string, client: ClientSettings, address: string | boolean | undefined): PrimaryElector {
+  return asUsageError(
+    () =>
+      new PrimaryElector({
+        utype,
+        endpoint: client.endpoint,
+        ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }),
+        ...(typeof address === "string" ? { address } : {}),
+      }),
+  );
 }
 
 /** Resolves on the first SIGTERM or SIGINT. */

@@ -1,8 +1,7 @@
-import { PrimaryElector } from "../sdk/primary-elector.js";
 import { startCheckPrimaryServer } from "./check-primary-server.js";
 import { ChildSupervisor } from "./child-supervisor.js";
 import { onlyUtype, parseCommandLine, parseMs, parsePort } from "./client-flags.js";
-import { asUsageError, printElectorEvents, untilSignal } from "./event-lines.js";
+import { createCliElector, printElectorEvents, untilSignal } from "./event-lines.js";
 import { UsageError } from "./usage.js";
 
 const DEFAULT_GRACE_MS = 5000;
@@ -30,15 +29,7 @@ export async function runCommand(args: string[], env: NodeJS.ProcessEnv): Promis
   const utype = onlyUtype("run", positionals);
   const checkPort = parsePort("check-port", values["check-port"]);
   const graceMs = parseMs("grace-ms", values["grace-ms"], DEFAULT_GRACE_MS);
-  const elector = asUsageError(
-    () =>
-      new PrimaryElector({
-        utype,
-        endpoint: client.endpoint,
-        ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }),
-        ...(values["address"] === undefined ? {} : { address: values["address"] as string }),
-      }),
-  );
+  const elector = createCliElector(utype, client, values["address"]);
 
   let commandExited!: (code: number) => void;
   const ownExit = new Promise<number>((resolve) => (commandExited = resolve));
