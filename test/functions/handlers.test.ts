@@ -244,6 +244,33 @@ describe("handlers over a store that is down", () => {
     expect(String(warnings)).toMatch(/ECONNREFUSED/); // logged for operators, not shown to callers
   });
 
+  it("a store that never answers is cut off by the request's time budget and answers 503", async () => {
+    const signals: AbortSignal[] = [];
+    // Like the real stores: wait until the call's signal aborts, then report unavailability.
+    const hang = (options?: { abortSignal?: AbortSignal }): Promise<never> =>
+      new Promise((_resolve, reject) => {
+        const signal = options?.abortSignal;
+        if (signal === undefined) return;
+        signals.push(signal);
+        signal.addEventListener("abort", () => reject(new StoreUnavailableError("timed out", { cause: signal.reason })));
+      });
+    const hanging: LeaseStore = {
+      kind: "table",
+      read: (_utype, options) => hang(options),
+      create: (_lease, options) => hang(options),
+      replace: (_lease, _etag, options) => hang(options),
+      renew: (_utype, _renewal, _etag, options) => hang(options),
+      list: (options) => hang(options),
+      ping: (options) => hang(options),
+    };
+    const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, hanging, new FakeClock());
+    const reply = await send(budgeted, "PUT", "/primary/scheduler", { uuid: "a" });
+    expect(reply.status).toBe(503);
+    expect(reply.body["error"]).toMatchObject({ code: "StoreUnavailable" });
+    expect(signals).toHaveLength(1);
+    expect(signals[0]?.aborted).toBe(true);
+  });
+
   it("health answers 503 naming the store", async () => {
     const reply = await send(runtime, "GET", "/health");
     expect(reply.status).toBe(503);
