@@ -1,9 +1,8 @@
+import { hasControlCharacter, ID_PATTERN, MAX_ADDRESS_LENGTH } from "../lease/input-rules.js";
 import { invalid, HttpError } from "./http-error.js";
 
 /** Largest request body accepted, in bytes (SPEC §4). */
 export const MAX_BODY_BYTES = 4096;
-export const MAX_ADDRESS_LENGTH = 512;
-const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** utype and uuid: 1–128 characters of [A-Za-z0-9._:-], safe as Table keys and Cosmos ids. */
 export function parseId(field: "utype" | "uuid", value: unknown): string {
@@ -58,7 +57,7 @@ function parseAddress(value: unknown): string | null {
   if (value.length > MAX_ADDRESS_LENGTH) {
     throw invalid(`address must be at most ${MAX_ADDRESS_LENGTH} characters (got ${value.length}).`);
   }
-  if ([...value].some(isControlCharacter)) throw invalid("address must not contain control characters.");
+  if (hasControlCharacter(value)) throw invalid("address must not contain control characters.");
   return value === "" ? null : value;
 }
 
@@ -67,9 +66,4 @@ function parseLease(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string") throw invalid("lease must be the string token from your last accepted heartbeat, or absent.");
   return value;
-}
-
-function isControlCharacter(char: string): boolean {
-  const code = char.codePointAt(0) ?? 0;
-  return code < 0x20 || code === 0x7f;
 }

@@ -3,8 +3,7 @@
  * the option and says what is expected, in the style "Expected `x` to be …, got …".
  */
 
-const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
-const MAX_ADDRESS_LENGTH = 512;
+import { hasControlCharacter, ID_PATTERN, MAX_ADDRESS_LENGTH } from "../lease/input-rules.js";
 
 function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
@@ -73,12 +72,4 @@ export function checkOptionalFunction<T>(name: string, value: T | undefined): T 
     throw new TypeError(`Expected \`${name}\` to be a function, got ${describe(value)}.`);
   }
   return value;
-}
-
-function hasControlCharacter(value: string): boolean {
-  for (const char of value) {
-    const code = char.codePointAt(0) ?? 0;
-    if (code < 0x20 || code === 0x7f) return true;
-  }
-  return false;
 }
