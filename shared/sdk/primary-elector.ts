@@ -206,6 +206,16 @@ export class PrimaryElector {
     return this.#lifecycle === "running" && this.#holding !== undefined && this.#clock.now() < this.#holding.deadline;
   }
 
+  /**
+   * Milliseconds left before this elector stops being primary unless a renewal is accepted
+   * first (its deadline, sentAt + (T − I), minus now); 0 when not primary. Work that needs
+   * time to wind down must begin stopping while this is still larger than that time.
+   */
+  leaseTimeLeftMs(): number {
+    if (!this.isPrimary()) return 0;
+    return Math.max(0, (this.#holding as Holding).deadline - this.#clock.now());
+  }
+
   stats(): ElectorStats {
     const now = this.#clock.now();
     return {
