@@ -14,6 +14,16 @@ export interface LeaseState {
   readonly epoch: number;
   /** ha_time (UTC ms on the function host's clock) of the last accepted write. */
   readonly renewedAt: number;
+  /**
+   * The holder was revoked without its consent (a DELETE without its lease token): it may
+   * not renew, and nobody may take over before the lease expires on its own.
+   */
+  readonly revoked: boolean;
+  /**
+   * The uuids whose term ended on this entry (released, retired, or taken over, revoked or
+   * not), oldest first, at most MAX_ENDED_UUIDS. None of them may start a new term.
+   */
+  readonly endedUuids: readonly string[];
 }
 
 /** A lease as read from a store, with the ETag that a conditional write must present. */
@@ -21,7 +31,22 @@ export interface LeaseRecord extends LeaseState {
   readonly etag: string;
 }
 
+/**
+ * How many ended uuids an entry remembers. The list only has to outlast the requests of a
+ * dead incarnation that are still on their way: the SDK draws a fresh uuid for every
+ * incarnation and never sends the old one again (except its release), and a request is
+ * never written after its time budget (HA_STORE_TIMEOUT_MS) on the server. Eight term
+ * changes within that window would already be a role in trouble.
+ */
+export const MAX_ENDED_UUIDS = 8;
+
 /** True when the entry has a holder whose last renewal is at most T old (SPEC §1 "live"). */
-export function isLive(lease: LeaseState, haTime: number, timeoutMs: number): boolean {
+export function isLive(lease: Pick<LeaseState, "uuid" | "renewedAt">, haTime: number, timeoutMs: number): boolean {
   return lease.uuid !== "" && haTime - lease.renewedAt <= timeoutMs;
+}
+
+/** The list with `uuid` appended (once), keeping only the newest MAX_ENDED_UUIDS. */
+export function withEndedUuid(endedUuids: readonly string[], uuid: string): readonly string[] {
+  if (uuid === "" || endedUuids.includes(uuid)) return endedUuids;
+  return [...endedUuids, uuid].slice(-MAX_ENDED_UUIDS);
 }

@@ -54,6 +54,8 @@ interface LeaseItem extends ItemDefinition {
   address: string | null;
   epoch: number;
   renewedAt: number;
+  revoked: boolean;
+  endedUuids: string[];
 }
 
 /**
@@ -150,8 +152,8 @@ export class CosmosLeaseStore implements LeaseStore {
   /**
    * A patch rather than a replace: the fast path knows only the ETag, not the holder or
    * the epoch, and a replace would have to read them first (a second operation). The
-   * patch sets the two renewal fields and leaves holder and epoch as stored; If-Match
-   * proves they are the ones the lease token was issued for.
+   * patch sets renewedAt (and the address, when given) and leaves the rest as stored;
+   * If-Match proves it is what the lease token was issued for.
    */
   async renew(
     utype: string,
@@ -159,10 +161,8 @@ export class CosmosLeaseStore implements LeaseStore {
     etag: string,
     options?: StoreCallOptions,
   ): Promise<WriteOutcome> {
-    const operations: PatchOperation[] = [
-      { op: "set", path: "/renewedAt", value: renewal.renewedAt },
-      { op: "set", path: "/address", value: renewal.address },
-    ];
+    const operations: PatchOperation[] = [{ op: "set", path: "/renewedAt", value: renewal.renewedAt }];
+    if (renewal.address !== undefined) operations.push({ op: "set", path: "/address", value: renewal.address });
     return this.#call("renew a lease", options, async (requestOptions) => {
       try {
         const response = await this.container.item(utype, utype).patch<LeaseItem>(operations, ifMatch(requestOptions, etag));
@@ -231,6 +231,8 @@ function toItem(lease: LeaseState): LeaseItem {
     address: lease.address,
     epoch: lease.epoch,
     renewedAt: lease.renewedAt,
+    revoked: lease.revoked,
+    endedUuids: [...lease.endedUuids],
   };
 }
 
@@ -243,6 +245,9 @@ function toRecord(item: LeaseItem, etag: string | undefined): LeaseRecord {
     address: typeof item.address === "string" ? item.address : null,
     epoch: Number(item.epoch),
     renewedAt: Number(item.renewedAt),
+    // Items written before these fields existed have neither.
+    revoked: item.revoked === true,
+    endedUuids: Array.isArray(item.endedUuids) ? item.endedUuids.filter((uuid): uuid is string => typeof uuid === "string") : [],
     etag: recordEtag,
   };
 }

@@ -13,10 +13,13 @@ export type WriteOutcome =
   | { readonly ok: true; readonly etag: string }
   | { readonly ok: false; readonly reason: "exists" | "changed" | "missing" };
 
-/** The fields a fast-path renewal writes; holder and epoch stay as they are. */
+/**
+ * The fields a fast-path renewal writes; holder, epoch, revoked and the ended list stay as
+ * they are. An absent `address` is not written (the stored one stays); null clears it.
+ */
 export interface LeaseRenewal {
   readonly renewedAt: number;
-  readonly address: string | null;
+  readonly address?: string | null;
 }
 
 /**
@@ -29,13 +32,16 @@ export interface LeaseRenewal {
 export interface LeaseStore {
   /** A short name for logs and the health endpoint: "table", "cosmos", "memory". */
   readonly kind: string;
-  /** Point read of one utype's entry; undefined when none was ever written. */
+  /**
+   * Point read of one utype's entry; undefined when none was ever written. An entry written
+   * before `revoked` and `endedUuids` existed reads as not revoked, with no ended uuids.
+   */
   read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined>;
   /** Writes the entry only if none exists for its utype. */
   create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome>;
   /** Replaces the whole entry only if its ETag is still `etag`. */
   replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome>;
-  /** Merges `renewedAt` and `address` into the entry only if its ETag is still `etag`. */
+  /** Merges `renewedAt` (and `address`, when given) into the entry only if its ETag is still `etag`. */
   renew(
     utype: string,
     renewal: LeaseRenewal,

@@ -19,7 +19,7 @@ export class MemoryLeaseStore implements LeaseStore {
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
     throwIfAborted(options);
     const entry = this.#entries.get(utype);
-    return entry === undefined ? undefined : { ...entry };
+    return entry === undefined ? undefined : { ...entry, endedUuids: [...entry.endedUuids] };
   }
 
   async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
@@ -46,12 +46,13 @@ export class MemoryLeaseStore implements LeaseStore {
     const current = this.#entries.get(utype);
     if (current === undefined) return { ok: false, reason: "missing" };
     if (current.etag !== etag) return { ok: false, reason: "changed" };
-    return this.#write({ ...current, renewedAt: renewal.renewedAt, address: renewal.address });
+    const address = renewal.address === undefined ? current.address : renewal.address;
+    return this.#write({ ...current, renewedAt: renewal.renewedAt, address });
   }
 
   async list(options?: StoreCallOptions): Promise<LeaseRecord[]> {
     throwIfAborted(options);
-    return [...this.#entries.values()].map((entry) => ({ ...entry }));
+    return [...this.#entries.values()].map((entry) => ({ ...entry, endedUuids: [...entry.endedUuids] }));
   }
 
   async ping(options?: StoreCallOptions): Promise<void> {
@@ -61,8 +62,8 @@ export class MemoryLeaseStore implements LeaseStore {
   #write(lease: LeaseState): WriteOutcome {
     this.#version += 1;
     const etag = `W/"${this.#version}"`;
-    const { utype, uuid, address, epoch, renewedAt } = lease;
-    this.#entries.set(utype, { utype, uuid, address, epoch, renewedAt, etag });
+    const { utype, uuid, address, epoch, renewedAt, revoked, endedUuids } = lease;
+    this.#entries.set(utype, { utype, uuid, address, epoch, renewedAt, revoked, endedUuids: [...endedUuids], etag });
     return { ok: true, etag };
   }
 }

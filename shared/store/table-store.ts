@@ -21,6 +21,9 @@ type LeaseEntity = {
   address: string;
   epoch: { value: string; type: "Int64" };
   renewedAt: { value: string; type: "Int64" };
+  revoked: boolean;
+  /** Table Storage has no arrays: a JSON array of strings. */
+  endedUuids: string;
 };
 
 type StoredEntity = TableEntityResult<Record<string, unknown>>;
@@ -80,11 +83,12 @@ export class TableLeaseStore implements LeaseStore {
     etag: string,
     options?: StoreCallOptions,
   ): Promise<WriteOutcome> {
+    // A Merge writes only the properties it names: without `address` the stored one stays.
     const patch = {
       partitionKey: utype,
       rowKey: LEASE_ROW_KEY,
-      address: renewal.address ?? "",
       renewedAt: int64(renewal.renewedAt),
+      ...(renewal.address === undefined ? {} : { address: renewal.address ?? "" }),
     };
     return this.#update(patch, "Merge", etag, options);
   }
@@ -141,6 +145,8 @@ function toEntity(lease: LeaseState): LeaseEntity {
     address: lease.address ?? "",
     epoch: int64(lease.epoch),
     renewedAt: int64(lease.renewedAt),
+    revoked: lease.revoked,
+    endedUuids: JSON.stringify(lease.endedUuids),
   };
 }
 
@@ -152,8 +158,22 @@ function toRecord(entity: StoredEntity): LeaseRecord {
     address: address === "" ? null : address,
     epoch: toNumber(entity["epoch"]),
     renewedAt: toNumber(entity["renewedAt"]),
+    // Rows written before these properties existed have neither.
+    revoked: entity["revoked"] === true,
+    endedUuids: parseEndedUuids(entity["endedUuids"]),
     etag: entity.etag,
   };
+}
+
+/** The stored JSON array; anything else (absent, damaged) reads as no ended uuids. */
+function parseEndedUuids(value: unknown): string[] {
+  if (typeof value !== "string") return [];
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed.filter((uuid): uuid is string => typeof uuid === "string") : [];
+  } catch {
+    return [];
+  }
 }
 
 function int64(value: number): { value: string; type: "Int64" } {

@@ -29,7 +29,7 @@ describeLeaseStoreConformance("Azure Cosmos DB on @vercel/cosmosdb-server", {
   },
 });
 
-const lease = { utype: "a", uuid: "u", address: null, epoch: 1, renewedAt: 1 };
+const lease = { utype: "a", uuid: "u", address: null, epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] };
 
 describe("Cosmos store failures", () => {
   let down: ConfiguredStore;

@@ -8,7 +8,7 @@ import { StoreUnavailableError } from "../../shared/store/store-unavailable-erro
 /** One scripted answer of the fake container: a resolved response or a thrown error. */
 type Answer = { response: Record<string, unknown> } | { error: ErrorResponse };
 
-const lease: LeaseState = { utype: "scheduler", uuid: "holder-1", address: null, epoch: 1, renewedAt: 1 };
+const lease: LeaseState = { utype: "scheduler", uuid: "holder-1", address: null, epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] };
 
 function cosmosError(code: number, extra: Partial<ErrorResponse> = {}): ErrorResponse {
   return Object.assign(new ErrorResponse(`HTTP ${code}`), { code }, extra);
@@ -161,4 +161,42 @@ describe("Cosmos store status mapping", () => {
       expect(calls).toHaveLength(1);
     });
   }
+});
+
+describe("Cosmos store on items written before `revoked` and `endedUuids` existed", () => {
+  it("reads them as not revoked with no ended uuids", async () => {
+    const legacyItem = { id: "scheduler", utype: "scheduler", uuid: "u", address: "h:1", epoch: 4, renewedAt: 1000, _etag: '"e1"' };
+    const { store } = storeWith([{ response: { statusCode: 200, resource: legacyItem, etag: '"e1"' } }]);
+    expect(await store.read("scheduler")).toEqual({
+      utype: "scheduler",
+      uuid: "u",
+      address: "h:1",
+      epoch: 4,
+      renewedAt: 1000,
+      revoked: false,
+      endedUuids: [],
+      etag: '"e1"',
+    });
+  });
+
+  it("a renewal that omits the address patches renewedAt alone", async () => {
+    const patches: unknown[] = [];
+    const { container } = fakeContainer([]);
+    const item = () => ({
+      patch: async (operations: unknown) => {
+        patches.push(operations);
+        return { etag: '"e2"', statusCode: 200 };
+      },
+    });
+    const store = new CosmosLeaseStore({ ...container, item } as unknown as Container);
+    expect(await store.renew("scheduler", { renewedAt: 5 }, '"e1"')).toEqual({ ok: true, etag: '"e2"' });
+    expect(await store.renew("scheduler", { renewedAt: 6, address: null }, '"e1"')).toEqual({ ok: true, etag: '"e2"' });
+    expect(patches).toEqual([
+      [{ op: "set", path: "/renewedAt", value: 5 }],
+      [
+        { op: "set", path: "/renewedAt", value: 6 },
+        { op: "set", path: "/address", value: null },
+      ],
+    ]);
+  });
 });

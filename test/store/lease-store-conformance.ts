@@ -17,15 +17,19 @@ const lease = (overrides: Partial<LeaseState> = {}): LeaseState => ({
   address: "10.0.0.4:5800",
   epoch: 1,
   renewedAt: 1_763_632_800_123,
+  revoked: false,
+  endedUuids: [],
   ...overrides,
 });
 
-const fieldsOf = ({ utype, uuid, address, epoch, renewedAt }: LeaseState): LeaseState => ({
+const fieldsOf = ({ utype, uuid, address, epoch, renewedAt, revoked, endedUuids }: LeaseState): LeaseState => ({
   utype,
   uuid,
   address,
   epoch,
   renewedAt,
+  revoked,
+  endedUuids,
 });
 
 /**
@@ -62,6 +66,20 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       await store.create(released);
       const read = await store.read("scheduler");
       expect(read && fieldsOf(read)).toEqual(released);
+    });
+
+    it("round-trips a revoked holder and a full list of ended uuids, and an epoch-0 placeholder", async () => {
+      await fresh();
+      const endedUuids = Array.from({ length: 8 }, (_, i) => `${"u".repeat(120)}-${i}`);
+      const revoked = lease({ revoked: true, endedUuids });
+      const created = await store.create(revoked);
+      if (!created.ok) throw new Error("create failed");
+      expect((await store.read("scheduler")) && fieldsOf((await store.read("scheduler"))!)).toEqual(revoked);
+      const placeholder = lease({ uuid: "", address: null, epoch: 0, endedUuids: ["stopping"] });
+      expect((await store.replace(placeholder, created.etag)).ok).toBe(true);
+      const read = await store.read("scheduler");
+      expect(read && fieldsOf(read)).toEqual(placeholder);
+      expect((await store.list()).map(fieldsOf)).toEqual([placeholder]);
     });
 
     it("refuses a second create for the same utype as a typed outcome, keeping the first", async () => {
@@ -109,16 +127,26 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       expect(read?.epoch).toBe(1);
     });
 
-    it("renews renewedAt and address only, keeping holder and epoch", async () => {
+    it("renews renewedAt and address only, keeping holder, epoch, revoked and the ended list", async () => {
       await fresh();
-      const created = await store.create(lease({ epoch: 5 }));
+      const created = await store.create(lease({ epoch: 5, endedUuids: ["gone"] }));
       if (!created.ok) throw new Error("create failed");
       const renewed = await store.renew("scheduler", { renewedAt: 1_763_632_805_000, address: null }, created.etag);
       expect(renewed.ok).toBe(true);
       const read = await store.read("scheduler");
-      expect(read && fieldsOf(read)).toEqual(lease({ epoch: 5, renewedAt: 1_763_632_805_000, address: null }));
+      expect(read && fieldsOf(read)).toEqual(lease({ epoch: 5, renewedAt: 1_763_632_805_000, address: null, endedUuids: ["gone"] }));
       expect(read?.etag).toBe(renewed.ok ? renewed.etag : "unreachable");
       expect(read?.etag).not.toBe(created.etag);
+    });
+
+    it("renews without an address: the stored address stays", async () => {
+      await fresh();
+      const created = await store.create(lease({ address: "10.0.0.4:5800" }));
+      if (!created.ok) throw new Error("create failed");
+      const renewed = await store.renew("scheduler", { renewedAt: 1_763_632_806_000 }, created.etag);
+      expect(renewed.ok).toBe(true);
+      const read = await store.read("scheduler");
+      expect(read && fieldsOf(read)).toEqual(lease({ address: "10.0.0.4:5800", renewedAt: 1_763_632_806_000 }));
     });
 
     it("refuses a renewal with a stale ETag and changes nothing", async () => {

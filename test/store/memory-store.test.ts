@@ -6,7 +6,7 @@ describeLeaseStoreConformance("memory", { createStore: async () => new MemoryLea
 
 it("memory store: copies out, so a caller cannot change what is stored", async () => {
   const store = new MemoryLeaseStore();
-  await store.create({ utype: "a", uuid: "u", address: null, epoch: 1, renewedAt: 1 });
+  await store.create({ utype: "a", uuid: "u", address: null, epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] });
   const read = (await store.read("a")) as { uuid: string };
   read.uuid = "mutated";
   expect((await store.read("a"))?.uuid).toBe("u");

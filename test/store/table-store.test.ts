@@ -1,3 +1,4 @@
+import { TableClient } from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
 import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
@@ -26,7 +27,7 @@ describe("Table store failures", () => {
   });
 
   it("maps an unreachable Table service to StoreUnavailableError on every call", async () => {
-    const lease = { utype: "a", uuid: "u", address: null, epoch: 1, renewedAt: 1 };
+    const lease = { utype: "a", uuid: "u", address: null, epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] };
     await expect(store.read("a")).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.create(lease)).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.replace(lease, "*")).rejects.toBeInstanceOf(StoreUnavailableError);
@@ -45,5 +46,39 @@ describe("Table store on a missing table", () => {
     const store = await createFreshTableStore(azuriteForMissing, "nosuchtable");
     await expect(store.read("a")).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.ping()).rejects.toThrow(/TableNotFound/);
+  });
+});
+
+describe("Table store on rows written before `revoked` and `endedUuids` existed", () => {
+  let legacy: EmbeddedAzurite;
+  beforeAll(async () => {
+    legacy = await startTestAzurite();
+  });
+  afterAll(async () => legacy.close());
+
+  it("reads them as not revoked with no ended uuids, and renews and replaces them", async () => {
+    const tableName = `legacy${process.pid}`;
+    const raw = TableClient.fromConnectionString(legacy.connectionString, tableName, { allowInsecureConnection: true });
+    await raw.createTable();
+    const int64 = (value: number) => ({ value: String(value), type: "Int64" as const });
+    await raw.createEntity({ partitionKey: "old", rowKey: "lease", uuid: "u", address: "h:1", epoch: int64(4), renewedAt: int64(1_000) });
+    const store = await createFreshTableStore(legacy, tableName);
+    const read = await store.read("old");
+    expect(read).toMatchObject({ utype: "old", uuid: "u", address: "h:1", epoch: 4, renewedAt: 1_000, revoked: false, endedUuids: [] });
+    const renewed = await store.renew("old", { renewedAt: 2_000 }, read!.etag);
+    expect(renewed.ok).toBe(true);
+    expect(await store.read("old")).toMatchObject({ address: "h:1", renewedAt: 2_000, revoked: false, endedUuids: [] });
+    const replaced = await store.replace({ ...read!, renewedAt: 3_000, revoked: true, endedUuids: ["x"] }, renewed.ok ? renewed.etag : "");
+    expect(replaced.ok).toBe(true);
+    expect(await store.read("old")).toMatchObject({ revoked: true, endedUuids: ["x"] });
+  });
+
+  it("reads a damaged ended list as empty rather than failing the request", async () => {
+    const tableName = `damaged${process.pid}`;
+    const raw = TableClient.fromConnectionString(legacy.connectionString, tableName, { allowInsecureConnection: true });
+    await raw.createTable();
+    await raw.createEntity({ partitionKey: "bad", rowKey: "lease", uuid: "u", address: "", epoch: 1, renewedAt: 1, revoked: "yes", endedUuids: "[not json" });
+    const store = await createFreshTableStore(legacy, tableName);
+    expect(await store.read("bad")).toMatchObject({ uuid: "u", revoked: false, endedUuids: [] });
   });
 });
