@@ -1,12 +1,13 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { errorResponse, json, type RouteDefinition } from "../shared/http/route.js";
+import type { RequestArrival } from "../shared/lease/request-budget.js";
 import type { Runtime } from "../shared/runtime.js";
 import { StoreUnavailableError } from "../shared/store/store-unavailable-error.js";
 
 /** GET /api/health — 200 when the lease store answers, 503 when it does not. */
-export async function health(_request: HttpRequest, { service }: Runtime): Promise<HttpResponseInit> {
+export async function health(_request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   try {
-    await service.health();
+    await service.health(arrival);
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
     return errorResponse(503, "StoreUnavailable", "The lease store is unreachable.", { status: "unavailable", store: service.storeKind });

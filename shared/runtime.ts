@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from "./clock.js";
 import type { ServerConfig } from "./config/server-config.js";
+import { processStallMonitor } from "./http/stall-monitor.js";
 import { LeaseService } from "./lease/lease-service.js";
 import { LeaseTokenSigner } from "./lease/lease-token.js";
 import type { LeaseStore } from "./store/lease-store.js";
@@ -14,6 +15,8 @@ export function createRuntime(
   store: LeaseStore,
   clock: Clock = systemClock,
 ): Runtime {
+  // Watch for stalls from start-up on, so that a freeze before the first request is seen too.
+  processStallMonitor.start();
   const service = new LeaseService({
     store,
     clock,

@@ -5,6 +5,7 @@ export type ErrorCode =
   | "NotFound"
   | "MethodNotAllowed"
   | "LeaseHeld"
+  | "LeaseRevoked"
   | "Conflict"
   | "PayloadTooLarge"
   | "StoreUnavailable";

@@ -1,9 +1,12 @@
 import type { HttpMethod, HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
+import type { RequestArrival } from "../lease/request-budget.js";
 import type { Runtime } from "../runtime.js";
 import { StoreUnavailableError } from "../store/store-unavailable-error.js";
 import { HttpError, type ErrorCode } from "./http-error.js";
+import { processStallMonitor } from "./stall-monitor.js";
 
-export type RouteHandler = (request: HttpRequest, runtime: Runtime) => Promise<HttpResponseInit>;
+/** `arrival` is when the request arrived: its store calls must fit in the budget from there. */
+export type RouteHandler = (request: HttpRequest, runtime: Runtime, arrival: RequestArrival) => Promise<HttpResponseInit>;
 
 /**
  * One route of the REST contract, declared once. The Functions registration
@@ -27,6 +30,13 @@ export async function handleRoute(
   context: InvocationContext,
   runtime: () => Promise<Runtime>,
 ): Promise<HttpResponseInit> {
+  // Taken first, before waiting for anything: the request's time budget runs from here,
+  // or from the start of a stall of this process that it sat through (SPEC §2).
+  const reachedAt = performance.now();
+  const arrivedAt = processStallMonitor.start().arrivalOf(reachedAt);
+  if (arrivedAt < reachedAt) {
+    context.warn(`${route.name}: this process did not run for ${Math.round(reachedAt - arrivedAt)} ms; the request's time budget counts from before that.`);
+  }
   const handler = route.handlers[request.method as HttpMethod];
   if (handler === undefined) {
     const allowed = Object.keys(route.handlers).join(", ");
@@ -36,7 +46,7 @@ export async function handleRoute(
     };
   }
   try {
-    return await handler(request, await runtime());
+    return await handler(request, await runtime(), { arrivedAt });
   } catch (error) {
     if (error instanceof HttpError) return errorResponse(error.status, error.code, error.message);
     if (error instanceof StoreUnavailableError) {

@@ -1,4 +1,4 @@
-import { hasControlCharacter, ID_PATTERN, MAX_ADDRESS_LENGTH } from "../lease/input-rules.js";
+import { addressLength, hasControlCharacter, ID_PATTERN, isDotSegment, MAX_ADDRESS_LENGTH, MAX_LEASE_TOKEN_LENGTH } from "../lease/input-rules.js";
 import { invalid, HttpError } from "./http-error.js";
 
 /** Largest request body accepted, in bytes (SPEC §4). */
@@ -14,12 +14,14 @@ export function parseId(field: "utype" | "uuid", value: unknown): string {
       `${field} must be 1–128 characters of A–Z, a–z, 0–9, '.', '_', ':' or '-' (got ${value.length} characters${value.length <= 128 ? " with a character outside that set" : ""}).`,
     );
   }
+  if (isDotSegment(value)) throw invalid(`${field} must not be "." or "..": a URL path cannot address them; choose another name.`);
   return value;
 }
 
 export interface HeartbeatBody {
   readonly uuid: string;
-  readonly address: string | null;
+  /** undefined when omitted (keep the stored address), null to clear it. */
+  readonly address: string | null | undefined;
   readonly lease: string | undefined;
 }
 
@@ -51,19 +53,24 @@ export function parseHeartbeatBody(bytes: Uint8Array): HeartbeatBody {
   };
 }
 
-function parseAddress(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
+/** Omitted stays undefined (keep the stored address); null and "" clear it. */
+function parseAddress(value: unknown): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null) return null;
   if (typeof value !== "string") throw invalid("address must be a string (where the primary can be reached) or null.");
-  if (value.length > MAX_ADDRESS_LENGTH) {
-    throw invalid(`address must be at most ${MAX_ADDRESS_LENGTH} characters (got ${value.length}).`);
+  const length = addressLength(value);
+  if (length > MAX_ADDRESS_LENGTH) {
+    throw invalid(`address must be at most ${MAX_ADDRESS_LENGTH} characters (got ${length}).`);
   }
   if (hasControlCharacter(value)) throw invalid("address must not contain control characters.");
   return value === "" ? null : value;
 }
 
-/** Any string is a token candidate: a bad token is treated as absent, never an error. */
-function parseLease(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw invalid("lease must be the string token from your last accepted heartbeat, or absent.");
+/**
+ * A token is only ever a hint for the fast path or a proof for a release, so a malformed
+ * one (not a string, absurdly long) is treated as absent, never an error (SPEC §2).
+ */
+export function parseLease(value: unknown): string | undefined {
+  if (typeof value !== "string" || value === "" || value.length > MAX_LEASE_TOKEN_LENGTH) return undefined;
   return value;
 }

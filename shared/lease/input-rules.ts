@@ -6,8 +6,28 @@
 /** utype and uuid: 1–128 characters of [A-Za-z0-9._:-], safe as Table keys and Cosmos ids. */
 export const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** `address` is free text of at most this many characters. */
+/**
+ * "." and ".." match ID_PATTERN but cannot be addressed: URL resolution removes them as
+ * path segments (`/api/primary/..` is `/api/`), so such a role could never be read back.
+ */
+export function isDotSegment(value: string): boolean {
+  return value === "." || value === "..";
+}
+
+/** `address` is free text of at most this many characters (Unicode code points). */
 export const MAX_ADDRESS_LENGTH = 512;
+
+/** The length the address rule counts: code points, so an emoji is one character, not two. */
+export function addressLength(value: string): number {
+  return Array.from(value).length;
+}
+
+/**
+ * Longer than any token the server issues (128-character utype and uuid, a 512-character
+ * address of 4-byte characters, any epoch, a store ETag): such a string is treated as a
+ * malformed token, i.e. as absent, without being parsed.
+ */
+export const MAX_LEASE_TOKEN_LENGTH = 3800;
 
 export function hasControlCharacter(value: string): boolean {
   for (const char of value) {

@@ -1,48 +1,72 @@
-import type { Clock } from "../clock.js";
+import { systemMonotonicClock, type Clock, type MonotonicClock } from "../clock.js";
 import type { LeaseTiming } from "../config/server-config.js";
-import type { LeaseStore, StoreCallOptions, WriteOutcome } from "../store/lease-store.js";
+import type { LeaseStore, WriteOutcome } from "../store/lease-store.js";
 import { decide, type LeaseAction } from "./decision.js";
-import type { LeaseRecord, LeaseState } from "./lease.js";
+import { isLive, type LeaseRecord, type LeaseState } from "./lease.js";
 import type { LeaseTokenSigner } from "./lease-token.js";
-import { toLeaseView, type LeaseView } from "./lease-view.js";
+import { toLeaseView, type LeaseView, type ViewedLease } from "./lease-view.js";
+import { RequestBudget, type RequestArrival } from "./request-budget.js";
 
 export interface HeartbeatInput {
   readonly utype: string;
   readonly uuid: string;
-  readonly address: string | null;
+  /** A string sets it, null clears it, undefined (omitted) keeps the stored address. */
+  readonly address: string | null | undefined;
   /** The token from the caller's last accepted heartbeat, if any. */
+  readonly lease: string | undefined;
+}
+
+export interface ReleaseInput {
+  readonly utype: string;
+  readonly uuid: string;
+  /** The holder's lease token: with it the release is proven, without it a revoke. */
   readonly lease: string | undefined;
 }
 
 /**
  * `accepted`: the caller holds the lease. `held`: another live holder has it.
  * `conflict`: the caller's write lost a race with another write; nothing was retried.
+ * `revoked`: the caller's term is over (its lease was revoked, or its uuid ended): it must
+ * stop acting as primary and compete again with a new uuid.
  */
 export type HeartbeatResult =
   | { readonly outcome: "accepted"; readonly view: LeaseView; readonly lease: string }
-  | { readonly outcome: "held" | "conflict"; readonly view: LeaseView };
+  | { readonly outcome: "held" | "conflict" | "revoked"; readonly view: LeaseView };
 
+/**
+ * `released`: nothing of the caller's is held any more (primary null, or someone else's
+ * expired lease). `revoked`: the caller's live lease is marked revoked and runs out on its
+ * own. `held`: another live uuid holds it. `conflict`: the write lost a race.
+ */
 export type ReleaseResult = {
-  readonly outcome: "released" | "held" | "conflict";
+  readonly outcome: "released" | "revoked" | "held" | "conflict";
   readonly view: LeaseView;
 };
 
 export interface LeaseServiceDeps {
   readonly store: LeaseStore;
+  /** ha_time: the wall clock the stored renewedAt values are compared with. */
   readonly clock: Clock;
+  /** Measures request budgets; defaults to performance.now(). */
+  readonly monotonic?: MonotonicClock;
   readonly timing: LeaseTiming;
   readonly tokens: LeaseTokenSigner;
-  /** The time budget of all store calls made for one request. */
+  /** The time budget of all store calls made for one request, from its arrival. */
   readonly storeTimeoutMs: number;
 }
 
 /**
  * GetPrimary, UpdateHeartBeat and Release over one LeaseStore (SPEC §2). Each method makes
  * the fewest store calls the protocol allows: one read for GetPrimary, one conditional
- * merge for a renewal with a valid token, a read and a write otherwise.
+ * merge for a renewal with a valid token, a read and a write otherwise. Every method takes
+ * the request's arrival (monotonic ms); its store calls must fit in the budget from there.
  */
 export class LeaseService {
-  constructor(private readonly deps: LeaseServiceDeps) {}
+  readonly #monotonic: MonotonicClock;
+
+  constructor(private readonly deps: LeaseServiceDeps) {
+    this.#monotonic = deps.monotonic ?? systemMonotonicClock;
+  }
 
   get timing(): LeaseTiming {
     return this.deps.timing;
@@ -52,13 +76,13 @@ export class LeaseService {
     return this.deps.store.kind;
   }
 
-  async getPrimary(utype: string): Promise<LeaseView> {
-    const entry = await this.deps.store.read(utype, this.#budget());
+  async getPrimary(utype: string, arrival?: RequestArrival): Promise<LeaseView> {
+    const entry = await this.deps.store.read(utype, this.#budget(arrival).forStoreCall("read"));
     return this.#view(utype, entry);
   }
 
-  async listPrimaries(): Promise<LeaseView[]> {
-    const entries = await this.deps.store.list(this.#budget());
+  async listPrimaries(arrival?: RequestArrival): Promise<LeaseView[]> {
+    const entries = await this.deps.store.list(this.#budget(arrival).forStoreCall("read"));
     const haTime = this.deps.clock.now();
     return entries
       .map((entry) => toLeaseView(entry.utype, entry, haTime, this.deps.timing))
@@ -66,93 +90,128 @@ export class LeaseService {
       .sort((a, b) => (a.utype < b.utype ? -1 : a.utype > b.utype ? 1 : 0));
   }
 
-  async health(): Promise<void> {
-    await this.deps.store.ping(this.#budget());
+  async health(arrival?: RequestArrival): Promise<void> {
+    await this.deps.store.ping(this.#budget(arrival).forStoreCall("read"));
   }
 
-  async heartbeat(input: HeartbeatInput): Promise<HeartbeatResult> {
-    const options = this.#budget();
-    const fast = await this.#renewWithToken(input, options);
+  async heartbeat(input: HeartbeatInput, arrival?: RequestArrival): Promise<HeartbeatResult> {
+    const budget = this.#budget(arrival);
+    // The latest moment this request can have arrived, on ha_time: see #afterLostRace.
+    const arrivedHaTime = this.deps.clock.now();
+    const fast = await this.#renewWithToken(input, budget);
     if (fast !== undefined) return fast;
 
     // 1. read the entry; 2. decide on ha_time taken after the read; 3. one conditional write.
-    const entry = await this.deps.store.read(input.utype, options);
+    const entry = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
     const haTime = this.deps.clock.now();
-    const action = decide(entry, { op: "heartbeat", ...input }, haTime, this.deps.timing.timeoutMs);
-    if (action.kind === "reject") return { outcome: "held", view: this.#view(input.utype, entry, haTime) };
-    if (action.kind === "none" || action.kind === "release") {
-      throw new Error(`decide() answered ${action.kind} to a heartbeat`);
-    }
-    const outcome = await this.#write(action, entry, options);
-    if (!outcome.ok) return { outcome: "conflict", view: await this.#viewAfterLostRace(input.utype, options) };
-    return this.#accepted(action.next, outcome.etag, haTime);
-  }
-
-  async release(utype: string, uuid: string): Promise<ReleaseResult> {
-    const options = this.#budget();
-    const entry = await this.deps.store.read(utype, options);
-    const haTime = this.deps.clock.now();
-    const action = decide(entry, { op: "release", utype, uuid }, haTime, this.deps.timing.timeoutMs);
+    const action = decide(entry, { op: "heartbeat", utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
     switch (action.kind) {
       case "reject":
-        return { outcome: "held", view: this.#view(utype, entry, haTime) };
+        return { outcome: action.reason === "held" ? "held" : "revoked", view: this.#view(input.utype, entry, haTime) };
+      case "create":
+      case "renew":
+      case "takeOver": {
+        const outcome = await this.#write(action, entry, budget);
+        if (!outcome.ok) return this.#afterLostRace(input, action.next.epoch, arrivedHaTime, budget);
+        return this.#accepted(action.next, outcome.etag, haTime);
+      }
+      default:
+        throw new Error(`decide() answered ${action.kind} to a heartbeat`);
+    }
+  }
+
+  async release(input: ReleaseInput, arrival?: RequestArrival): Promise<ReleaseResult> {
+    const budget = this.#budget(arrival);
+    const { utype, uuid } = input;
+    const claims = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, { utype, uuid });
+    const entry = await this.deps.store.read(utype, budget.forStoreCall("read"));
+    const haTime = this.deps.clock.now();
+    const action = decide(entry, { op: "release", utype, uuid, provenEpoch: claims?.epoch }, haTime, this.deps.timing.timeoutMs);
+    let after: LeaseState | undefined = entry;
+    switch (action.kind) {
       case "none":
-        return { outcome: "released", view: this.#view(utype, undefined, haTime) };
-      case "release": {
-        const outcome = await this.#write(action, entry, options);
-        if (!outcome.ok) return { outcome: "conflict", view: await this.#viewAfterLostRace(utype, options) };
-        return { outcome: "released", view: this.#view(utype, action.next, haTime) };
+        break;
+      case "release":
+      case "revoke":
+      case "retire": {
+        const outcome = await this.#write(action, entry, budget);
+        if (!outcome.ok) {
+          return { outcome: "conflict", view: this.#view(utype, await this.deps.store.read(utype, budget.forStoreCall("read"))) };
+        }
+        after = action.next;
+        break;
       }
       default:
         throw new Error(`decide() answered ${action.kind} to a release`);
     }
+    const view = this.#view(utype, after, haTime);
+    if (after !== undefined && isLive(after, haTime, this.deps.timing.timeoutMs)) {
+      if (after.uuid !== uuid) return { outcome: "held", view };
+      if (after.revoked) return { outcome: "revoked", view };
+    }
+    return { outcome: "released", view };
   }
 
   /**
    * The fast path: one conditional merge, no read. A successful If-Match proves the entry
-   * is unchanged since the token was issued, so its uuid and epoch still hold. Undefined
+   * is unchanged since the token was issued, so its uuid, epoch and address still hold,
+   * and it is neither revoked nor ended (either would have changed the ETag). Undefined
    * means "take the slow path": no usable token, or the entry moved on.
    */
-  async #renewWithToken(
-    input: HeartbeatInput,
-    options: StoreCallOptions,
-  ): Promise<HeartbeatResult | undefined> {
+  async #renewWithToken(input: HeartbeatInput, budget: RequestBudget): Promise<HeartbeatResult | undefined> {
     if (input.lease === undefined) return undefined;
     const claims = this.deps.tokens.verify(input.lease, input);
     if (claims === undefined) return undefined;
+    const options = budget.forStoreCall("write");
     const haTime = this.deps.clock.now();
-    const outcome = await this.deps.store.renew(
-      input.utype,
-      { renewedAt: haTime, address: input.address },
-      claims.etag,
-      options,
-    );
+    // An omitted address is not written, so the stored one (the token's) stays.
+    const renewal = input.address === undefined ? { renewedAt: haTime } : { renewedAt: haTime, address: input.address };
+    const outcome = await this.deps.store.renew(input.utype, renewal, claims.etag, options);
     if (!outcome.ok) return undefined;
-    const { utype, uuid, address } = input;
-    const renewed = { utype, uuid, address, epoch: claims.epoch, renewedAt: haTime };
-    return this.#accepted(renewed, outcome.etag, haTime);
+    const address = input.address === undefined ? claims.address : input.address;
+    return this.#accepted({ utype: input.utype, uuid: input.uuid, address, epoch: claims.epoch, renewedAt: haTime, revoked: false }, outcome.etag, haTime);
   }
 
-  #write(action: LeaseAction & { next: LeaseState }, entry: LeaseRecord | undefined, options: StoreCallOptions): Promise<WriteOutcome> {
-    if (action.kind === "create" || entry === undefined) return this.deps.store.create(action.next, options);
+  /**
+   * A lost write is never retried. But a heartbeat that lost only to another heartbeat of
+   * the same uuid (a retry, a duplicate, a late delivery) is answered as accepted with the
+   * winner's state: PUT is idempotent, and a holder must not be demoted by its own echo.
+   *
+   * Only when that is safe for the caller: it will measure its deadline from its own
+   * sentAt, which is sound only if the stored renewedAt is not earlier than the moment this
+   * request arrived. `arrivedHaTime` was taken when the service got the request, which is
+   * after it arrived, so the check errs on the strict side. Otherwise: 409 Conflict.
+   */
+  async #afterLostRace(input: HeartbeatInput, epoch: number, arrivedHaTime: number, budget: RequestBudget): Promise<HeartbeatResult> {
+    const winner = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
+    const haTime = this.deps.clock.now();
+    if (winner !== undefined && winner.uuid === input.uuid) {
+      if (winner.revoked) return { outcome: "revoked", view: this.#view(input.utype, winner, haTime) };
+      if (winner.epoch === epoch && winner.renewedAt >= arrivedHaTime && isLive(winner, haTime, this.deps.timing.timeoutMs)) {
+        return this.#accepted(winner, winner.etag, haTime);
+      }
+    }
+    if (winner?.endedUuids.includes(input.uuid)) return { outcome: "revoked", view: this.#view(input.utype, winner, haTime) };
+    return { outcome: "conflict", view: this.#view(input.utype, winner, haTime) };
+  }
+
+  /** Checks the budget right before the write: a request past it is never written. */
+  #write(action: Extract<LeaseAction, { next: LeaseState }>, entry: LeaseRecord | undefined, budget: RequestBudget): Promise<WriteOutcome> {
+    const options = budget.forStoreCall("write");
+    if (entry === undefined) return this.deps.store.create(action.next, options);
     return this.deps.store.replace(action.next, entry.etag, options);
   }
 
-  #accepted(state: LeaseState, etag: string, haTime: number): HeartbeatResult {
-    const lease = this.deps.tokens.issue({ utype: state.utype, uuid: state.uuid, epoch: state.epoch, etag });
+  #accepted(state: ViewedLease & { utype: string }, etag: string, haTime: number): HeartbeatResult {
+    const lease = this.deps.tokens.issue({ utype: state.utype, uuid: state.uuid, epoch: state.epoch, etag, address: state.address });
     return { outcome: "accepted", view: this.#view(state.utype, state, haTime), lease };
   }
 
-  /** After a lost race, show the winner: one more read, never a retried write. */
-  async #viewAfterLostRace(utype: string, options: StoreCallOptions): Promise<LeaseView> {
-    return this.#view(utype, await this.deps.store.read(utype, options));
-  }
-
-  #view(utype: string, entry: LeaseState | undefined, haTime = this.deps.clock.now()): LeaseView {
+  #view(utype: string, entry: ViewedLease | undefined, haTime = this.deps.clock.now()): LeaseView {
     return toLeaseView(utype, entry, haTime, this.deps.timing);
   }
 
-  #budget(): StoreCallOptions {
-    return { abortSignal: AbortSignal.timeout(Math.round(this.deps.storeTimeoutMs)) };
+  #budget(arrival: RequestArrival | undefined): RequestBudget {
+    return new RequestBudget(this.#monotonic, arrival?.arrivedAt ?? this.#monotonic.now(), this.deps.storeTimeoutMs);
   }
 }

@@ -1,23 +1,31 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { MAX_LEASE_TOKEN_LENGTH } from "./input-rules.js";
 
-/** What a lease token vouches for: the entry at `etag` is held by `uuid` at `epoch`. */
+/**
+ * What a lease token vouches for: the entry at `etag` is held by `uuid` at `epoch`, with
+ * `address` stored as the holder's address.
+ */
 export interface LeaseTokenClaims {
   readonly utype: string;
   readonly uuid: string;
   readonly epoch: number;
   readonly etag: string;
+  readonly address: string | null;
 }
 
-const VERSION = "v1";
+/** v2 added the address; a v1 token fails to verify and that renewal takes the slow path. */
+const VERSION = "v2";
 
 /**
  * Issues and checks the opaque `lease` token of the renewal fast path (SPEC §2).
  *
- * The fast path writes without reading, so the token must carry the holder's uuid and
- * epoch for the answer. An HMAC makes a forged token worthless: without the secret no
- * one can claim an ETag for a uuid the server did not pair it with. Without a configured
- * secret each process draws its own, which is still safe: a token from another instance
- * fails to verify and that renewal takes the read-decide-write path.
+ * The fast path writes without reading, so the token must carry what the answer shows:
+ * the holder's uuid, epoch and stored address. A successful If-Match on its ETag proves
+ * the entry is unchanged since the token was issued, so all three are still true. An HMAC
+ * makes a forged token worthless: without the secret no one can claim an ETag for a uuid
+ * the server did not pair it with. Without a configured secret each process draws its
+ * own, which is still safe: a token from another instance fails to verify and that
+ * renewal takes the read-decide-write path.
  */
 export class LeaseTokenSigner {
   readonly #key: Buffer;
@@ -28,7 +36,7 @@ export class LeaseTokenSigner {
 
   issue(claims: LeaseTokenClaims): string {
     const payload = Buffer.from(
-      JSON.stringify([claims.utype, claims.uuid, claims.epoch, claims.etag]),
+      JSON.stringify([claims.utype, claims.uuid, claims.epoch, claims.etag, claims.address]),
       "utf8",
     ).toString("base64url");
     return `${VERSION}.${payload}.${this.#sign(payload)}`;
@@ -39,6 +47,7 @@ export class LeaseTokenSigner {
    * otherwise undefined, so that a bad token is treated exactly like an absent one.
    */
   verify(token: string, caller: { utype: string; uuid: string }): LeaseTokenClaims | undefined {
+    if (token.length > MAX_LEASE_TOKEN_LENGTH) return undefined;
     const [version, payload, signature, ...rest] = token.split(".");
     if (version !== VERSION || payload === undefined || signature === undefined || rest.length > 0) {
       return undefined;
@@ -61,11 +70,12 @@ export class LeaseTokenSigner {
 function parseClaims(payload: string): LeaseTokenClaims | undefined {
   try {
     const value: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-    if (!Array.isArray(value) || value.length !== 4) return undefined;
-    const [utype, uuid, epoch, etag] = value as unknown[];
+    if (!Array.isArray(value) || value.length !== 5) return undefined;
+    const [utype, uuid, epoch, etag, address] = value as unknown[];
     if (typeof utype !== "string" || typeof uuid !== "string" || typeof etag !== "string") return undefined;
     if (typeof epoch !== "number" || !Number.isSafeInteger(epoch) || epoch < 1) return undefined;
-    return { utype, uuid, epoch, etag };
+    if (address !== null && typeof address !== "string") return undefined;
+    return { utype, uuid, epoch, etag, address };
   } catch {
     return undefined;
   }

@@ -9,6 +9,11 @@ export interface PrimaryView {
   /** ISO-8601 UTC. */
   readonly renewedAt: string;
   readonly expiresInMs: number;
+  /**
+   * Always present. True once the lease was revoked (DELETE without its token): the holder
+   * can no longer renew it, and nobody takes over before it expires.
+   */
+  readonly revoked: boolean;
 }
 
 export interface LeaseView {
@@ -18,10 +23,13 @@ export interface LeaseView {
   readonly timeoutMs: number;
 }
 
+/** What a view needs of an entry: the fast path knows no more than this. */
+export type ViewedLease = Pick<LeaseState, "uuid" | "address" | "epoch" | "renewedAt" | "revoked">;
+
 /** Shows `entry` as seen at `haTime`: its holder when live, otherwise no primary. */
 export function toLeaseView(
   utype: string,
-  entry: LeaseState | undefined,
+  entry: ViewedLease | undefined,
   haTime: number,
   timing: LeaseTiming,
 ): LeaseView {
@@ -33,6 +41,7 @@ export function toLeaseView(
           epoch: entry.epoch,
           renewedAt: new Date(entry.renewedAt).toISOString(),
           expiresInMs: entry.renewedAt + timing.timeoutMs - haTime,
+          revoked: entry.revoked,
         }
       : null;
   return { utype, primary, intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs };

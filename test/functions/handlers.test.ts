@@ -1,54 +1,15 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { routes } from "../../functions/routes.js";
-import { HttpRequest, InvocationContext } from "../../shared/http/azure-functions.js";
-import { handleRoute } from "../../shared/http/route.js";
+import { InvocationContext } from "../../shared/http/azure-functions.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import { createRuntime, type Runtime } from "../../shared/runtime.js";
 import type { LeaseStore } from "../../shared/store/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
 import { CountingStore, failingStore } from "../helpers/counting-store.js";
+import { FakeWallClock as FakeClock, primaryOf, send } from "../helpers/route-requests.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
-
-class FakeClock {
-  constructor(public time = Date.UTC(2026, 10, 20, 10, 0, 0)) {}
-  now = (): number => this.time;
-  advance(ms: number): void {
-    this.time += ms;
-  }
-}
-
-interface Reply {
-  status: number;
-  body: Record<string, unknown>;
-}
-
-/** Sends one request through the same route table and dispatcher the Functions host uses. */
-async function send(
-  runtime: Runtime,
-  method: string,
-  path: string,
-  body?: unknown,
-  context = new InvocationContext(),
-): Promise<Reply> {
-  const url = new URL(`http://localhost/api${path}`);
-  const segments = url.pathname.replace(/^\/api\//, "").split("/");
-  const route = routes.find((candidate) => candidate.route.split("/").length === segments.length && candidate.route.startsWith(segments[0] ?? ""));
-  if (route === undefined) throw new Error(`no route for ${path}`);
-  const params: Record<string, string> = segments.length > 1 ? { utype: decodeURIComponent(segments[1] ?? "") } : {};
-  const request = new HttpRequest({
-    method,
-    url: url.toString(),
-    params,
-    ...(body === undefined ? {} : { body: { string: typeof body === "string" ? body : JSON.stringify(body) } }),
-  });
-  const response = await handleRoute(route, request, context, async () => runtime);
-  return { status: response.status ?? 200, body: (response.jsonBody ?? {}) as Record<string, unknown> };
-}
-
-const primaryOf = (reply: Reply): Record<string, unknown> | null => reply.body["primary"] as Record<string, unknown> | null;
 
 describe("handlers over a counting store: the cost of each call", () => {
   let clock: FakeClock;
@@ -76,6 +37,7 @@ describe("handlers over a counting store: the cost of each call", () => {
       epoch: 1,
       renewedAt: new Date(clock.time).toISOString(),
       expiresInMs: 5000,
+      revoked: false,
     });
     expect(store.calls).toEqual(["read", "create"]);
   });
@@ -125,14 +87,15 @@ describe("handlers over a counting store: the cost of each call", () => {
     expect(store.calls).toEqual(["read"]);
   });
 
-  it("a stale token falls back to the slow path: the old holder is told the lease is held", async () => {
+  it("a stale token falls back to the slow path: the old holder, taken over, is told its term ended", async () => {
     const first = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
     clock.advance(5001);
     await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
     store.reset();
     const stale = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a", lease: first.body["lease"] });
     expect(stale.status).toBe(409);
-    expect(stale.body["error"]).toMatchObject({ code: "LeaseHeld" });
+    expect(stale.body["error"]).toMatchObject({ code: "LeaseRevoked" });
+    expect(primaryOf(stale)).toMatchObject({ uuid: "b", epoch: 2 });
     expect(store.calls).toEqual(["renew", "read"]);
   });
 
@@ -144,6 +107,7 @@ describe("handlers over a counting store: the cost of each call", () => {
       uuid: "b",
       epoch: 1,
       etag: (await store.read("scheduler"))?.etag ?? "",
+      address: null,
     });
     store.reset();
     for (const token of [lease, stranger, "v1.garbage.sig", ""]) {
@@ -154,10 +118,10 @@ describe("handlers over a counting store: the cost of each call", () => {
     expect(store.calls).toEqual(["read", "read", "read", "read"]);
   });
 
-  it("release clears the holder with a read and a write; the epoch survives for the next holder", async () => {
-    await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+  it("release with the lease token clears the holder with a read and a write; the epoch survives for the next holder", async () => {
+    const lease = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" })).body["lease"] as string;
     store.reset();
-    const released = await send(runtime, "DELETE", "/primary/scheduler?uuid=a");
+    const released = await send(runtime, "DELETE", `/primary/scheduler?uuid=a&lease=${encodeURIComponent(lease)}`);
     expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, intervalMs: 1000, timeoutMs: 5000 } });
     expect(store.calls).toEqual(["read", "replace"]);
     const next = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
@@ -171,7 +135,7 @@ describe("handlers over a counting store: the cost of each call", () => {
       read: async (utype, options) => {
         const result = await store.read(utype, options);
         // Another writer lands between our read and our write.
-        await store.create({ utype, uuid: "winner", address: null, epoch: 1, renewedAt: clock.now() });
+        await store.create({ utype, uuid: "winner", address: null, epoch: 1, renewedAt: clock.now(), revoked: false, endedUuids: [] });
         return result;
       },
       create: (lease, options) => store.create(lease, options),
@@ -188,8 +152,8 @@ describe("handlers over a counting store: the cost of each call", () => {
     await send(runtime, "PUT", "/primary/zeta", { uuid: "z" });
     clock.advance(3000);
     await send(runtime, "PUT", "/primary/alpha", { uuid: "a" });
-    await send(runtime, "PUT", "/primary/mid", { uuid: "m" });
-    await send(runtime, "DELETE", "/primary/mid?uuid=m");
+    const lease = (await send(runtime, "PUT", "/primary/mid", { uuid: "m" })).body["lease"] as string;
+    await send(runtime, "DELETE", `/primary/mid?uuid=m&lease=${encodeURIComponent(lease)}`);
     clock.advance(2500); // zeta is now 5500 ms old: expired
     const listed = await send(runtime, "GET", "/primary");
     expect((listed.body["primaries"] as Array<{ utype: string }>).map((view) => view.utype)).toEqual(["alpha"]);
@@ -201,6 +165,8 @@ describe("handlers over a counting store: the cost of each call", () => {
       ["PUT", "/primary/scheduler", { uuid: "a", extra: true }],
       ["PUT", "/primary/scheduler", "nope"],
       ["PUT", "/primary/scheduler", { uuid: "a".repeat(129) }],
+      ["PUT", "/primary/scheduler", { uuid: ".." }],
+      ["DELETE", "/primary/scheduler?uuid=.", undefined],
       ["GET", "/primary/scheduler?verbose=1", undefined],
       ["DELETE", "/primary/scheduler", undefined],
     ];

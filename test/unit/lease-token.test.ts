@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { MAX_LEASE_TOKEN_LENGTH } from "../../shared/lease/input-rules.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 
-const claims = { utype: "scheduler", uuid: "holder", epoch: 7, etag: 'W/"datetime\'2026-11-20T10%3A00%3A00.1Z\'"' };
+const claims = { utype: "scheduler", uuid: "holder", epoch: 7, etag: 'W/"datetime\'2026-11-20T10%3A00%3A00.1Z\'"', address: "10.0.0.4:5800" };
 const caller = { utype: "scheduler", uuid: "holder" };
 
 describe("lease token", () => {
@@ -11,8 +12,39 @@ describe("lease token", () => {
     expect(signer.verify(signer.issue(claims), caller)).toEqual(claims);
   });
 
+  it("carries the holder's address, or null", () => {
+    expect(signer.verify(signer.issue({ ...claims, address: null }), caller)?.address).toBeNull();
+    expect(signer.verify(signer.issue(claims), caller)?.address).toBe("10.0.0.4:5800");
+  });
+
+  it("the largest token the server can issue is within the length a token may have, and fits a 4 KiB body", () => {
+    const longest = "x".repeat(128);
+    const largest = signer.issue({
+      utype: longest,
+      uuid: longest,
+      epoch: Number.MAX_SAFE_INTEGER,
+      // A Table ETag, with room to spare.
+      etag: `W/"datetime'${"2026-11-20T10%3A00%3A00.1234567Z".padEnd(150, "0")}'"`,
+      address: "\u{1F600}".repeat(512),
+    });
+    expect(largest.length).toBeLessThanOrEqual(MAX_LEASE_TOKEN_LENGTH);
+    expect(signer.verify(largest, { utype: longest, uuid: longest })?.epoch).toBe(Number.MAX_SAFE_INTEGER);
+    // A renewal body without the address (as the SDK sends it) stays within the 4 KiB limit.
+    expect(Buffer.byteLength(JSON.stringify({ uuid: longest, lease: largest }))).toBeLessThanOrEqual(4096);
+  });
+
+  it("a string longer than any issued token is refused without being parsed", () => {
+    const token = signer.issue(claims);
+    expect(signer.verify(`${token}${"A".repeat(MAX_LEASE_TOKEN_LENGTH)}`, caller)).toBeUndefined();
+  });
+
+  it("a v1 token (before the address was carried) is treated as absent", () => {
+    const payload = Buffer.from(JSON.stringify(["scheduler", "holder", 7, claims.etag])).toString("base64url");
+    expect(signer.verify(`v1.${payload}.sig`, caller)).toBeUndefined();
+  });
+
   it("is opaque text safe in JSON and URLs", () => {
-    expect(signer.issue(claims)).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(signer.issue(claims)).toMatch(/^v2\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
   });
 
   it("is refused for another uuid or another utype", () => {
@@ -29,10 +61,10 @@ describe("lease token", () => {
 
   it("is refused when any part is tampered with", () => {
     const [version, payload, signature] = signer.issue(claims).split(".") as [string, string, string];
-    const forgedPayload = Buffer.from(JSON.stringify(["scheduler", "holder", 99, claims.etag])).toString("base64url");
+    const forgedPayload = Buffer.from(JSON.stringify(["scheduler", "holder", 99, claims.etag, null])).toString("base64url");
     for (const token of [
       `${version}.${forgedPayload}.${signature}`,
-      `v2.${payload}.${signature}`,
+      `v3.${payload}.${signature}`,
       `${version}.${payload}.${signature.slice(0, -2)}`,
       `${version}.${payload}`,
       `${version}.${payload}.${signature}.extra`,

@@ -19,6 +19,16 @@ describe("utype and uuid", () => {
     expect(parseId("utype", id)).toBe(id);
   });
 
+  it.each([".", ".."])("refuses %s, which passes the pattern but cannot be addressed in a URL path", (id) => {
+    const error = refusal(() => parseId("utype", id));
+    expect(error.status).toBe(400);
+    expect(error.message).toMatch(/^utype must not be "\." or "\.\."/);
+  });
+
+  it.each(["...", ".a", "a.", "a..b"])("accepts %s: only the two path segments are special", (id) => {
+    expect(parseId("uuid", id)).toBe(id);
+  });
+
   it.each(["", "x".repeat(129), "has space", "slash/", "back\\slash", "hash#", "q?", "ünï", "tab\t", 42, undefined, null])(
     "refuses %j, naming the field",
     (id) => {
@@ -39,10 +49,25 @@ describe("heartbeat body", () => {
     });
   });
 
-  it("treats absent, null and empty address as null, and absent or null lease as absent", () => {
-    expect(parseHeartbeatBody(bytes('{"uuid":"a"}'))).toEqual({ uuid: "a", address: null, lease: undefined });
+  it("keeps an omitted address apart from null (omitted keeps the stored one, null clears it); empty is null", () => {
+    expect(parseHeartbeatBody(bytes('{"uuid":"a"}'))).toEqual({ uuid: "a", address: undefined, lease: undefined });
     expect(parseHeartbeatBody(bytes('{"uuid":"a","address":null,"lease":null}'))).toEqual({ uuid: "a", address: null, lease: undefined });
     expect(parseHeartbeatBody(bytes('{"uuid":"a","address":""}')).address).toBeNull();
+  });
+
+  it.each([["123", 123], ["an object", {}], ["an array", ["t"]], ["true", true], ["an absurdly long string", "t".repeat(3900)]])(
+    "treats a lease that is %s as a malformed token: absent, not a 400",
+    (_name, lease) => {
+      expect(parseHeartbeatBody(bytes(JSON.stringify({ uuid: "a", lease }))).lease).toBeUndefined();
+    },
+  );
+
+  it("counts the address in Unicode code points, not UTF-16 units", () => {
+    const emoji = "\u{1F600}";
+    expect(parseHeartbeatBody(bytes(JSON.stringify({ uuid: "a", address: emoji.repeat(300) }))).address).toBe(emoji.repeat(300));
+    expect(parseHeartbeatBody(bytes(JSON.stringify({ uuid: "a", address: "é".repeat(512) }))).address).toHaveLength(512);
+    const error = refusal(() => parseHeartbeatBody(bytes(JSON.stringify({ uuid: "a", address: emoji.repeat(513) }))));
+    expect(error.message).toBe("address must be at most 512 characters (got 513).");
   });
 
   it.each([
@@ -56,7 +81,6 @@ describe("heartbeat body", () => {
     ['{"uuid":"a","address":7}', /^address must be a string/],
     [`{"uuid":"a","address":"${"x".repeat(513)}"}`, /^address must be at most 512/],
     ['{"uuid":"a","address":"line\\nbreak"}', /^address must not contain control/],
-    ['{"uuid":"a","lease":{}}', /^lease must be/],
   ])("refuses %s with 400", (text, message) => {
     const error = refusal(() => parseHeartbeatBody(bytes(text)));
     expect(error.status).toBe(400);

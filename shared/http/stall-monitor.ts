@@ -1,0 +1,96 @@
+import { systemMonotonicClock, type MonotonicTimers } from "../clock.js";
+
+export interface StallMonitorOptions {
+  /** Monotonic time and timers; defaults to performance.now() and unref'd process timers. */
+  readonly clock?: MonotonicTimers;
+  /** How often it ticks. Default 100 ms. */
+  readonly periodMs?: number;
+}
+
+const DEFAULT_PERIOD_MS = 100;
+
+/**
+ * Notices when this process was not running (SIGSTOP, a VM freeze, a blocked event loop),
+ * so that requests that queued up meanwhile are not taken to have just arrived.
+ *
+ * A frozen process cannot see when its queued requests arrived: after SIGCONT they reach
+ * the handlers looking fresh. The monitor ticks every period; a gap between ticks of more
+ * than `stallThresholdMs` means the process did not run. A request that reaches the
+ * handlers during such a gap (I/O can run before the overdue tick) or within `graceMs`
+ * after the tick that saw it is treated as having arrived when the gap began: the last
+ * tick, the last moment the process is known to have run. That is the earliest it can
+ * have arrived, which is the safe side for a time budget.
+ *
+ * A gap below the threshold goes unseen, so a request's budget can be overrun by at most
+ * the threshold. A false alarm (a long GC) only shortens budgets by the length of the gap.
+ */
+export class StallMonitor {
+  readonly periodMs: number;
+  /** A gap between ticks longer than this is a stall: 3 periods. */
+  readonly stallThresholdMs: number;
+  /** How long after the tick that saw a stall requests are still backdated: 2 periods. */
+  readonly graceMs: number;
+  readonly #clock: MonotonicTimers;
+  #timer: unknown;
+  #running = false;
+  #lastTick = 0;
+  #stall: { startedAt: number; seenAt: number } | undefined;
+
+  constructor(options: StallMonitorOptions = {}) {
+    const periodMs = options.periodMs ?? DEFAULT_PERIOD_MS;
+    if (!Number.isSafeInteger(periodMs) || periodMs < 1) {
+      throw new RangeError(`Expected \`periodMs\` to be a positive integer number of milliseconds (got ${periodMs}).`);
+    }
+    this.periodMs = periodMs;
+    this.stallThresholdMs = 3 * periodMs;
+    this.graceMs = 2 * periodMs;
+    this.#clock = options.clock ?? systemMonotonicClock;
+  }
+
+  /** Starts ticking; calling it again does nothing. */
+  start(): this {
+    if (this.#running) return this;
+    this.#running = true;
+    this.#lastTick = this.#clock.now();
+    this.#arm();
+    return this;
+  }
+
+  stop(): void {
+    this.#running = false;
+    this.#stall = undefined;
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** When a request reaching the handlers now is taken to have arrived. */
+  arrivalOf(now: number = this.#clock.now()): number {
+    if (!this.#running) return now;
+    if (now - this.#lastTick > this.stallThresholdMs) return this.#lastTick;
+    if (this.#stall !== undefined && now - this.#stall.seenAt <= this.graceMs) return this.#stall.startedAt;
+    return now;
+  }
+
+  /** The last stall seen, for logs: when it began and how long it lasted. */
+  get lastStall(): { readonly startedAt: number; readonly durationMs: number } | undefined {
+    return this.#stall === undefined ? undefined : { startedAt: this.#stall.startedAt, durationMs: this.#stall.seenAt - this.#stall.startedAt };
+  }
+
+  #arm(): void {
+    this.#timer = this.#clock.setTimeout(() => this.#tick(), this.periodMs);
+  }
+
+  #tick(): void {
+    if (!this.#running) return;
+    const now = this.#clock.now();
+    if (now - this.#lastTick > this.stallThresholdMs) this.#stall = { startedAt: this.#lastTick, seenAt: now };
+    this.#lastTick = now;
+    this.#arm();
+  }
+}
+
+/**
+ * The one monitor of this process: the route dispatcher reads it for every request. It is
+ * started by createRuntime and by the first request, whichever comes first.
+ */
+export const processStallMonitor = new StallMonitor();

@@ -1,0 +1,44 @@
+import { routes } from "../../functions/routes.js";
+import { HttpRequest, InvocationContext } from "../../shared/http/azure-functions.js";
+import { handleRoute } from "../../shared/http/route.js";
+import type { Runtime } from "../../shared/runtime.js";
+
+/** ha_time for handler tests: a wall clock that moves only when the test says so. */
+export class FakeWallClock {
+  constructor(public time = Date.UTC(2026, 10, 20, 10, 0, 0)) {}
+  now = (): number => this.time;
+  advance(ms: number): void {
+    this.time += ms;
+  }
+}
+
+export interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** Sends one request through the same route table and dispatcher the Functions host uses. */
+export async function send(
+  runtime: Runtime,
+  method: string,
+  path: string,
+  body?: unknown,
+  context = new InvocationContext(),
+): Promise<Reply> {
+  const url = new URL(`http://localhost/api${path}`);
+  const segments = url.pathname.replace(/^\/api\//, "").split("/");
+  const route = routes.find((candidate) => candidate.route.split("/").length === segments.length && candidate.route.startsWith(segments[0] ?? ""));
+  if (route === undefined) throw new Error(`no route for ${path}`);
+  const params: Record<string, string> = segments.length > 1 ? { utype: decodeURIComponent(segments[1] ?? "") } : {};
+  const request = new HttpRequest({
+    method,
+    url: url.toString(),
+    params,
+    ...(body === undefined ? {} : { body: { string: typeof body === "string" ? body : JSON.stringify(body) } }),
+  });
+  const response = await handleRoute(route, request, context, async () => runtime);
+  return { status: response.status ?? 200, body: (response.jsonBody ?? {}) as Record<string, unknown> };
+}
+
+export const primaryOf = (reply: Reply): Record<string, unknown> | null => reply.body["primary"] as Record<string, unknown> | null;
+export const errorCodeOf = (reply: Reply): unknown => (reply.body["error"] as { code?: unknown } | undefined)?.code;
