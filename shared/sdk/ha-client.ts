@@ -6,6 +6,7 @@ import type {
   HeartbeatResult,
   LeaseTransport,
   LeaseView,
+  ReleaseOptions,
   ReleaseResult,
 } from "./lease-transport.js";
 import { checkEndpoint, checkId, checkOptionalAddress, checkOptionalSignal, checkOptionalString, checkPositiveMs } from "./option-checks.js";
@@ -37,7 +38,8 @@ interface Answer {
 
 /**
  * The typed REST client of the lease service (SPEC §4), on Node's fetch. Every answer is
- * validated before it is returned; 409 LeaseHeld / Conflict are outcomes, not errors.
+ * validated before it is returned; 409 LeaseHeld / LeaseRevoked / Conflict are outcomes,
+ * not errors.
  * Errors: HaRequestError (refused, unreachable, timed out), CorruptedMessageError (an
  * answer that cannot be trusted), or the caller's own abort reason.
  */
@@ -67,7 +69,8 @@ export class HaClient implements LeaseTransport {
   async heartbeat(utype: string, request: HeartbeatRequest, options: CallOptions = {}): Promise<HeartbeatResult> {
     const what = `UpdateHeartBeat(${checkId("utype", utype)})`;
     const uuid = checkId("uuid", request.uuid);
-    const address = checkOptionalAddress("address", request.address);
+    // Omitted keeps the stored address; null clears it: the difference is sent as given.
+    const address = request.address === null ? null : checkOptionalAddress("address", request.address);
     const lease = checkOptionalString("lease", request.lease);
     const body = JSON.stringify({ uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }) });
     const answer = await this.#call("PUT", `/primary/${utype}`, body, options, what);
@@ -77,12 +80,21 @@ export class HaClient implements LeaseTransport {
     throw refused(what, answer);
   }
 
-  /** Release: clears the lease if `uuid` holds it, so a standby can take it at once. */
-  async release(utype: string, uuid: string, options: CallOptions = {}): Promise<ReleaseResult> {
+  /**
+   * Release. With `options.lease`, the holder's token, it clears the lease so a standby can
+   * take it at once (`released`). Without it, a live lease of `uuid` is revoked instead
+   * (`revoked`): nobody takes over before it expires. Either way `uuid` can never hold the
+   * lease again.
+   */
+  async release(utype: string, uuid: string, options: ReleaseOptions = {}): Promise<ReleaseResult> {
     const what = `Release(${checkId("utype", utype)})`;
-    const query = `?uuid=${encodeURIComponent(checkId("uuid", uuid))}`;
+    const lease = checkOptionalString("lease", options.lease);
+    const query = `?uuid=${encodeURIComponent(checkId("uuid", uuid))}${lease === undefined ? "" : `&lease=${encodeURIComponent(lease)}`}`;
     const answer = await this.#call("DELETE", `/primary/${utype}${query}`, undefined, options, what);
-    if (answer.status === 200) return { outcome: "released", view: parseLeaseView(answer.body, utype, answer.status, what) };
+    if (answer.status === 200) {
+      const view = parseLeaseView(answer.body, utype, answer.status, what);
+      return { outcome: view.primary?.uuid === uuid && view.primary.revoked ? "revoked" : "released", view };
+    }
     const lost = lostOutcome(answer, utype, what);
     if (lost !== undefined) return lost;
     throw refused(what, answer);
@@ -141,11 +153,13 @@ function looksLikeJson(text: string): boolean {
   return first === "{" || first === "[";
 }
 
-function lostOutcome(answer: Answer, utype: string, what: string): { outcome: "held" | "conflict"; view: LeaseView } | undefined {
+const LOST_OUTCOMES = { LeaseHeld: "held", LeaseRevoked: "revoked", Conflict: "conflict" } as const;
+
+function lostOutcome(answer: Answer, utype: string, what: string): { outcome: "held" | "revoked" | "conflict"; view: LeaseView } | undefined {
   if (answer.status !== 409) return undefined;
   const code = parseErrorBody(answer.body)?.code;
-  if (code !== "LeaseHeld" && code !== "Conflict") return undefined;
-  return { outcome: code === "LeaseHeld" ? "held" : "conflict", view: parseLeaseView(answer.body, utype, answer.status, what) };
+  if (code !== "LeaseHeld" && code !== "LeaseRevoked" && code !== "Conflict") return undefined;
+  return { outcome: LOST_OUTCOMES[code], view: parseLeaseView(answer.body, utype, answer.status, what) };
 }
 
 function refused(what: string, answer: Answer): HaRequestError {

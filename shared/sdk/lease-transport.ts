@@ -3,8 +3,8 @@ import type { LeaseView, PrimaryView } from "../lease/lease-view.js";
 
 /**
  * The client sees the outcomes the server decided, with the same shapes: `accepted`
- * carries the token for the next renewal's fast path; `held` (409 LeaseHeld) and
- * `conflict` (409 Conflict) carry the view of who holds the lease now.
+ * carries the token for the next renewal's fast path; `held` (409 LeaseHeld), `revoked`
+ * (409 LeaseRevoked) and `conflict` (409 Conflict) carry the view of who holds it now.
  */
 export type { HeartbeatResult, LeaseView, PrimaryView, ReleaseResult };
 
@@ -14,7 +14,20 @@ export interface CallOptions {
   readonly timeoutInMs?: number;
 }
 
-/** The PUT body of UpdateHeartBeat. `lease` is the token of the last accepted heartbeat. */
+/**
+ * Release's options. With `lease` (the holder's token from its last accepted heartbeat)
+ * the release is proven and a standby may take over at once; without it the lease is
+ * revoked and runs out on its own.
+ */
+export interface ReleaseOptions extends CallOptions {
+  readonly lease?: string;
+}
+
+/**
+ * The PUT body of UpdateHeartBeat. `lease` is the token of the last accepted heartbeat.
+ * `address`: a string sets it, null clears it, omitted keeps the stored one (and means
+ * none when the heartbeat acquires or takes over).
+ */
 export interface HeartbeatRequest {
   readonly uuid: string;
   readonly address?: string | null;
@@ -29,5 +42,5 @@ export interface HeartbeatRequest {
 export interface LeaseTransport {
   getPrimary(utype: string, options?: CallOptions): Promise<LeaseView>;
   heartbeat(utype: string, request: HeartbeatRequest, options?: CallOptions): Promise<HeartbeatResult>;
-  release(utype: string, uuid: string, options?: CallOptions): Promise<ReleaseResult>;
+  release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult>;
 }

@@ -3,7 +3,7 @@
  * the option and says what is expected, in the style "Expected `x` to be …, got …".
  */
 
-import { hasControlCharacter, ID_PATTERN, MAX_ADDRESS_LENGTH } from "../lease/input-rules.js";
+import { addressLength, hasControlCharacter, ID_PATTERN, isDotSegment, MAX_ADDRESS_LENGTH } from "../lease/input-rules.js";
 
 function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
@@ -11,17 +11,20 @@ function describe(value: unknown): string {
   return Array.isArray(value) ? "an array" : `a ${typeof value}`;
 }
 
-/** utype and uuid: 1–128 characters of [A-Za-z0-9._:-], as the service requires. */
+/** utype and uuid: 1–128 characters of [A-Za-z0-9._:-], not "." or "..", as the service requires. */
 export function checkId(name: string, value: unknown): string {
   if (typeof value !== "string" || !ID_PATTERN.test(value)) {
     throw new TypeError(`Expected \`${name}\` to be 1–128 characters of A–Z, a–z, 0–9, '.', '_', ':' or '-', got ${describe(value)}.`);
+  }
+  if (isDotSegment(value)) {
+    throw new TypeError(`Expected \`${name}\` to be a name a URL path can address, not ${describe(value)}.`);
   }
   return value;
 }
 
 export function checkOptionalAddress(name: string, value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string" || value === "" || value.length > MAX_ADDRESS_LENGTH || hasControlCharacter(value)) {
+  if (typeof value !== "string" || value === "" || addressLength(value) > MAX_ADDRESS_LENGTH || hasControlCharacter(value)) {
     throw new TypeError(
       `Expected \`${name}\` to be where this participant can be reached (1–${MAX_ADDRESS_LENGTH} printable characters, e.g. "10.0.0.4:5800"), got ${describe(value)}.`,
     );

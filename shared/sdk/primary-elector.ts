@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
 import { HaClient } from "./ha-client.js";
-import type { HeartbeatResult, LeaseTransport, LeaseView, PrimaryView } from "./lease-transport.js";
+import type { HeartbeatRequest, HeartbeatResult, LeaseTransport, LeaseView, PrimaryView } from "./lease-transport.js";
 import { Listeners } from "./listeners.js";
 import {
   checkEndpoint,
@@ -17,11 +17,15 @@ import { SlowRoundTripWarning } from "./slow-round-trip-warning.js";
 
 /**
  * Why a primary stopped being one. `rejected`: a heartbeat got 409, another uuid holds the
- * lease. `lease-expired`: the deadline passed without an accepted renewal (slow or failing
- * calls, or a process pause). `stopped`: stop() or the abort signal. `affinity-lost`: the
- * primary of the affinity utype is no longer at this elector's address.
+ * lease. `revoked`: a heartbeat got 409 LeaseRevoked, someone revoked the lease (DELETE
+ * without its token); nobody takes over before it expires. `lease-expired`: the deadline
+ * passed without an accepted renewal (slow or failing calls, or a process pause).
+ * `stopped`: stop() or the abort signal. `affinity-lost`: the primary of the affinity utype
+ * is no longer at this elector's address. `epoch-changed`: a renewal was accepted with
+ * another epoch than the one held, which only happens when the service lost its state;
+ * `elected` with the new epoch follows at once.
  */
-export type DemotionReason = "rejected" | "lease-expired" | "stopped" | "affinity-lost";
+export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed";
 
 export interface ElectorEvents {
   /** This elector became primary; `epoch` is the fencing token for its writes. */
@@ -121,6 +125,11 @@ export class PrimaryElector {
   #observedPrimary: string | null | undefined;
   /** A PUT of the current uuid is in flight: we may hold the lease without knowing it. */
   #acquireInFlight = false;
+  /**
+   * Renewals omit the address (the service keeps the stored one, and the body stays small);
+   * set when the last answer showed another address than ours, so the next one sends it.
+   */
+  #addressMismatch = false;
 
   #loopTimer: TimerHandle | undefined;
   #deadlineTimer: TimerHandle | undefined;
@@ -277,10 +286,17 @@ export class PrimaryElector {
     this.#inflight?.abort(new Error("The elector is stopping."));
     await this.#step;
     const mayHold = this.#holding !== undefined || acquireWasInFlight;
+    // With the token the release is proven and a standby may take over at once. Without
+    // one (only an acquire was in flight) the service revokes or retires the uuid instead:
+    // either way that acquire cannot leave a lease behind that nobody renews.
+    const lease = this.#holding?.lease;
     this.#holding = undefined;
     if (mayHold) {
       try {
-        const released = await this.#transport.release(this.utype, this.#uuid, { timeoutInMs: this.#releaseBudget() });
+        const released = await this.#transport.release(this.utype, this.#uuid, {
+          timeoutInMs: this.#releaseBudget(),
+          ...(lease === undefined ? {} : { lease }),
+        });
         if (released.outcome === "released") this.#observe(released.view);
       } catch (error) {
         this.#fail(error);
@@ -322,7 +338,8 @@ export class PrimaryElector {
 
   /**
    * Primary: one fast-path heartbeat per I. Accepted → deadline = sentAt + (T − I).
-   * 409 → demote at once. A failure → try again, each call bounded by the time left.
+   * 409 → demote at once, unless the answer names this uuid as the live holder at the held
+   * epoch (our own echo won a race). A failure → try again, each call bounded by the time left.
    */
   async #renew(): Promise<void> {
     const holding = this.#holding as Holding;
@@ -331,9 +348,10 @@ export class PrimaryElector {
     const budget = Math.min(holding.deadline - sentAt, this.#heartbeatBudget());
     this.#nextStepAt = sentAt + timing.intervalMs;
     const incarnation = this.#incarnation;
-    const result = await this.#call(budget, (options) =>
-      this.#transport.heartbeat(this.utype, { uuid: this.#uuid, address: this.address ?? null, lease: holding.lease }, options),
-    );
+    const request: HeartbeatRequest = this.#addressMismatch
+      ? { uuid: this.#uuid, address: this.address ?? null, lease: holding.lease }
+      : { uuid: this.#uuid, lease: holding.lease };
+    const result = await this.#call(budget, (options) => this.#transport.heartbeat(this.utype, request, options));
     if (this.#expireIfDue() || incarnation !== this.#incarnation) return;
     if (result === undefined) {
       this.#nextStepAt = Math.max(this.#nextStepAt, this.#clock.now());
@@ -341,8 +359,16 @@ export class PrimaryElector {
     }
     this.#recordRoundTrip(this.#clock.now() - sentAt);
     if (result.outcome !== "accepted") {
+      if (namesHolder(result.view, this.#uuid, holding.epoch)) {
+        // Our own echo (a retry, a duplicate) won the race: the lease is still ours, but
+        // this answer says nothing about when it was renewed. Keep the deadline, do not
+        // extend it, and renew again at once.
+        this.#observe(result.view);
+        this.#nextStepAt = this.#clock.now();
+        return;
+      }
       if (this.#lifecycle === "running") {
-        this.#demote("rejected");
+        this.#demote(result.outcome === "revoked" ? "revoked" : "rejected");
         this.#armTakeover(result.view);
       } else {
         this.#holding = undefined; // stopping: the user already heard `stopped`
@@ -353,6 +379,8 @@ export class PrimaryElector {
     this.#observe(result.view);
     this.#hold(result, sentAt);
     this.#nextStepAt = sentAt + this.#timing!.intervalMs;
+    const epoch = this.#holding!.epoch;
+    if (epoch !== holding.epoch && this.#lifecycle === "running") this.#changeTerm(holding.epoch, epoch);
     if (this.affinity !== undefined && this.#lifecycle === "running" && !(await this.#affinityHolds(incarnation))) {
       if (incarnation === this.#incarnation && this.#holding !== undefined) this.#demote("affinity-lost");
     }
@@ -398,6 +426,14 @@ export class PrimaryElector {
     if (result === undefined || incarnation !== this.#incarnation) return;
     this.#recordRoundTrip(this.#clock.now() - sentAt);
     this.#observe(result.view);
+    if (result.outcome === "revoked") {
+      // This uuid's term ended (an earlier acquire of ours landed and was revoked or taken
+      // over, or a release retired it): it can never hold the lease again. Compete on as a
+      // new incarnation.
+      this.#newIncarnation();
+      this.#armTakeover(result.view);
+      return;
+    }
     if (result.outcome !== "accepted") {
       this.#armTakeover(result.view);
       return;
@@ -435,6 +471,7 @@ export class PrimaryElector {
   #hold(result: Extract<HeartbeatResult, { outcome: "accepted" }>, sentAt: number): void {
     const { intervalMs, timeoutMs } = result.view;
     this.#holding = { epoch: result.view.primary!.epoch, lease: result.lease, deadline: sentAt + (timeoutMs - intervalMs) };
+    this.#addressMismatch = result.view.primary!.address !== (this.address ?? null);
     this.#takeoverAt = undefined;
     this.#clearTimer("deadline");
     const delay = this.#holding.deadline - this.#clock.now();
@@ -468,25 +505,47 @@ export class PrimaryElector {
    * expiry or a lost affinity the old uuid's lease is released in the background, so a
    * standby need not wait out the rest of T.
    */
-  #demote(reason: Exclude<DemotionReason, "stopped">): void {
+  #demote(reason: Exclude<DemotionReason, "stopped" | "epoch-changed">): void {
     const holding = this.#holding as Holding;
     const oldUuid = this.#uuid;
     this.#holding = undefined;
-    this.#incarnation += 1;
-    this.#acquireInFlight = false;
     this.#clearTimer("deadline");
     this.#inflight?.abort(new Error(`Demoted (${reason}).`));
-    this.#uuid = this.#newUuid();
+    this.#newIncarnation();
     this.#takeoverAt = undefined;
     this.#demotions += 1;
-    this.#nextStepAt = this.#clock.now() + (reason === "rejected" ? (this.#timing?.intervalMs ?? 0) : 0);
-    if (reason !== "rejected") {
+    // Refused (another holder, or revoked): the lease is not ours to release, and a revoked
+    // one must run out on its own because our user's work may still be winding down.
+    const refused = reason === "rejected" || reason === "revoked";
+    this.#nextStepAt = this.#clock.now() + (refused ? (this.#timing?.intervalMs ?? 0) : 0);
+    if (!refused) {
+      // The deadline has passed (or affinity is lost and we step down): a proven release
+      // lets a standby take over at once instead of waiting out the rest of T.
       this.#transport
-        .release(this.utype, oldUuid, { timeoutInMs: this.#releaseBudget() })
+        .release(this.utype, oldUuid, { timeoutInMs: this.#releaseBudget(), lease: holding.lease })
         .catch((error: unknown) => this.#fail(error));
     }
     void this.#listeners.emit("demoted", { reason, uuid: oldUuid, epoch: holding.epoch });
     if (this.#lifecycle === "running" && this.#step === undefined) this.#schedule(this.#nextStepAt);
+  }
+
+  /** A new incarnation: a new uuid, and answers to the old one's calls are ignored. */
+  #newIncarnation(): void {
+    this.#incarnation += 1;
+    this.#acquireInFlight = false;
+    this.#uuid = this.#newUuid();
+  }
+
+  /**
+   * SPEC §5: a term is one (uuid, epoch). A renewal accepted at another epoch (the service
+   * lost its state and the lease was created afresh) ends the old term and starts a new
+   * one: never a silent change of the fencing token the user's writes carry.
+   */
+  #changeTerm(oldEpoch: number, newEpoch: number): void {
+    this.#demotions += 1;
+    this.#elections += 1;
+    void this.#listeners.emit("demoted", { reason: "epoch-changed", uuid: this.#uuid, epoch: oldEpoch });
+    void this.#listeners.emit("elected", { uuid: this.#uuid, epoch: newEpoch });
   }
 
   #armTakeover(view: LeaseView): void {
@@ -590,6 +649,11 @@ export class PrimaryElector {
     if (which === "loop") this.#loopTimer = undefined;
     else this.#deadlineTimer = undefined;
   }
+}
+
+/** The view shows `uuid` as the live, unrevoked holder at `epoch`. */
+function namesHolder(view: LeaseView, uuid: string, epoch: number): boolean {
+  return view.primary !== null && view.primary.uuid === uuid && view.primary.epoch === epoch && !view.primary.revoked;
 }
 
 function asError(error: unknown): Error {

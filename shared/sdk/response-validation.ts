@@ -46,7 +46,7 @@ export function parseLeaseView(body: unknown, expectedUtype: string | undefined,
 function parsePrimary(value: unknown, what: string, status: number): PrimaryView | null {
   if (value === null) return null;
   if (!isObject(value)) throw corrupted(what, status, "primary must be an object or null");
-  const { uuid, address, epoch, renewedAt, expiresInMs } = value;
+  const { uuid, address, epoch, renewedAt, expiresInMs, revoked } = value;
   if (typeof uuid !== "string" || uuid === "") throw corrupted(what, status, "primary.uuid is missing");
   if (address !== null && typeof address !== "string") throw corrupted(what, status, "primary.address must be a string or null");
   if (!isNonNegativeInteger(epoch) || epoch < 1) throw corrupted(what, status, "primary.epoch must be a positive integer");
@@ -56,7 +56,9 @@ function parsePrimary(value: unknown, what: string, status: number): PrimaryView
   if (typeof expiresInMs !== "number" || !Number.isFinite(expiresInMs)) {
     throw corrupted(what, status, "primary.expiresInMs must be a number");
   }
-  return { uuid, address, epoch, renewedAt, expiresInMs };
+  // Always sent by this version of the service; a service from before revocation omits it.
+  if (revoked !== undefined && typeof revoked !== "boolean") throw corrupted(what, status, "primary.revoked must be a boolean");
+  return { uuid, address, epoch, renewedAt, expiresInMs, revoked: revoked === true };
 }
 
 /** The 200 answer to UpdateHeartBeat: a view whose primary is the caller, plus a token. */

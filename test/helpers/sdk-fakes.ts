@@ -8,6 +8,7 @@ import type {
   LeaseTransport,
   LeaseView,
   PrimaryView,
+  ReleaseOptions,
   ReleaseResult,
 } from "../../shared/sdk/lease-transport.js";
 
@@ -71,7 +72,7 @@ export const I = 1000;
 export const T = 5000;
 
 export function primaryView(primary: Partial<PrimaryView> & { uuid: string }): PrimaryView {
-  return { address: null, epoch: 1, renewedAt: new Date(0).toISOString(), expiresInMs: T, ...primary };
+  return { address: null, epoch: 1, renewedAt: new Date(0).toISOString(), expiresInMs: T, revoked: false, ...primary };
 }
 
 export function leaseView(utype: string, primary: PrimaryView | null, timing = { intervalMs: I, timeoutMs: T }): LeaseView {
@@ -85,7 +86,8 @@ export interface PendingCall {
   readonly utype: string;
   readonly request: HeartbeatRequest | undefined;
   readonly uuid: string | undefined;
-  readonly options: CallOptions;
+  /** ReleaseOptions for a release (with its `lease`), CallOptions otherwise. */
+  readonly options: ReleaseOptions;
   /** The fake clock's time when the call was made. */
   readonly sentAt: number;
   respond(value: LeaseView | HeartbeatResult | ReleaseResult): void;
@@ -112,7 +114,7 @@ export class ScriptedTransport implements LeaseTransport {
     return this.#enqueue("heartbeat", utype, request, undefined, options) as Promise<HeartbeatResult>;
   }
 
-  release(utype: string, uuid: string, options: CallOptions = {}): Promise<ReleaseResult> {
+  release(utype: string, uuid: string, options: ReleaseOptions = {}): Promise<ReleaseResult> {
     return this.#enqueue("release", utype, undefined, uuid, options) as Promise<ReleaseResult>;
   }
 
@@ -130,7 +132,7 @@ export class ScriptedTransport implements LeaseTransport {
     expect(this.#queue.map((call) => `${call.method}(${call.utype})`)).toEqual([]);
   }
 
-  #enqueue(method: Method, utype: string, request: HeartbeatRequest | undefined, uuid: string | undefined, options: CallOptions): Promise<unknown> {
+  #enqueue(method: Method, utype: string, request: HeartbeatRequest | undefined, uuid: string | undefined, options: ReleaseOptions): Promise<unknown> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let timer: TimerHandle | undefined;

@@ -14,6 +14,7 @@ import type {
   HeartbeatResult,
   LeaseTransport,
   LeaseView,
+  ReleaseOptions,
   ReleaseResult,
 } from "../../shared/sdk/lease-transport.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
@@ -215,13 +216,13 @@ export class SimTransport implements LeaseTransport {
 
   heartbeat(utype: string, request: HeartbeatRequest, options?: CallOptions): Promise<HeartbeatResult> {
     return this.#send(
-      () => this.service.heartbeat({ utype, uuid: request.uuid, address: request.address ?? null, lease: request.lease }),
+      () => this.service.heartbeat({ utype, uuid: request.uuid, address: request.address, lease: request.lease }),
       options,
     );
   }
 
-  release(utype: string, uuid: string, options?: CallOptions): Promise<ReleaseResult> {
-    return this.#send(() => this.service.release(utype, uuid), options);
+  release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult> {
+    return this.#send(() => this.service.release({ utype, uuid, lease: options?.lease }), options);
   }
 
   #send<T>(handle: () => Promise<T>, options: CallOptions = {}): Promise<T> {

@@ -41,9 +41,31 @@ describe("HaClient against the real service", () => {
     expect(await client.release("svc-a", "u2")).toMatchObject({ outcome: "held", view: { primary: { uuid: "u1" } } });
 
     expect((await client.listPrimaries()).map((view) => view.utype)).toContain("svc-a");
-    expect(await client.release("svc-a", "u1")).toEqual({ outcome: "released", view: { utype: "svc-a", primary: null, ...timing } });
-    const next = await client.heartbeat("svc-a", { uuid: "u2" });
-    expect(next).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "u2", epoch: 2 } } });
+    if (renewed.outcome !== "accepted") return;
+    expect(await client.release("svc-a", "u1", { lease: renewed.lease })).toEqual({ outcome: "released", view: { utype: "svc-a", primary: null, ...timing } });
+    // u2's DELETE retired it: that uuid can never hold the lease; a new one can.
+    expect(await client.heartbeat("svc-a", { uuid: "u2" })).toMatchObject({ outcome: "revoked" });
+    const next = await client.heartbeat("svc-a", { uuid: "u3" });
+    expect(next).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "u3", epoch: 2, revoked: false } } });
+  });
+
+  it("a release without the token revokes: the holder's next heartbeat is the `revoked` outcome", async () => {
+    const first = await client.heartbeat("svc-r", { uuid: "r1", address: "h:1" });
+    if (first.outcome !== "accepted") throw new Error(first.outcome);
+    const revoked = await client.release("svc-r", "r1");
+    expect(revoked).toMatchObject({ outcome: "revoked", view: { primary: { uuid: "r1", revoked: true } } });
+    expect(await client.heartbeat("svc-r", { uuid: "r1", lease: first.lease })).toMatchObject({ outcome: "revoked", view: { primary: { uuid: "r1", revoked: true } } });
+    // Revoked or not, a token still proves the holder's consent: released at once.
+    expect(await client.release("svc-r", "r1", { lease: first.lease })).toMatchObject({ outcome: "released", view: { primary: null } });
+  });
+
+  it("sends an omitted address as omitted (kept) and null as null (cleared)", async () => {
+    const first = await client.heartbeat("svc-addr", { uuid: "a1", address: "h:1" });
+    if (first.outcome !== "accepted") throw new Error(first.outcome);
+    const kept = await client.heartbeat("svc-addr", { uuid: "a1", lease: first.lease });
+    expect(kept).toMatchObject({ view: { primary: { address: "h:1" } } });
+    if (kept.outcome !== "accepted") return;
+    expect(await client.heartbeat("svc-addr", { uuid: "a1", address: null, lease: kept.lease })).toMatchObject({ view: { primary: { address: null } } });
   });
 
   it("reports health", async () => {
@@ -62,6 +84,10 @@ describe("HaClient against the real service", () => {
     await expect(client.getPrimary("bad utype")).rejects.toThrow("Expected `utype` to be 1–128 characters");
     await expect(client.heartbeat("a", { uuid: "" })).rejects.toThrow("Expected `uuid` to be 1–128 characters");
     await expect(client.getPrimary("a", { timeoutInMs: -1 })).rejects.toThrow("Expected `timeoutInMs` to be a positive number of milliseconds, got -1.");
+    await expect(client.getPrimary("..")).rejects.toThrow('Expected `utype` to be a name a URL path can address, not "..".');
+    await expect(client.release("a", ".")).rejects.toThrow("Expected `uuid` to be a name a URL path can address");
+    await expect(client.heartbeat("a", { uuid: "u", address: "\u{1F600}".repeat(513) })).rejects.toThrow("Expected `address` to be where");
+    await expect(client.release("a", "u", { lease: "" })).rejects.toThrow("Expected `lease` to be a non-empty string");
   });
 });
 
@@ -124,11 +150,36 @@ describe("HaClient refuses answers it cannot trust", () => {
       () => ({ status: 200, body: view("scheduler", { primary: { uuid: "u", address: null, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3 } }) }),
       /primary.epoch/,
     ],
+    [
+      "a revoked flag that is not a boolean",
+      () => ({ status: 200, body: view("scheduler", { primary: { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3, revoked: "no" } }) }),
+      /primary.revoked must be a boolean/,
+    ],
   ])("GetPrimary: %s is a CorruptedMessageError", async (_name, answer, message) => {
     reply = answer;
     const error = await fetchError(() => new HaClient({ endpoint }).getPrimary("scheduler"));
     expect(error).toBeInstanceOf(CorruptedMessageError);
     expect((error as Error).message).toMatch(message);
+  });
+
+  it("a primary without `revoked` (a service from before revocation) reads as not revoked", async () => {
+    const primary = { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3 };
+    reply = () => ({ status: 200, body: view("scheduler", { primary }) });
+    expect((await new HaClient({ endpoint }).getPrimary("scheduler")).primary).toEqual({ ...primary, revoked: false });
+  });
+
+  it("Release sends the token in the query, and reads a revoked holder as `revoked`", async () => {
+    let url: string | undefined;
+    const primary = { uuid: "me", address: null, epoch: 2, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 4000, revoked: true };
+    reply = (request) => {
+      url = request.url;
+      return { status: 200, body: view("scheduler", { primary }) };
+    };
+    const client = new HaClient({ endpoint });
+    expect(await client.release("scheduler", "me", { lease: "v2.a+b/c.sig" })).toMatchObject({ outcome: "revoked" });
+    expect(url).toBe("/api/primary/scheduler?uuid=me&lease=v2.a%2Bb%2Fc.sig");
+    reply = () => ({ status: 409, body: view("scheduler", { primary, error: { code: "LeaseRevoked", message: "ended" } }) });
+    expect(await client.heartbeat("scheduler", { uuid: "me" })).toMatchObject({ outcome: "revoked", view: { primary: { uuid: "me" } } });
   });
 
   it("a gateway's non-JSON error page is a failed call with its status, not a corrupted message", async () => {

@@ -64,12 +64,13 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
       ["elected", { uuid: "uuid-1", epoch: 1 }],
     ]);
 
-    // One fast-path heartbeat per I, carrying the token of the last accepted one.
+    // One fast-path heartbeat per I, carrying the token of the last accepted one. The
+    // address is omitted: the service keeps the stored one, and the body stays small.
     await clock.advance(I - 1);
     transport.expectIdle();
     await clock.advance(1);
     const renewal = transport.take("heartbeat", UTYPE);
-    expect(renewal.request).toEqual({ uuid: "uuid-1", address: "10.0.0.4:5800", lease: "token-1" });
+    expect(renewal.request).toEqual({ uuid: "uuid-1", lease: "token-1" });
     await answer(renewal, accepted("uuid-1", 1, "token-1b"));
     await clock.advance(I);
     expect(transport.take("heartbeat").request?.lease).toBe("token-1b");
@@ -219,7 +220,9 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     await clock.advance(I);
     expect(elector.isPrimary()).toBe(false);
     expect(events.at(-1)).toMatchObject({ event: "demoted", payload: { reason: "lease-expired" } });
-    expect([transport.take("release").uuid, transport.take("getPrimary").utype]).toEqual(["uuid-1", UTYPE]);
+    const release = transport.take("release");
+    // Proven: the lease's own token, so a standby need not wait out the rest of T.
+    expect([release.uuid, release.options.lease, transport.take("getPrimary").utype]).toEqual(["uuid-1", "token-1", UTYPE]);
   });
 
   it("a corrupted GetPrimary never leads a follower to acquire", async () => {
@@ -251,6 +254,8 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     await settle();
     const release = transport.take("release");
     expect(release.uuid).toBe("uuid-1");
+    // The proven form: the token of the last accepted renewal, so a standby may take over at once.
+    expect(release.options.lease).toBe("token-2");
     await answer(release, { outcome: "released", view: leaseView(UTYPE, null) });
     await stopping;
     expect(events.at(-1)).toMatchObject({ event: "primaryChanged", payload: { primary: null } });
@@ -325,7 +330,8 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     await answer(transport.take("getPrimary", "broker"), leaseView("broker", primaryView({ uuid: "b2", address: "host-c:80" })));
     expect(elector.isPrimary()).toBe(false);
     expect(events.find((e) => e.event === "demoted")?.payload).toMatchObject({ reason: "affinity-lost", uuid: "uuid-1" });
-    expect(transport.take("release").uuid).toBe("uuid-1");
+    const release = transport.take("release");
+    expect([release.uuid, release.options.lease]).toEqual(["uuid-1", "token-1"]);
   });
 
   it("stats(): round-trip percentiles, failures, time without a primary, and a warning when round trips eat the margin", async () => {
@@ -365,6 +371,145 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
   });
 });
 
+describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
+  it("a 409 LeaseRevoked on renewal demotes with `revoked`, releases nothing, and competes again as a new uuid", async () => {
+    const { clock, transport, elector, events, answer, becomePrimary } = setup();
+    await becomePrimary(3);
+    await clock.advance(I);
+    const revokedView = leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 3, expiresInMs: 4000, revoked: true }));
+    await answer(transport.take("heartbeat"), { outcome: "revoked", view: revokedView });
+    expect(elector.isPrimary()).toBe(false);
+    expect(elector.uuid).toBe("uuid-2");
+    expect(events.find((e) => e.event === "demoted")?.payload).toEqual({ reason: "revoked", uuid: "uuid-1", epoch: 3 });
+    // The revoked lease runs out on its own (the user's work may still be stopping): no
+    // release. The new uuid polls every I and takes over once the lease has expired.
+    for (let expiresInMs = 3000; expiresInMs >= 0; expiresInMs -= I) {
+      await clock.advance(I);
+      await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 3, expiresInMs, revoked: true })));
+      transport.expectIdle();
+    }
+    await clock.advance(1);
+    const put = transport.take("heartbeat");
+    expect(put.request?.uuid).toBe("uuid-2");
+  });
+
+  it("as a follower, a 409 LeaseRevoked to its acquire (its uuid's term ended) draws a new uuid, with no event", async () => {
+    const { clock, transport, elector, names, answer, accepted } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    await answer(transport.take("heartbeat"), { outcome: "revoked", view: leaseView(UTYPE, null) });
+    expect(elector.uuid).toBe("uuid-2");
+    await clock.advance(I);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const put = transport.take("heartbeat");
+    expect(put.request?.uuid).toBe("uuid-2");
+    await answer(put, accepted("uuid-2", 4));
+    expect(names().filter((name) => name !== "primaryChanged")).toEqual(["elected"]);
+  });
+
+  it("an answer that names itself as the live holder at the held epoch never demotes: the deadline is kept and it renews again at once", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
+    await becomePrimary(2);
+    const deadline = clock.now() + (T - I);
+    await clock.advance(I);
+    const itself = leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 2, expiresInMs: 4990 }));
+    for (const outcome of ["conflict", "held"] as const) {
+      await answer(transport.take("heartbeat"), { outcome, view: itself });
+      expect(elector.isPrimary()).toBe(true);
+      expect(elector.uuid).toBe("uuid-1");
+      expect(elector.leaseTimeLeftMs()).toBe(deadline - clock.now()); // not extended
+      await clock.advance(0);
+    }
+    const retry = transport.take("heartbeat");
+    expect(retry.sentAt).toBe(clock.now()); // at once, not I later
+    expect(retry.request).toEqual({ uuid: "uuid-1", lease: "token-2" });
+    await answer(retry, accepted("uuid-1", 2, "token-2b"));
+    expect(elector.leaseTimeLeftMs()).toBe(T - I);
+    expect(events.filter((e) => e.event === "demoted")).toEqual([]);
+  });
+
+  it("without further acceptance, a holder answered only by its own echo still steps down at the old deadline", async () => {
+    const { clock, transport, elector, events, answer, becomePrimary } = setup();
+    await becomePrimary(2);
+    const itself = leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 2 }));
+    await clock.advance(I);
+    let echoes = 0;
+    for (;;) {
+      const call = transport.take("heartbeat");
+      await clock.advance(500);
+      if (!elector.isPrimary()) break;
+      await answer(call, { outcome: "conflict", view: itself });
+      echoes += 1;
+      await clock.advance(0);
+    }
+    expect(echoes).toBe(5); // answered at I + 500, 1000, …, 3500: then the deadline T − I came
+    expect(clock.now()).toBe(1_000_000 + T - I);
+    expect(events.find((e) => e.event === "demoted")?.payload).toMatchObject({ reason: "lease-expired", uuid: "uuid-1" });
+  });
+
+  it("a 409 naming itself at another epoch, or revoked, is no echo: it demotes", async () => {
+    const { clock, transport, elector, events, answer, becomePrimary } = setup();
+    await becomePrimary(2);
+    await clock.advance(I);
+    await answer(transport.take("heartbeat"), { outcome: "conflict", view: leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 3 })) });
+    expect(elector.isPrimary()).toBe(false);
+    expect(events.find((e) => e.event === "demoted")?.payload).toMatchObject({ reason: "rejected", epoch: 2 });
+  });
+
+  it("a renewal accepted at another epoch ends the term: demoted (epoch-changed), then elected with the new epoch", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
+    await becomePrimary(5);
+    await clock.advance(I);
+    // The service lost its state: the renewal created the lease afresh.
+    await answer(transport.take("heartbeat"), accepted("uuid-1", 1, "token-new"));
+    const terms = events.filter((e) => e.event === "demoted" || e.event === "elected").map((e) => [e.event, e.payload]);
+    expect(terms).toEqual([
+      ["elected", { uuid: "uuid-1", epoch: 5 }],
+      ["demoted", { reason: "epoch-changed", uuid: "uuid-1", epoch: 5 }],
+      ["elected", { uuid: "uuid-1", epoch: 1 }],
+    ]);
+    expect(elector.isPrimary()).toBe(true);
+    expect(elector.epoch).toBe(1);
+    expect(elector.stats()).toMatchObject({ elections: 2, demotions: 1 });
+    // Still the same lease (same uuid): no release, and the next renewal uses the new token.
+    await clock.advance(I);
+    expect(transport.take("heartbeat").request).toEqual({ uuid: "uuid-1", lease: "token-new" });
+    transport.expectIdle();
+  });
+
+  it("renewals omit the address, and send it again when an answer shows another one", async () => {
+    const { clock, transport, elector, answer } = setup({ address: "10.0.0.4:5800" });
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const put = transport.take("heartbeat");
+    expect(put.request).toEqual({ uuid: "uuid-1", address: "10.0.0.4:5800" });
+    await answer(put, { outcome: "accepted", view: leaseView(UTYPE, primaryView({ uuid: "uuid-1", address: null })), lease: "t1" });
+    await clock.advance(I);
+    const fixUp = transport.take("heartbeat");
+    expect(fixUp.request).toEqual({ uuid: "uuid-1", address: "10.0.0.4:5800", lease: "t1" });
+    await answer(fixUp, { outcome: "accepted", view: leaseView(UTYPE, primaryView({ uuid: "uuid-1", address: "10.0.0.4:5800" })), lease: "t2" });
+    await clock.advance(I);
+    expect(transport.take("heartbeat").request).toEqual({ uuid: "uuid-1", lease: "t2" });
+  });
+
+  it("stop() while only an acquire is in flight releases without a token: the service retires that uuid", async () => {
+    const { clock, transport, elector } = setup();
+    elector.start();
+    await clock.advance(0);
+    transport.take("getPrimary").respond(leaseView(UTYPE, null));
+    await settle();
+    transport.take("heartbeat");
+    const stopping = elector.stop();
+    await settle();
+    const release = transport.take("release");
+    expect([release.uuid, release.options.lease]).toEqual(["uuid-1", undefined]);
+    release.respond({ outcome: "released", view: leaseView(UTYPE, null) });
+    await stopping;
+  });
+});
+
 describe("PrimaryElector options are checked where they enter", () => {
   const clock = new FakeClock();
   const transport = new ScriptedTransport(clock);
@@ -377,6 +522,7 @@ describe("PrimaryElector options are checked where they enter", () => {
     [{ utype: "a", transport, affinity: "a", address: "h" }, "Expected `affinity` to name another utype"],
     [{ utype: "a", transport, retryDelayInMs: 0 }, "Expected `retryDelayInMs` to be a positive number of milliseconds, got 0."],
     [{ utype: "a", transport, address: "x".repeat(513) }, "Expected `address` to be where this participant can be reached"],
+    [{ utype: "..", transport }, "Expected `utype` to be a name a URL path can address"],
     [{ utype: "a", transport, abortSignal: {} }, "Expected `abortSignal` to be an AbortSignal"],
   ])("%o", (options, message) => {
     expect(() => new PrimaryElector(options as unknown as PrimaryElectorOptions)).toThrow(message);
