@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HaClient } from "../../shared/sdk/ha-client.js";
+import type { CallOptions, HeartbeatRequest, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/lease-transport.js";
+import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
@@ -99,19 +102,75 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
     expect(errorCodeOf(stolen)).toBe("LeaseHeld");
   });
 
-  it("releases a lease so that a rival takes it over at once with epoch + 1", async () => {
+  it("releases with the holder's lease token so that a rival takes it over at once with epoch + 1", async () => {
     const utype = freshUtype();
-    await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" });
+    const lease = (await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" })).body["lease"] as string;
     const notHolder = await call(api, "DELETE", `/primary/${utype}?uuid=holder-b`);
     expect(notHolder.status).toBe(409);
     expect(errorCodeOf(notHolder)).toBe("LeaseHeld");
 
-    const released = await call(api, "DELETE", `/primary/${utype}?uuid=holder-a`);
+    const released = await call(api, "DELETE", `/primary/${utype}?uuid=holder-a&lease=${encodeURIComponent(lease)}`);
     expect(released.status).toBe(200);
     expect(released.body).toMatchObject({ utype, primary: null });
-    const takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" });
+    const takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-c" });
     expect(takeover.status).toBe(200);
-    expect(primaryOf(takeover)).toMatchObject({ uuid: "holder-b", epoch: 2 });
+    expect(primaryOf(takeover)).toMatchObject({ uuid: "holder-c", epoch: 2 });
+    // Released and retired uuids never start a new term.
+    for (const uuid of ["holder-a", "holder-b"]) expect(errorCodeOf(await call(api, "PUT", `/primary/${utype}`, { uuid }))).toBe("LeaseRevoked");
+  });
+
+  it("revokes without the token: the holder stays primary (revoked) until it expires, and its heartbeats are refused", async () => {
+    const utype = freshUtype();
+    const lease = (await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" })).body["lease"];
+    const revoked = await call(api, "DELETE", `/primary/${utype}?uuid=holder-a`);
+    expect(revoked.status).toBe(200);
+    expect(primaryOf(revoked)).toMatchObject({ uuid: "holder-a", address: "10.0.0.4:5800", epoch: 1, revoked: true });
+    expect(errorCodeOf(await call(api, "PUT", `/primary/${utype}`, { uuid: "standby" }))).toBe("LeaseHeld");
+    const refused = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease });
+    expect(refused.status).toBe(409);
+    expect(errorCodeOf(refused)).toBe("LeaseRevoked");
+    expect(primaryOf(refused)).toMatchObject({ uuid: "holder-a", revoked: true });
+    const deadline = Date.now() + 20_000;
+    let takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "standby" });
+    while (takeover.status !== 200 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "standby" });
+    }
+    expect(primaryOf(takeover)).toMatchObject({ uuid: "standby", epoch: 2, revoked: false });
+  });
+
+  it("keeps the stored address when a heartbeat omits it, on the fast and the slow path; null clears it", async () => {
+    const utype = freshUtype();
+    const first = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" });
+    const fast = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease: first.body["lease"] });
+    expect(primaryOf(fast)).toMatchObject({ address: "10.0.0.4:5800" });
+    const slow = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" });
+    expect(primaryOf(slow)).toMatchObject({ address: "10.0.0.4:5800" });
+    expect(primaryOf(await call(api, "GET", `/primary/${utype}`))).toMatchObject({ address: "10.0.0.4:5800" });
+    const cleared = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: null, lease: slow.body["lease"] });
+    expect(primaryOf(cleared)).toMatchObject({ address: null });
+    expect(primaryOf(await call(api, "GET", `/primary/${utype}`))).toMatchObject({ address: null });
+  });
+
+  it("answers 4 concurrent renewals with one token 200 (or a Conflict naming the holder), and an elector whose heartbeats all go out 4 times is never demoted", async () => {
+    const utype = freshUtype();
+    const lease = (await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" })).body["lease"];
+    const replies = await Promise.all(Array.from({ length: 4 }, () => call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease })));
+    for (const reply of replies) {
+      expect([200, 409]).toContain(reply.status);
+      if (reply.status === 409) expect(errorCodeOf(reply)).toBe("Conflict");
+      expect(primaryOf(reply)).toMatchObject({ uuid: "holder-a", epoch: 1 });
+    }
+
+    const elector = new PrimaryElector({ utype: freshUtype(), transport: new DuplicatingClient(api, 4), retryDelayInMs: 100 });
+    const events: string[] = [];
+    elector.on("elected", () => void events.push("elected"));
+    elector.on("demoted", ({ reason }) => void events.push(`demoted:${reason}`));
+    elector.start();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await elector.stop();
+    expect(events).toEqual(["elected", "demoted:stopped"]);
+    expect(elector.stats().heartbeatRoundTrip.count).toBeGreaterThanOrEqual(3);
   });
 
   it("lets exactly one of 20 concurrent PUTs by distinct uuids win a fresh utype", async () => {
@@ -147,12 +206,14 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
       ["PUT", `/primary/${utype}`, { uuid: "a", epoch: 9 }, 400, /epoch/],
       ["PUT", `/primary/${utype}`, { uuid: "a", address: 5 }, 400, /address/],
       ["PUT", `/primary/${utype}`, { uuid: "a", address: "x".repeat(513) }, 400, /address/],
-      ["PUT", `/primary/${utype}`, { uuid: "a", lease: 42 }, 400, /lease/],
+      ["PUT", `/primary/${utype}`, { uuid: ".." }, 400, /uuid must not be "\." or "\.\."/],
+      ["PUT", `/primary/${utype}`, { uuid: "a", address: "\u{1F600}".repeat(513) }, 400, /at most 512 characters \(got 513\)/],
       ["PUT", `/primary/${utype}`, "{not json", 400, /JSON/],
       ["PUT", `/primary/${utype}`, "[1,2]", 400, /JSON object/],
       ["PUT", `/primary/${utype}`, { uuid: "a", address: "y".repeat(5000) }, 413, /limit/],
       ["DELETE", `/primary/${utype}`, undefined, 400, /uuid/],
       ["DELETE", `/primary/${utype}?uuid=a&force=1`, undefined, 400, /force/],
+      ["DELETE", `/primary/${utype}?uuid=.`, undefined, 400, /uuid must not be/],
     ];
     for (const [method, path, body, status, message] of cases) {
       const reply = await call(api, method, path, body);
@@ -166,6 +227,14 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
     const listed = await call(api, "GET", "/primary");
     const primaries = listed.body["primaries"] as Array<{ utype: string }>;
     expect(primaries.some((view) => view.utype === utype)).toBe(false);
+  });
+
+  it("treats a malformed lease token (not a string) as absent, and counts the address in code points", async () => {
+    const utype = freshUtype();
+    const address = "\u{1F600}".repeat(300);
+    const reply = await call(api, "PUT", `/primary/${utype}`, { uuid: "a", address, lease: 123 });
+    expect(reply.status).toBe(200);
+    expect(primaryOf(reply)).toMatchObject({ uuid: "a", address, epoch: 1 });
   });
 
   it("answers unknown routes with 404 and wrong methods with 405", async () => {
@@ -201,3 +270,28 @@ describe("local host start-up and API key", () => {
     );
   });
 });
+
+/** Sends every heartbeat `copies` times at once (a retry, a proxy's duplicate) and answers with the last. */
+class DuplicatingClient implements LeaseTransport {
+  readonly #client: HaClient;
+
+  constructor(
+    endpoint: string,
+    private readonly copies: number,
+  ) {
+    this.#client = new HaClient({ endpoint });
+  }
+
+  getPrimary(utype: string, options?: CallOptions): Promise<LeaseView> {
+    return this.#client.getPrimary(utype, options);
+  }
+
+  async heartbeat(utype: string, request: HeartbeatRequest, options?: CallOptions): Promise<HeartbeatResult> {
+    const results = await Promise.all(Array.from({ length: this.copies }, () => this.#client.heartbeat(utype, request, options)));
+    return results.at(-1)!;
+  }
+
+  release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult> {
+    return this.#client.release(utype, uuid, options);
+  }
+}
