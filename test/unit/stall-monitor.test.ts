@@ -59,6 +59,10 @@ describe("StallMonitor (injected monotonic clock and timers)", () => {
     await clock.advance(1000); // no timer of the monitor is left to fire
   });
 
+  it("defaults to what docs/protocol.md states: a tick every 100 ms, a stall past 300 ms, 200 ms of grace", () => {
+    expect(new StallMonitor()).toMatchObject({ periodMs: 100, stallThresholdMs: 300, graceMs: 200 });
+  });
+
   it("refuses a period that is not a positive integer, naming the option", () => {
     expect(() => new StallMonitor({ periodMs: 0 })).toThrow(/`periodMs`/);
     expect(() => new StallMonitor({ periodMs: 2.5 })).toThrow(/`periodMs`/);
