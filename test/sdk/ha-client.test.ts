@@ -87,6 +87,8 @@ describe("HaClient against the real service", () => {
     await expect(client.getPrimary("..")).rejects.toThrow('Expected `utype` to be a name a URL path can address, not "..".');
     await expect(client.release("a", ".")).rejects.toThrow("Expected `uuid` to be a name a URL path can address");
     await expect(client.heartbeat("a", { uuid: "u", address: "\u{1F600}".repeat(513) })).rejects.toThrow("Expected `address` to be where");
+    // 300 emoji are 600 UTF-16 units but 300 characters: within the limit, for the SDK and the service.
+    expect(await client.heartbeat("svc-emoji", { uuid: "e1", address: "\u{1F600}".repeat(300) })).toMatchObject({ outcome: "accepted" });
     await expect(client.release("a", "u", { lease: "" })).rejects.toThrow("Expected `lease` to be a non-empty string");
   });
 });
