@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CliProcess, isRunning, realDelay, waitUntil, type CliEvent } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
@@ -103,18 +104,47 @@ describe("ha-module run: the command is a process group that cannot outlive its 
     await runner.waitForStderr(/escaper: stdin EOF/, 5000);
   });
 
-  it("a killed watchdog: run stops the command, then starts it again with a new watchdog", async () => {
+  it("the watchdog: in a group and session of its own, deaf to SIGTERM, SIGINT, SIGHUP and SIGQUIT; killed anyway, run stops the command and starts it again with a new one", async () => {
     const runner = startRunner("e2e-group-watchdog", SHELL_THEN_NODE);
     const first = await started(runner);
     await grandchildOf(runner);
+    const watchdog = first["watchdog"] as number;
+    // pgrp and session are fields 5 and 6 of /proc/<pid>/stat: its own, neither run's nor the command's.
+    const [pgrp, session] = readFileSync(`/proc/${watchdog}/stat`, "utf8").split(") ")[1]!.split(" ").slice(2, 4).map(Number);
+    expect([pgrp, session]).toEqual([watchdog, watchdog]);
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"] as const) process.kill(watchdog, signal);
+    await realDelay(200);
+    expect(isRunning(watchdog)).toBe(true);
+    expect(isRunning(first["pid"] as number)).toBe(true);
     const mark = runner.events.length;
-    process.kill(first["watchdog"] as number, "SIGKILL");
+    process.kill(watchdog, "SIGKILL");
     await runner.waitFor((e) => e.event === "exited" && e["pid"] === first["pid"], { from: mark });
     const second = await started(runner, mark);
     expect(second["epoch"]).toBe(first["epoch"]);
     expect(second["watchdog"]).not.toBe(first["watchdog"]);
     expect(isRunning(second["watchdog"] as number)).toBe(true);
     expect(runner.stderr).toMatch(/its watchdog died \(SIGKILL\)/);
+  });
+
+  it("the command's environment: HA_UTYPE, HA_UUID and HA_EPOCH of the term, and HA_CHECK_URL even without --check-port", async () => {
+    const report = [
+      "const { HA_UTYPE, HA_UUID, HA_EPOCH, HA_CHECK_URL } = process.env;",
+      "fetch(HA_CHECK_URL).then(async (r) => {",
+      "  console.error(`env ${JSON.stringify({ HA_UTYPE, HA_UUID, HA_EPOCH, HA_CHECK_URL, status: r.status, body: await r.json() })}`);",
+      "});",
+    ].join(" ");
+    const runner = startRunner("e2e-group-env", [process.execPath, "-e", report]);
+    expect(await runner.exited).toEqual({ code: 0, signal: null });
+    const elected = runner.events.find((e) => e.event === "elected")!;
+    const env = JSON.parse(/env (\{.*\})/.exec(runner.stderr)![1]!) as Record<string, unknown>;
+    expect(env).toEqual({
+      HA_UTYPE: "e2e-group-env",
+      HA_UUID: elected["uuid"],
+      HA_EPOCH: String(elected["epoch"]),
+      HA_CHECK_URL: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/check-primary$/),
+      status: 200,
+      body: { isPrimary: true, epoch: elected["epoch"] },
+    });
   });
 
   it("the command's stdout goes to run's stderr and never into the JSON event lines", async () => {
