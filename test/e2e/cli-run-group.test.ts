@@ -112,6 +112,10 @@ describe("ha-module run: the command is a process group that cannot outlive its 
     // pgrp and session are fields 5 and 6 of /proc/<pid>/stat: its own, neither run's nor the command's.
     const [pgrp, session] = readFileSync(`/proc/${watchdog}/stat`, "utf8").split(") ")[1]!.split(" ").slice(2, 4).map(Number);
     expect([pgrp, session]).toEqual([watchdog, watchdog]);
+    // Once it has booted (it handles the four signals: SigCgt in /proc), they do nothing to it.
+    const stopSignals = [1, 2, 3, 15].map((n) => 1n << BigInt(n - 1)); // SIGHUP, SIGINT, SIGQUIT, SIGTERM
+    const caught = (): bigint => BigInt(`0x${/SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${watchdog}/status`, "utf8"))![1]}`);
+    await waitUntil(() => stopSignals.every((bit) => (caught() & bit) !== 0n), "the watchdog handles its stop signals", 5000);
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"] as const) process.kill(watchdog, signal);
     await realDelay(200);
     expect(isRunning(watchdog)).toBe(true);
