@@ -1,10 +1,52 @@
-import { PrimaryElector } from "../sdk/primary-elector.js";
-import type { ClientSettings } from "./client-flags.js";
-import { UsageError } from "./usage.js";
+import type { PrimaryElector } from "../sdk/primary-elector.js";
 
-/** Writes one JSON object per line to stdout, stamped with the wall-clock time. */
+/**
+ * The JSON event lines of `elect` and `run` on stdout, and their text notes on stderr.
+ *
+ * When the reader of stdout goes away (`… | head -1`, a log shipper that dies), the next
+ * line fails with EPIPE. Node would throw that from the stream and crash the process,
+ * leaving the lease to expire and a supervised command orphaned. Instead the loss is
+ * reported once through `stdoutLost()`, later lines are dropped, and the command decides
+ * (both stop as on SIGTERM: the events are their product, so working on without a reader
+ * would hold a lease for nobody).
+ */
+
+let lost: Error | undefined;
+let guarded = false;
+const lostListeners = new Set<(error: Error) => void>();
+
+/**
+ * Handles write errors of stdout and stderr from now on; `elect` and `run` call it first.
+ * A closed stderr is nobody's business but its reader's: notes to it are best effort.
+ */
+export function guardOutput(): void {
+  if (guarded) return;
+  guarded = true;
+  process.stdout.on("error", (error: Error) => {
+    if (lost !== undefined) return;
+    lost = error;
+    for (const listener of lostListeners) listener(error);
+  });
+  process.stderr.on("error", () => undefined);
+}
+
+/** Resolves with the write error the first time stdout cannot be written (see guardOutput). */
+export function stdoutLost(): Promise<Error> {
+  return new Promise((resolve) => {
+    if (lost !== undefined) resolve(lost);
+    else lostListeners.add(resolve);
+  });
+}
+
+/** Writes one JSON object per line to stdout, stamped with the wall-clock time; dropped once stdout is lost. */
 export function printEvent(event: string, fields: Record<string, unknown>): void {
+  if (lost !== undefined || process.stdout.destroyed) return;
   process.stdout.write(`${JSON.stringify({ event, ...fields, at: new Date().toISOString() })}\n`);
+}
+
+/** One line of text for people on stderr, e.g. `ha-module run: …`. */
+export function note(text: string): void {
+  if (!process.stderr.destroyed) process.stderr.write(`${text}\n`);
 }
 
 /**
@@ -19,41 +61,8 @@ export function printElectorEvents(elector: PrimaryElector, command: string): vo
   elector.on("elected", ({ uuid, epoch }) => printEvent("elected", { utype, uuid, epoch }));
   elector.on("demoted", ({ uuid, epoch, reason }) => printEvent("demoted", { utype, uuid, epoch, reason }));
   elector.on("primaryChanged", ({ primary }) => printEvent("primaryChanged", { utype, primary }));
-  elector.on("error", (error) => process.stderr.write(`ha-module ${command}: ${error.message}\n`));
+  elector.on("error", (error) => note(`ha-module ${command}: ${error.message}`));
 }
 
-/** Option mistakes the SDK finds (a bad --endpoint or --address) are usage errors here. */
-export function asUsageError<T>(build: () => T): T {
-  try {
-    return build();
-  } catch (error) {
-    if (error instanceof TypeError) throw new UsageError(error.message);
-    throw error;
-  }
-}
-
-/** The elector of `elect` and `run`, from the shared client flags and --address. */
-export function createCliElector(utype: string, client: ClientSettings, address: string | boolean | undefined): PrimaryElector {
-  return asUsageError(
-    () =>
-      new PrimaryElector({
-        utype,
-        endpoint: client.endpoint,
-        ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }),
-        ...(typeof address === "string" ? { address } : {}),
-      }),
-  );
-}
-
-/** Resolves on the first SIGTERM or SIGINT. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-      resolve(signal);
-    };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-  });
-}
+// primary.ts takes this from here; it lives with the elector's construction now.
+export { asUsageError } from "./cli-elector.js";

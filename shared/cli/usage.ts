@@ -5,15 +5,19 @@ Commands:
   primary [utype]                    print GetPrimary of utype as JSON; every live primary without one
   elect <utype> [--address A]        join the election; print one JSON line per event
   run <utype> [--address A] [--check-port P] [--grace-ms G] -- <command> [args…]
-                                     run the command only while primary; SIGTERM it on demotion,
-                                     SIGKILL after G ms (default 5000); keep competing
+                                     run the command (a process group of its own) only while
+                                     primary; once the lease has only G ms left, SIGTERM the group,
+                                     SIGKILL it at the deadline; keep competing. G must be below
+                                     T − 2·I (default (T − 2·I)/2). Events on stdout, the command's
+                                     output on stderr; HA_UTYPE, HA_UUID, HA_EPOCH, HA_CHECK_URL set
 
 Options for primary, elect and run:
   --endpoint URL   the service's base URL (env HA_ENDPOINT, default http://127.0.0.1:7071/api)
   --key KEY        the function key, sent in x-functions-key (env HA_API_KEY)
   --address A      where this participant can be reached, shown to everyone by GetPrimary
   --check-port P   serve GET /check-primary on 127.0.0.1:P: 200 {"isPrimary":true,"epoch":…}
-                   or 503 {"isPrimary":false} (0 picks a free port, printed on stderr)
+                   or 503 {"isPrimary":false} (0 picks a free port; run always serves it, on
+                   a free port without P, and prints the URL on stderr)
 `;
 
 /** A command line that cannot be run: the CLI prints the message and the usage, and exits 2. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CliProcess, realDelay, type CliEvent } from "../helpers/sdk-cli-process.js";
+import { CliProcess, isRunning, realDelay, type CliEvent } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
@@ -19,15 +19,6 @@ const WORKER = [
 
 /** Work that ignores SIGTERM, so only the SIGKILL after the grace period ends it. */
 const STUBBORN = "process.on('SIGTERM', () => console.error('ignoring SIGTERM')); console.error('stubborn ready'); setInterval(() => {}, 1000);";
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function checkPrimary(url: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
@@ -71,19 +62,23 @@ describe("ha-module run: runs the command only while primary", () => {
     expect(await checkPrimary(r2Check)).toEqual({ status: 503, body: { isPrimary: false } });
     expect(r2.events.some((e) => e.event === "started")).toBe(false);
 
-    // The lease goes: r1 is frozen past T. r2 takes over and starts its own command.
+    // The lease goes: r1 is frozen past T, so it cannot stop its command; its watchdog
+    // SIGKILLs the command at r1's lease deadline instead. r2 takes over only after T and
+    // starts its own command: by then r1's is dead.
     const mark1 = r1.events.length;
     const stoppedAt = performance.now();
     r1.signal("SIGSTOP");
     const second = await started(r2);
+    expect(isRunning(first["pid"] as number)).toBe(false);
     expect(second["epoch"]).toBeGreaterThan(first["epoch"] as number);
     await realDelay(Math.max(0, T + I - (performance.now() - stoppedAt)));
     r1.signal("SIGCONT");
-    // r1 learns it lost the lease and stops its command (which exits 0 on SIGTERM).
+    // r1 learns it lost the lease, and that its command is gone.
     await r1.waitFor((e) => e.event === "demoted", { from: mark1 });
     const exited = await r1.waitFor((e) => e.event === "exited" && e["pid"] === first["pid"], { from: mark1 });
-    expect(exited).toMatchObject({ code: 0, signal: null });
-    expect(isAlive(first["pid"] as number)).toBe(false);
+    expect(exited).toMatchObject({ code: null, signal: "SIGKILL" });
+    expect(r1.stderr).toMatch(/watchdog: SIGKILLed process group \d+: the lease deadline passed/);
+    expect(isRunning(first["pid"] as number)).toBe(false);
     expect(await checkPrimary(r1Check)).toEqual({ status: 503, body: { isPrimary: false } });
     expect(await checkPrimary(r2Check)).toEqual({ status: 200, body: { isPrimary: true, epoch: second["epoch"] } });
 
@@ -104,7 +99,7 @@ describe("ha-module run: runs the command only while primary", () => {
     expect(await r1.exited).toEqual({ code: 0, signal: null });
     const tail = r1.events.slice(mark1b).map((e) => e.event);
     expect(tail.indexOf("exited")).toBeGreaterThan(tail.lastIndexOf("demoted"));
-    expect(isAlive(third["pid"] as number)).toBe(false);
+    expect(isRunning(third["pid"] as number)).toBe(false);
   });
 
   it("SIGKILLs a command that ignores SIGTERM after the grace period", async () => {

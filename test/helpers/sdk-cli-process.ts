@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { existsSync, readFileSync } from "node:fs";
 import { CLI_PATH } from "./service-process.js";
 
 /** One JSON line the CLI printed, with the test's monotonic time of arrival. */
@@ -92,6 +93,14 @@ export class CliProcess {
     }
   }
 
+  /**
+   * Closes this end of the process's stdout, as a pipeline does when its reader exits:
+   * the process's next write to stdout fails with EPIPE.
+   */
+  closeStdout(): void {
+    this.child.stdout!.destroy();
+  }
+
   signal(signal: NodeJS.Signals): void {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
   }
@@ -108,4 +117,40 @@ export class CliProcess {
 /** Waits for `ms` of real time; only for e2e tests that must let a real lease run out. */
 export function realDelay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+const HAS_PROC = existsSync("/proc/self/stat");
+
+/**
+ * Whether `pid` is a process that can still run code: false once it has exited, even if
+ * nobody has reaped it yet (a zombie, state Z in /proc, still answers kill(pid, 0)).
+ * Orphans of the processes under test are reparented to a PID 1 that may never reap them.
+ */
+export function isRunning(pid: number): boolean {
+  if (!HAS_PROC) {
+    // Not Linux: the signal probe, which counts zombies as alive.
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.charAt(stat.lastIndexOf(")") + 2);
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false; // no such process
+  }
+}
+
+/** Polls `condition` every 20 ms until it holds; rejects with `what` after `timeoutMs`. Resolves with the time it took. */
+export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<number> {
+  const start = performance.now();
+  while (!condition()) {
+    if (performance.now() - start > timeoutMs) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await realDelay(20);
+  }
+  return performance.now() - start;
 }

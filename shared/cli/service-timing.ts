@@ -1,0 +1,31 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { LeaseTransport } from "../sdk/lease-transport.js";
+import type { ServiceTiming } from "./run-grace.js";
+
+const RETRY_DELAY_MS = 1000;
+const CALL_TIMEOUT_MS = 5000;
+
+/**
+ * I and T, from one GetPrimary, before `run` competes: the grace must be checked against
+ * them before the command can start. A service that does not answer yet is asked again
+ * every second (each failure is reported), as the elector itself would; undefined when
+ * `abortSignal` ends the wait first.
+ */
+export async function learnServiceTiming(
+  transport: LeaseTransport,
+  utype: string,
+  abortSignal: AbortSignal,
+  report: (error: Error) => void,
+): Promise<ServiceTiming | undefined> {
+  while (!abortSignal.aborted) {
+    try {
+      const { intervalMs, timeoutMs } = await transport.getPrimary(utype, { abortSignal, timeoutInMs: CALL_TIMEOUT_MS });
+      return { intervalMs, timeoutMs };
+    } catch (error) {
+      if (abortSignal.aborted) break;
+      report(error instanceof Error ? error : new Error(String(error)));
+    }
+    await sleep(RETRY_DELAY_MS, undefined, { signal: abortSignal }).catch(() => undefined);
+  }
+  return undefined;
+}

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CliProcess, isRunning } from "../helpers/sdk-cli-process.js";
+import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
+
+/**
+ * The reader of `elect`'s or `run`'s JSON lines goes away (`… | head -1`, a log shipper
+ * that dies): the next event line fails with EPIPE. The process must stop as on SIGTERM
+ * (command stopped, lease released) and exit 1, not crash and leave the lease to expire.
+ */
+const I = 200;
+const T = 2000;
+
+const WORKER = "console.error(`worker up pid=${process.pid}`); process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1000);";
+
+describe("elect and run: a closed stdout stops them cleanly", () => {
+  let service: ServiceProcess;
+  const processes: CliProcess[] = [];
+
+  beforeAll(async () => {
+    service = await startServiceProcess({ HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T) });
+  });
+
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.kill()));
+    await service?.stop();
+  });
+
+  /** `ha-module <command> <utype> --endpoint … [rest…]` */
+  const cli = (name: string, [command, utype, ...rest]: string[]): CliProcess => {
+    const p = new CliProcess(name, [command!, utype!, "--endpoint", service.url, ...rest]);
+    processes.push(p);
+    return p;
+  };
+
+  /**
+   * A holder, and a standby whose stdout reader then goes away. The holder is killed, so
+   * the standby's next event line (its takeover, usually `elected`) meets EPIPE.
+   */
+  async function standbyLosesItsReader(utype: string, standbyArgs: string[]): Promise<CliProcess> {
+    const holder = cli(`${utype}-holder`, ["elect", utype]);
+    await holder.waitFor((e) => e.event === "elected");
+    const standby = cli(`${utype}-standby`, standbyArgs);
+    await standby.waitFor((e) => e.event === "primaryChanged" && e["primary"] !== null);
+    standby.closeStdout();
+    holder.signal("SIGKILL");
+    return standby;
+  }
+
+  async function primaryOf(utype: string): Promise<unknown> {
+    const view = (await (await fetch(`${service.url}/primary/${utype}`)).json()) as { primary: unknown };
+    return view.primary;
+  }
+
+  it("elect: exits 1 with a message instead of crashing, and leaves the lease free", async () => {
+    const utype = "e2e-epipe-elect";
+    const standby = await standbyLosesItsReader(utype, ["elect", utype]);
+    expect(await standby.exited).toEqual({ code: 1, signal: null });
+    expect(standby.stderr).toMatch(/stdout is closed/);
+    expect(standby.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(await primaryOf(utype)).toBeNull();
+  });
+
+  it("run: stops the command, releases the lease and exits 1", async () => {
+    const utype = "e2e-epipe-run";
+    const standby = await standbyLosesItsReader(utype, ["run", utype, "--", process.execPath, "-e", WORKER]);
+    expect(await standby.exited).toEqual({ code: 1, signal: null });
+    expect(standby.stderr).toMatch(/stdout is closed/);
+    expect(standby.stderr).not.toMatch(/\n\s+at /);
+    expect(await primaryOf(utype)).toBeNull();
+    // Whether or not the command got to start before the EPIPE, nothing of it is left.
+    for (const [, pid] of standby.stderr.matchAll(/worker up pid=(\d+)/g)) expect(isRunning(Number(pid))).toBe(false);
+  });
+});

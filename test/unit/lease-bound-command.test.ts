@@ -1,0 +1,178 @@
+import { describe, expect, it } from "vitest";
+import { ChildSupervisor } from "../../shared/cli/child-supervisor.js";
+import { LeaseBoundCommand } from "../../shared/cli/lease-bound-command.js";
+import type { HeartbeatResult } from "../../shared/sdk/lease-transport.js";
+import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { FakeProcessGroups, type GroupBehaviour } from "../helpers/fake-process-groups.js";
+import { FakeClock, I, T, leaseView, primaryView, ScriptedTransport, settle } from "../helpers/sdk-fakes.js";
+
+const UTYPE = "scheduler";
+/** The default for I = 1000, T = 5000: (T − 2·I)/2. */
+const GRACE = 1500;
+
+/**
+ * The supervisor's timing rule (SPEC §5) on a fake clock, with a real PrimaryElector on a
+ * scripted transport: every call the elector makes is answered (or not) by the test.
+ */
+function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }) {
+  const clock = new FakeClock();
+  const transport = new ScriptedTransport(clock);
+  let counter = 0;
+  const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => `uuid-${++counter}` });
+  const groups = new FakeProcessGroups(clock);
+  groups.behaviour = behaviour;
+  const commandLease = new LeaseBoundCommand({
+    lease: elector,
+    command: (onExit) =>
+      new ChildSupervisor({ utype: UTYPE, command: "work", args: [], graceMs: GRACE, clock, groups, onExit, printEvent: () => undefined, note: () => undefined }),
+    clock,
+    graceMs: GRACE,
+    intervalMs: () => I,
+    environment: (uuid, epoch) => ({ HA_UTYPE: UTYPE, HA_UUID: uuid, HA_EPOCH: String(epoch) }),
+  });
+  elector.on("elected", () => commandLease.update());
+  elector.on("demoted", ({ reason }) => (reason === "stopped" ? commandLease.shutDown() : commandLease.update()));
+
+  const accepted = (uuid: string, epoch: number): HeartbeatResult => ({
+    outcome: "accepted",
+    view: leaseView(UTYPE, primaryView({ uuid, epoch, expiresInMs: T })),
+    lease: `token-${epoch}`,
+  });
+  /** start() → GetPrimary "none" → UpdateHeartBeat accepted at t0: the deadline is t0 + T − I. */
+  const becomePrimary = async (epoch = 1): Promise<number> => {
+    elector.start();
+    await clock.advance(0);
+    transport.take("getPrimary").respond(leaseView(UTYPE, null));
+    await settle();
+    const put = transport.take("heartbeat");
+    const sentAt = put.sentAt;
+    put.respond(accepted(put.request!.uuid, epoch));
+    await settle();
+    return sentAt;
+  };
+  /** Answers the renewal that is due now. */
+  const renew = async (epoch = 1): Promise<void> => {
+    const put = transport.take("heartbeat");
+    put.respond(accepted(put.request!.uuid, epoch));
+    await settle();
+  };
+  const signals = (since: number) => groups.signals.map((s) => [s.signal, s.at - since]);
+  return { clock, transport, elector, groups, lease: commandLease, becomePrimary, renew, signals };
+}
+
+describe("LeaseBoundCommand: the command runs only while the lease has more than the grace left", () => {
+  it("starts on election with HA_UTYPE, HA_UUID, HA_EPOCH, and the watchdog's kill time follows every renewal", async () => {
+    const { clock, groups, becomePrimary, renew } = setup();
+    const t0 = await becomePrimary(4);
+    expect(groups.spawned).toHaveLength(1);
+    expect(groups.last.env).toEqual({ HA_UTYPE: UTYPE, HA_UUID: "uuid-1", HA_EPOCH: "4" });
+    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + T - I);
+    for (let n = 1; n <= 3; n++) {
+      await clock.advance(I);
+      await renew(4);
+      await clock.advance(0);
+    }
+    // Looked at every I: the kill time is the deadline of a recent renewal, never behind by more than I.
+    expect(groups.last.lifeline!.lastKillAt).toBeGreaterThanOrEqual(t0 + 2 * I + T - I);
+    expect(groups.signals).toEqual([]);
+  });
+
+  it("renewals go unanswered: SIGTERM when the time left reaches the grace, SIGKILL at the deadline, never later", async () => {
+    const { clock, groups, becomePrimary, signals } = setup({ onTerm: "ignore" });
+    const t0 = await becomePrimary();
+    const deadline = t0 + T - I;
+    // No renewal is ever answered (the service froze); the elector's calls time out.
+    await clock.advance(deadline - GRACE - t0 - 1);
+    expect(groups.signals).toEqual([]);
+    await clock.advance(1);
+    expect(signals(t0)).toEqual([["SIGTERM", T - I - GRACE]]);
+    expect(groups.last.lifeline!.lastKillAt).toBe(deadline);
+    await clock.advance(GRACE);
+    expect(signals(t0)).toEqual([
+      ["SIGTERM", T - I - GRACE],
+      ["SIGKILL", T - I],
+    ]);
+  });
+
+  it("renewals that recover after the early stop start the command again, same term", async () => {
+    const { clock, transport, groups, elector, becomePrimary, renew } = setup({ onTerm: "exit" });
+    const t0 = await becomePrimary(2);
+    // The renewal sent at t0 + I is answered only at t0 + 2600: by then the time left
+    // (deadline t0 + 4000) had fallen to the grace at t0 + 2500 and the command was stopped.
+    await clock.advance(I);
+    const late = transport.take("heartbeat");
+    await clock.advance(2600 - I);
+    expect(groups.signals.map((s) => [s.signal, s.at - t0])).toEqual([["SIGTERM", T - I - GRACE]]);
+    expect(elector.isPrimary()).toBe(true);
+    late.respond({ outcome: "accepted", view: leaseView(UTYPE, primaryView({ uuid: late.request!.uuid, epoch: 2 })), lease: "token-2" });
+    // The next renewal, overdue, goes out at once and is answered promptly: T − I left again.
+    await clock.advance(0);
+    await renew(2);
+    await clock.advance(I);
+    expect(groups.spawned).toHaveLength(2);
+    expect(groups.last.env["HA_EPOCH"]).toBe("2");
+    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 2600 + T - I);
+  });
+
+  it("rejected (another uuid holds the lease): SIGKILL at once, and competing goes on", async () => {
+    const { clock, transport, groups, elector, becomePrimary, signals } = setup({ onTerm: "ignore" });
+    await becomePrimary();
+    await clock.advance(I);
+    const put = transport.take("heartbeat");
+    const at = clock.now();
+    put.respond({ outcome: "held", view: leaseView(UTYPE, primaryView({ uuid: "other", epoch: 2 })) });
+    await settle();
+    expect(elector.isPrimary()).toBe(false);
+    expect(signals(at)).toEqual([["SIGKILL", 0]]);
+    await clock.advance(0);
+    expect(groups.spawned).toHaveLength(1);
+  });
+
+  it("run stops: SIGTERM, SIGKILL after the grace, and the lease is released only once the group is gone", async () => {
+    const { clock, transport, elector, becomePrimary, lease, signals } = setup({ onTerm: "ignore" });
+    await becomePrimary();
+    const at = clock.now();
+    const wound = lease.shutDown();
+    const stopped = elector.stop();
+    let released = false;
+    void stopped.then(() => (released = true));
+    const releases = () => transport.all.filter((call) => call.method === "release");
+    await clock.advance(GRACE - 1);
+    expect(signals(at)).toEqual([["SIGTERM", 0]]);
+    expect(releases()).toEqual([]); // no release while the command may still work
+    await clock.advance(1);
+    expect(signals(at)).toEqual([
+      ["SIGTERM", 0],
+      ["SIGKILL", GRACE],
+    ]);
+    await clock.advance(0);
+    expect(releases()).toHaveLength(1);
+    releases()[0]!.respond({ outcome: "released", view: leaseView(UTYPE, null) });
+    await wound;
+    await stopped;
+    expect(released).toBe(true);
+  });
+
+  it("run stops while the early stop is under way: the SIGKILL stays at the deadline, not a grace later", async () => {
+    const { clock, becomePrimary, lease, signals } = setup({ onTerm: "ignore" });
+    const t0 = await becomePrimary();
+    await clock.advance(3000); // renewals unanswered: SIGTERM went at T − I − grace = 2500
+    void lease.shutDown();
+    await clock.advance(T);
+    expect(signals(t0)).toEqual([
+      ["SIGTERM", T - I - GRACE],
+      ["SIGKILL", T - I],
+    ]);
+  });
+
+  it("the command exits on its own: ownExit resolves with its code, and it is not started again", async () => {
+    const { clock, groups, becomePrimary, renew, lease } = setup({ onTerm: "exit" });
+    await becomePrimary();
+    groups.last.leaderExits(3, null);
+    expect(await lease.ownExit).toBe(3);
+    await clock.advance(I);
+    await renew();
+    await clock.advance(I);
+    expect(groups.spawned).toHaveLength(1);
+  });
+});
