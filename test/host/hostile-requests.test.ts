@@ -82,6 +82,7 @@ describe("requests Node's parser refuses", () => {
     ["a method Node does not know (TRACK)", head("TRACK /api/primary/x HTTP/1.1", ["Host: 127.0.0.1"])],
     ["a target that is no path", head("GET api/primary/x HTTP/1.1", ["Host: 127.0.0.1"])],
     ["a raw tab in the path", head("GET /api/primary/x\ty HTTP/1.1", ["Host: 127.0.0.1"])],
+    ["a raw space in the path", head("GET /api/primary/x y HTTP/1.1", ["Host: 127.0.0.1"])],
     ["raw UTF-8 in the path", Buffer.from(head("GET /api/primary/é HTTP/1.1", ["Host: 127.0.0.1"]), "utf8")],
     ["Content-Length with Transfer-Encoding", head("PUT /api/primary/x HTTP/1.1", ["Host: 127.0.0.1", "Content-Length: 12", "Transfer-Encoding: chunked"]) + "0\r\n\r\n"],
     ["a header without a colon", head("GET /api/primary/x HTTP/1.1", ["Host: 127.0.0.1", "no colon here"])],
@@ -139,6 +140,15 @@ describe("bodies", () => {
       const exchange = await send(put(`lenient-${index}`, '{"uuid":"a"}', extra));
       expect(exchange.responses[0]?.status, exchange.responses[0]?.body).toBe(200);
     }
+  });
+
+  it("reads the body as UTF-8 whatever charset its Content-Type names", async () => {
+    const utf16 = Buffer.from('{"uuid":"wide"}', "utf16le");
+    const raw = Buffer.concat([
+      Buffer.from(head("PUT /api/primary/wide HTTP/1.1", ["Host: 127.0.0.1", "Content-Type: application/json; charset=utf-16le", `Content-Length: ${utf16.byteLength}`])),
+      utf16,
+    ]);
+    expectJsonError(await send(raw), 400, "InvalidRequest", /JSON object/);
   });
 });
 

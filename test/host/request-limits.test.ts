@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveHostTimeouts } from "../../shared/host/host-timeouts.js";
 import { startLocalHost } from "../../shared/host/local-host.js";
-import { head, rawExchange, type RawExchange } from "../helpers/raw-http.js";
+import { head, rawExchange, streamFiller, type RawExchange } from "../helpers/raw-http.js";
 import { startTestHost, type TestHost } from "../helpers/local-host.js";
 
 /** The host's bounds on what one request may take: 4 KiB of body, and seconds of time. */
@@ -33,6 +34,30 @@ describe("a body over 4 KiB", () => {
       { timeoutMs: 10_000, responses: 2 },
     );
     expect(exchange.responses.map((response) => response.status)).toEqual([413, 200]);
+  });
+
+  it("cuts the connection of a client that keeps sending far past 16 MiB after its 413", async () => {
+    // Default timeouts (11 s for the whole request): only the byte bound can cut it this early.
+    const patient = await startTestHost();
+    try {
+      const size = 64 * 1024 * 1024;
+      let written = 0;
+      const exchange = await rawExchange(patient.port, [], {
+        timeoutMs: 20_000,
+        responses: 2, // never comes: the exchange ends when the connection does
+        send: async (socket, signal) => {
+          socket.write(putHead("flood", `Content-Length: ${size}`));
+          await streamFiller(socket, signal, size, false);
+          written = socket.bytesWritten;
+        },
+      });
+      expect(exchange.responses[0]?.status).toBe(413);
+      expect(exchange.closed).toBe(true);
+      // The host stopped reading at 16 MiB; what the client got out is that plus socket buffers.
+      expect(written).toBeLessThan(size);
+    } finally {
+      await patient.close();
+    }
   });
 
   it("reads a body of exactly 4096 bytes and refuses 4097, counting bytes, not characters", async () => {
@@ -87,6 +112,10 @@ describe("slow clients", () => {
 });
 
 describe("timeout options", () => {
+  it("defaults to 5 s for the headers, 5 s for the body and 11 s for the whole request, checked every second", () => {
+    expect(resolveHostTimeouts()).toEqual({ headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000, requestTimeoutMs: 11_000, checkIntervalMs: 1_000 });
+  });
+
   it.each([0, -1, 1.5, Number.NaN, 600_001])("refuses bodyTimeoutMs %s, naming the option", async (value) => {
     await expect(startTestHost({ timeouts: { bodyTimeoutMs: value } })).rejects.toThrow(/`bodyTimeoutMs` to be a whole number of milliseconds/);
   });
