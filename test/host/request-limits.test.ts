@@ -16,8 +16,12 @@ afterAll(async () => {
   await test.close();
 });
 
+function errorOf(exchange: RawExchange): { code?: unknown; message?: unknown } | undefined {
+  return (JSON.parse(exchange.responses[0]?.body ?? "{}") as { error?: { code?: unknown; message?: unknown } }).error;
+}
+
 function errorCode(exchange: RawExchange): unknown {
-  return (JSON.parse(exchange.responses[0]?.body ?? "{}") as { error?: { code?: unknown } }).error?.code;
+  return errorOf(exchange)?.code;
 }
 
 const putHead = (utype: string, framing: string): string =>
@@ -82,13 +86,20 @@ describe("slow clients", () => {
   const BOUND_MS = 5_000;
 
   it("answers headers that never finish with a JSON 408 after the headers timeout", async () => {
-    const exchange = await rawExchange(test.port, ["GET /api/primary/slow HTTP/1.1\r\nHost: 127.0.0.1\r\n", { pauseMs: 30_000 }], {
-      timeoutMs: BOUND_MS,
-    });
-    expect(exchange.timedOut).toBe(false);
-    expect(exchange.responses[0]?.status).toBe(408);
-    expect(errorCode(exchange)).toBe("RequestTimeout");
-    expect(exchange.elapsedMs).toBeGreaterThanOrEqual(TIMEOUTS.headersTimeoutMs - 50);
+    // A long body timeout puts Node's whole-request timeout (their sum) far out of reach.
+    const strict = await startTestHost({ timeouts: { headersTimeoutMs: 300, bodyTimeoutMs: 30_000 } });
+    try {
+      const exchange = await rawExchange(strict.port, ["GET /api/primary/slow HTTP/1.1\r\nHost: 127.0.0.1\r\n", { pauseMs: 30_000 }], {
+        timeoutMs: BOUND_MS,
+      });
+      expect(exchange.timedOut).toBe(false);
+      expect(exchange.responses[0]?.status).toBe(408);
+      expect(errorCode(exchange)).toBe("RequestTimeout");
+      expect(errorOf(exchange)?.message).toMatch(/headers did not arrive within 300 ms/);
+      expect(exchange.elapsedMs).toBeGreaterThanOrEqual(250);
+    } finally {
+      await strict.close();
+    }
   });
 
   it("answers a body that never finishes with a JSON 408 after the body timeout, and writes nothing", async () => {
@@ -99,6 +110,8 @@ describe("slow clients", () => {
     expect(exchange.responses[0]?.status).toBe(408);
     expect(errorCode(exchange)).toBe("RequestTimeout");
     expect(exchange.responses[0]?.headers["connection"]).toBe("close");
+    // The host's own body deadline, not Node's whole-request timeout behind it.
+    expect(errorOf(exchange)?.message).toMatch(/body did not arrive within 300 ms/);
     const after = await rawExchange(test.port, [head("GET /api/primary/slow HTTP/1.1", ["Host: 127.0.0.1"])], { timeoutMs: 10_000 });
     expect(JSON.parse(after.responses[0]?.body ?? "")).toMatchObject({ primary: null });
   });
@@ -107,6 +120,7 @@ describe("slow clients", () => {
     const trickle = Array.from({ length: 60 }, (_, index) => [String.fromCharCode(97 + (index % 26)), { pauseMs: 50 }]).flat();
     const exchange = await rawExchange(test.port, [putHead("trickle", "Content-Length: 60"), ...trickle], { timeoutMs: BOUND_MS });
     expect(exchange.responses[0]?.status).toBe(408);
+    expect(errorOf(exchange)?.message).toMatch(/body did not arrive/);
     expect(exchange.elapsedMs).toBeLessThan(60 * 50);
   });
 });
