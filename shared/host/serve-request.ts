@@ -1,0 +1,126 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { HttpRequest, InvocationContext, type HttpResponseInit } from "../http/azure-functions.js";
+import { handleRoute } from "../http/route.js";
+import { MAX_BODY_BYTES } from "../http/validation.js";
+import type { Runtime } from "../runtime.js";
+import { closeWith } from "./socket-answers.js";
+import { hostError, rawErrorResponse } from "./host-errors.js";
+import type { HostTimeouts } from "./host-timeouts.js";
+import { declaredLength, hasKey, lacksHost, unsupportedCoding } from "./request-checks.js";
+import { discardRest, readBody } from "./request-body.js";
+import { parseRequestTarget } from "./request-target.js";
+import { allowedMethods, matchRoute, servesMethod, type CompiledRoute } from "./route-table.js";
+
+export type HostLog = (level: "warn" | "error", message: string) => void;
+
+export interface HostContext {
+  readonly routes: readonly CompiledRoute[];
+  readonly runtime: () => Promise<Runtime>;
+  readonly apiKey: string | undefined;
+  readonly timeouts: HostTimeouts;
+  readonly log: HostLog;
+}
+
+/**
+ * One request, checked in the order a caller can fix it: the target, the key, the
+ * route, the method, the body's coding and size; only then is an HttpRequest built and
+ * the route's handler run. Whatever the host refuses it answers with the contract's
+ * JSON error before reading the body, and then drops the body so the client can read it.
+ */
+export async function serveRequest(request: IncomingMessage, response: ServerResponse, host: HostContext): Promise<void> {
+  const refuse = (answer: HttpResponseInit): void => {
+    writeResponse(response, answer);
+    discardRest(request);
+  };
+  const target = parseRequestTarget(request.url ?? "");
+  if (!target.ok) return refuse(hostError(400, "InvalidRequest", target.message));
+  if (lacksHost(request)) return refuse(hostError(400, "InvalidRequest", "The Host header is required in HTTP/1.1."));
+  const { url } = target;
+  if (host.apiKey !== undefined && !hasKey(request, url, host.apiKey)) {
+    return refuse(hostError(401, "Unauthorized", "Send the API key in the x-functions-key header."));
+  }
+  const match = matchRoute(host.routes, url.pathname);
+  if (match === undefined) {
+    return refuse(hostError(404, "NotFound", `No route ${url.pathname.slice(0, 200)}; see the REST contract in the README.`));
+  }
+  // Checked here, not left to handleRoute: HttpRequest cannot even be built for TRACE or TRACK.
+  const method = request.method ?? "";
+  if (!servesMethod(match.route, method)) {
+    const allow = allowedMethods(match.route).join(", ");
+    return refuse(
+      hostError(405, "MethodNotAllowed", `${method} is not allowed on /api/${match.route.definition.route}; use ${allow}.`, { allow }),
+    );
+  }
+  const coding = unsupportedCoding(request);
+  if (coding !== undefined) {
+    return refuse(
+      hostError(415, "UnsupportedMediaType", `${coding} is not supported: send the JSON body as it is, uncompressed (it is at most ${MAX_BODY_BYTES} bytes).`),
+    );
+  }
+  if (declaredLength(request) > MAX_BODY_BYTES) return refuse(tooLarge(`${declaredLength(request)} bytes`));
+
+  const body = await readBody(request, { limitBytes: MAX_BODY_BYTES, timeoutMs: host.timeouts.bodyTimeoutMs });
+  switch (body.kind) {
+    case "aborted":
+      response.destroy();
+      return;
+    case "tooLarge":
+      return refuse(tooLarge(`over ${MAX_BODY_BYTES} bytes`));
+    case "timedOut":
+      // Answered on the socket, not through Node's response, which would close at once
+      // and so reset a connection the slow client is still sending on.
+      discardRest(request);
+      closeWith(
+        request.socket,
+        rawErrorResponse(408, "RequestTimeout", `The request body did not arrive within ${host.timeouts.bodyTimeoutMs} ms of its headers; send the whole request at once.`),
+      );
+      return;
+    case "complete":
+      break;
+  }
+  const httpRequest = new HttpRequest({
+    method,
+    url: url.toString(),
+    headers: flattenHeaders(request),
+    params: match.params,
+    ...(body.bytes.byteLength > 0 ? { body: { bytes: body.bytes } } : {}),
+  });
+  const context = new InvocationContext({
+    functionName: match.route.definition.name,
+    invocationId: randomUUID(),
+    logHandler: (level, ...args) => {
+      if (level === "warning") host.log("warn", args.map(String).join(" "));
+      if (level === "error" || level === "critical") host.log("error", args.map(String).join(" "));
+    },
+  });
+  writeResponse(response, await handleRoute(match.route.definition, httpRequest, context, host.runtime));
+}
+
+function tooLarge(size: string): HttpResponseInit {
+  return hostError(413, "PayloadTooLarge", `The request body is ${size}; the limit is ${MAX_BODY_BYTES}.`);
+}
+
+function flattenHeaders(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return headers;
+}
+
+export function writeResponse(response: ServerResponse, result: HttpResponseInit): void {
+  const headers = new Headers(result.headers as ConstructorParameters<typeof Headers>[0]);
+  let payload: string | Uint8Array = "";
+  if (result.jsonBody !== undefined) {
+    payload = JSON.stringify(result.jsonBody);
+    headers.set("content-type", "application/json; charset=utf-8");
+  } else if (typeof result.body === "string") {
+    payload = result.body;
+  } else if (result.body instanceof Uint8Array) {
+    payload = result.body;
+  }
+  response.statusCode = result.status ?? 200;
+  headers.forEach((value, name) => response.setHeader(name, value));
+  response.end(payload);
+}

@@ -1,0 +1,85 @@
+import type { FuzzCase } from "./http-fuzz-cases.js";
+import type { RawExchange, RawResponse } from "./raw-http.js";
+
+/**
+ * The fuzz run's invariants on each exchange, checked from outside the host: it answered
+ * in time, never with a 5xx, and every body is the contract's JSON (SPEC §4): an error
+ * `{"error": {"code", "message"}}` (a 409 also carries the LeaseView), a LeaseView, the
+ * list of primaries, or the health report. Returns what is wrong, or nothing.
+ */
+export function answerProblems(fuzzCase: FuzzCase, exchange: RawExchange): string[] {
+  const problems: string[] = [];
+  if (exchange.timedOut) problems.push(`hang: no answer and no close within ${fuzzCase.timeoutMs} ms`);
+  if (!fuzzCase.abandons && exchange.responses.length < fuzzCase.responses) {
+    problems.push(
+      `unanswered: ${exchange.responses.length} of ${fuzzCase.responses} answers (closed: ${exchange.closed}, error: ${exchange.error ?? "none"})`,
+    );
+  }
+  for (const response of exchange.responses) {
+    const problem = responseProblem(response, fuzzCase.head);
+    if (problem !== undefined) problems.push(`${response.status}: ${problem}; body ${JSON.stringify(response.body.slice(0, 200))}`);
+  }
+  return problems;
+}
+
+function responseProblem(response: RawResponse, head: boolean): string | undefined {
+  if (response.status >= 500) return "a server error";
+  if (head) return undefined;
+  if (response.body === "") return "no body";
+  if (!/^application\/json/.test(response.headers["content-type"] ?? "")) return `content-type ${response.headers["content-type"] ?? "missing"}`;
+  if (/\bat .*\.[cm]?[jt]s:\d+/.test(response.body)) return "a stack trace in the body";
+  let body: unknown;
+  try {
+    body = JSON.parse(response.body);
+  } catch {
+    return "a body that is not JSON";
+  }
+  return shapeProblem(response.status, body);
+}
+
+function shapeProblem(status: number, body: unknown): string | undefined {
+  if (!isRecord(body)) return "not a JSON object";
+  if ("error" in body) {
+    if (status < 400) return "an error body on a success";
+    const { error, ...rest } = body;
+    if (!isRecord(error) || typeof error["code"] !== "string" || !/^[A-Z][A-Za-z]+$/.test(error["code"])) return "an error without a PascalCase code";
+    if (typeof error["message"] !== "string" || error["message"] === "") return "an error without a message";
+    if (Object.keys(rest).length > 0) return leaseViewProblem(rest);
+    return undefined;
+  }
+  if (status >= 400) return "a failure without an error body";
+  if ("primaries" in body) {
+    if (!Array.isArray(body["primaries"])) return "primaries is not an array";
+    return body["primaries"].map(leaseViewProblem).find((problem) => problem !== undefined);
+  }
+  if ("status" in body) return body["status"] === "ok" && typeof body["store"] === "string" ? undefined : "a malformed health report";
+  return leaseViewProblem(body);
+}
+
+/** `revoked` is tolerated: SPEC §2's revoke shows the holder with `revoked: true`. */
+const VIEW_FIELDS = new Set(["utype", "primary", "intervalMs", "timeoutMs", "lease", "revoked"]);
+const PRIMARY_FIELDS = new Set(["uuid", "address", "epoch", "renewedAt", "expiresInMs", "revoked"]);
+
+function leaseViewProblem(view: unknown): string | undefined {
+  if (!isRecord(view)) return "a LeaseView that is not an object";
+  const unknown = Object.keys(view).filter((key) => !VIEW_FIELDS.has(key));
+  if (unknown.length > 0) return `a LeaseView with unknown fields ${unknown.join(", ")}`;
+  if (typeof view["utype"] !== "string" || !/^[A-Za-z0-9._:-]{1,128}$/.test(view["utype"])) return "a LeaseView without a valid utype";
+  if (!Number.isInteger(view["intervalMs"]) || !Number.isInteger(view["timeoutMs"])) return "a LeaseView without integer timing";
+  if (view["lease"] !== undefined && typeof view["lease"] !== "string") return "a lease that is not a string";
+  const primary = view["primary"];
+  if (primary === null) return undefined;
+  if (!isRecord(primary)) return "a primary that is neither null nor an object";
+  const unknownPrimary = Object.keys(primary).filter((key) => !PRIMARY_FIELDS.has(key));
+  if (unknownPrimary.length > 0) return `a primary with unknown fields ${unknownPrimary.join(", ")}`;
+  if (typeof primary["uuid"] !== "string" || primary["uuid"] === "") return "a primary without a uuid";
+  if (primary["address"] !== null && typeof primary["address"] !== "string") return "an address that is neither null nor a string";
+  if (!Number.isInteger(primary["epoch"]) || (primary["epoch"] as number) < 1) return "an epoch that is not a positive integer";
+  if (typeof primary["renewedAt"] !== "string" || Number.isNaN(Date.parse(primary["renewedAt"]))) return "a renewedAt that is not a time";
+  if (typeof primary["expiresInMs"] !== "number") return "an expiresInMs that is not a number";
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveHostTimeouts } from "../../shared/host/host-timeouts.js";
+import { startLocalHost } from "../../shared/host/local-host.js";
+import { head, rawExchange, streamFiller, type RawExchange } from "../helpers/raw-http.js";
+import { startTestHost, type TestHost } from "../helpers/local-host.js";
+
+/** The host's bounds on what one request may take: 4 KiB of body, and seconds of time. */
+
+const TIMEOUTS = { headersTimeoutMs: 300, bodyTimeoutMs: 300 };
+
+let test: TestHost;
+beforeAll(async () => {
+  test = await startTestHost({ timeouts: TIMEOUTS });
+});
+afterAll(async () => {
+  await test.close();
+});
+
+function errorOf(exchange: RawExchange): { code?: unknown; message?: unknown } | undefined {
+  return (JSON.parse(exchange.responses[0]?.body ?? "{}") as { error?: { code?: unknown; message?: unknown } }).error;
+}
+
+function errorCode(exchange: RawExchange): unknown {
+  return errorOf(exchange)?.code;
+}
+
+const putHead = (utype: string, framing: string): string =>
+  head(`PUT /api/primary/${utype} HTTP/1.1`, ["Host: 127.0.0.1", "Content-Type: application/json", framing]);
+
+describe("a body over 4 KiB", () => {
+  // A client still sending 10 MB is in test/e2e/large-upload.test.ts: it needs the host in another process.
+  it("keeps the connection usable once the refused body is drained", async () => {
+    const body = "x".repeat(100_000);
+    const valid = '{"uuid":"after-drain"}';
+    const exchange = await rawExchange(
+      test.port,
+      [putHead("drained", `Content-Length: ${body.length}`) + body + putHead("drained", `Content-Length: ${valid.length}`) + valid],
+      { timeoutMs: 10_000, responses: 2 },
+    );
+    expect(exchange.responses.map((response) => response.status)).toEqual([413, 200]);
+  });
+
+  it("cuts the connection of a client that keeps sending far past 16 MiB after its 413", async () => {
+    // Default timeouts (11 s for the whole request): only the byte bound can cut it this early.
+    const patient = await startTestHost();
+    try {
+      const size = 64 * 1024 * 1024;
+      let written = 0;
+      const exchange = await rawExchange(patient.port, [], {
+        timeoutMs: 20_000,
+        responses: 2, // never comes: the exchange ends when the connection does
+        send: async (socket, signal) => {
+          socket.write(putHead("flood", `Content-Length: ${size}`));
+          await streamFiller(socket, signal, size, false);
+          written = socket.bytesWritten;
+        },
+      });
+      expect(exchange.responses[0]?.status).toBe(413);
+      expect(exchange.closed).toBe(true);
+      // The host stopped reading at 16 MiB; what the client got out is that plus socket buffers.
+      expect(written).toBeLessThan(size);
+    } finally {
+      await patient.close();
+    }
+  });
+
+  it("reads a body of exactly 4096 bytes and refuses 4097, counting bytes, not characters", async () => {
+    const sized = (bytes: number): string => {
+      const frame = '{"uuid":"edge","address":""}';
+      // "é" is 2 bytes in UTF-8: fill with it so that the limit falls inside multi-byte text.
+      const filler = "é".repeat(Math.floor((bytes - frame.length) / 2)) + "a".repeat((bytes - frame.length) % 2);
+      return frame.replace('""', `"${filler}"`);
+    };
+    for (const [bytes, status] of [[4095, 400], [4096, 400], [4097, 413]] as const) {
+      const body = sized(bytes);
+      expect(Buffer.byteLength(body)).toBe(bytes);
+      const exchange = await rawExchange(test.port, [putHead("edge", `Content-Length: ${bytes}`) + body], { timeoutMs: 10_000 });
+      // Under the limit the handler reads the body and refuses the address as too long (400).
+      expect(exchange.responses[0]?.status, `${bytes} bytes`).toBe(status);
+    }
+  });
+});
+
+describe("slow clients", () => {
+  // Generous bounds: the deadline plus Node's check interval plus a loaded machine.
+  const BOUND_MS = 5_000;
+
+  it("answers headers that never finish with a JSON 408 after the headers timeout", async () => {
+    // A long body timeout puts Node's whole-request timeout (their sum) far out of reach.
+    const strict = await startTestHost({ timeouts: { headersTimeoutMs: 300, bodyTimeoutMs: 30_000 } });
+    try {
+      const exchange = await rawExchange(strict.port, ["GET /api/primary/slow HTTP/1.1\r\nHost: 127.0.0.1\r\n", { pauseMs: 30_000 }], {
+        timeoutMs: BOUND_MS,
+      });
+      expect(exchange.timedOut).toBe(false);
+      expect(exchange.responses[0]?.status).toBe(408);
+      expect(errorCode(exchange)).toBe("RequestTimeout");
+      expect(errorOf(exchange)?.message).toMatch(/headers did not arrive within 300 ms/);
+      expect(exchange.elapsedMs).toBeGreaterThanOrEqual(250);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it("answers a body that never finishes with a JSON 408 after the body timeout, and writes nothing", async () => {
+    const exchange = await rawExchange(test.port, [putHead("slow", "Content-Length: 100") + '{"uuid":"slo', { pauseMs: 30_000 }], {
+      timeoutMs: BOUND_MS,
+    });
+    expect(exchange.timedOut).toBe(false);
+    expect(exchange.responses[0]?.status).toBe(408);
+    expect(errorCode(exchange)).toBe("RequestTimeout");
+    expect(exchange.responses[0]?.headers["connection"]).toBe("close");
+    // The host's own body deadline, not Node's whole-request timeout behind it.
+    expect(errorOf(exchange)?.message).toMatch(/body did not arrive within 300 ms/);
+    const after = await rawExchange(test.port, [head("GET /api/primary/slow HTTP/1.1", ["Host: 127.0.0.1"])], { timeoutMs: 10_000 });
+    expect(JSON.parse(after.responses[0]?.body ?? "")).toMatchObject({ primary: null });
+  });
+
+  it("answers a body trickled a byte at a time with a 408 at the deadline, not when the trickle ends", async () => {
+    const trickle = Array.from({ length: 60 }, (_, index) => [String.fromCharCode(97 + (index % 26)), { pauseMs: 50 }]).flat();
+    const exchange = await rawExchange(test.port, [putHead("trickle", "Content-Length: 60"), ...trickle], { timeoutMs: BOUND_MS });
+    expect(exchange.responses[0]?.status).toBe(408);
+    expect(errorOf(exchange)?.message).toMatch(/body did not arrive/);
+    expect(exchange.elapsedMs).toBeLessThan(60 * 50);
+  });
+});
+
+describe("timeout options", () => {
+  it("defaults to 5 s for the headers, 5 s for the body and 11 s for the whole request, checked every second", () => {
+    expect(resolveHostTimeouts()).toEqual({ headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000, requestTimeoutMs: 11_000, checkIntervalMs: 1_000 });
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, 600_001])("refuses bodyTimeoutMs %s, naming the option", async (value) => {
+    await expect(startTestHost({ timeouts: { bodyTimeoutMs: value } })).rejects.toThrow(/`bodyTimeoutMs` to be a whole number of milliseconds/);
+  });
+
+  it("refuses a bad headersTimeoutMs before it listens", async () => {
+    await expect(
+      startLocalHost({ routes: [], runtime: () => Promise.reject(new Error("unused")), port: 0, timeouts: { headersTimeoutMs: 0 } }),
+    ).rejects.toThrow(/`headersTimeoutMs`/);
+  });
+});
