@@ -90,6 +90,8 @@ interface Current {
   killAt: number | undefined;
   sigkillAt: number | undefined;
   leader: LeaderExit | undefined;
+  /** When the leader exited, on the supervisor's clock. */
+  leaderExitedAt: number | undefined;
   killTimer: TimerHandle | undefined;
   pollTimer: TimerHandle | undefined;
 }
@@ -158,6 +160,7 @@ export class ChildSupervisor {
       killAt: undefined,
       sigkillAt: undefined,
       leader: undefined,
+      leaderExitedAt: undefined,
       killTimer: undefined,
       pollTimer: undefined,
     };
@@ -223,6 +226,7 @@ export class ChildSupervisor {
   #leaderExited(current: Current, exit: LeaderExit): void {
     if (current !== this.#current) return;
     current.leader = exit;
+    current.leaderExitedAt = this.#o.clock.now();
     if (current.pgid === undefined) return this.#finish(current);
     if (current.phase === "running" && this.#o.groups.hasLiveMember(current.pgid)) {
       const killAt = Math.min(this.#o.clock.now() + this.#o.graceMs, current.killBy);
@@ -269,6 +273,11 @@ export class ChildSupervisor {
     const idle = this.#idle;
     this.#idle = undefined;
     idle?.resolve();
-    onExit({ pid: current.pgid ?? null, code, signal: leader.signal, exitCode, requested: current.requested });
+    // A leader gone at or after the lease deadline the watchdog was given was stopped by the
+    // watchdog (or by the lease running out as it ended), even when this process was too
+    // starved to ask first: that is the lease ending, never the command's own exit, which
+    // would end run.
+    const requested = current.requested || (current.leaderExitedAt ?? clock.now()) >= current.killBy;
+    onExit({ pid: current.pgid ?? null, code, signal: leader.signal, exitCode, requested });
   }
 }

@@ -158,6 +158,26 @@ describe("ChildSupervisor: one command as a process group (fake clock, fake proc
     expect(supervisor.state).toBe("idle");
   });
 
+  it("killed by its watchdog at the lease deadline while run was too starved to ask: the lease ended it, not the command", async () => {
+    const { clock, groups, supervisor, exits, t0, start, signalsAt } = setup();
+    start(t0 + 1000);
+    // run never called stop() (its event loop was starved); the watchdog fires at its kill time.
+    await clock.advance(1000);
+    groups.last.leaderExits(null, "SIGKILL");
+    await clock.advance(0);
+    expect(signalsAt()).toEqual([]);
+    expect(exits).toMatchObject([{ signal: "SIGKILL", exitCode: 137, requested: true, at: t0 + 1000 }]);
+  });
+
+  it("a command that dies before the lease deadline, unasked, has exited on its own", async () => {
+    const { clock, groups, exits, t0, start } = setup();
+    start(t0 + 1000);
+    await clock.advance(999);
+    groups.last.leaderExits(null, "SIGKILL");
+    await clock.advance(0);
+    expect(exits).toMatchObject([{ signal: "SIGKILL", exitCode: 137, requested: false }]);
+  });
+
   it("a command that cannot start is reported as exit 127, with the reason", async () => {
     const { clock, groups, supervisor, exits, events, notes, start } = setup();
     groups.failSpawn = new Error("spawn nope ENOENT");
