@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
+import { makeWritesDurable } from "./durable-azurite.js";
 
 /** Azurite's well-known development account (public, documented, not a secret). */
 const DEV_ACCOUNT = "devstoreaccount1";
@@ -13,7 +14,7 @@ export interface EmbeddedAzurite {
 }
 
 export interface EmbeddedAzuriteOptions {
-  /** Where table data persists; ignored when `inMemory`. */
+  /** Where table data persists; ignored when `inMemory`. Every write is on disk before Azurite answers it. */
   readonly dataDir: string;
   readonly inMemory: boolean;
   /** 0 picks a free port. */
@@ -21,9 +22,16 @@ export interface EmbeddedAzuriteOptions {
 }
 
 interface AzuriteTableServer {
+  /** Azurite's LokiTableMetadataStore, where the tables live (see durable-azurite.ts). */
+  readonly metadataStore?: unknown;
   start(): Promise<void>;
   close(): Promise<void>;
   getHttpServerAddress(): string;
+}
+
+interface Azurite {
+  readonly TableServer: new (config: unknown) => AzuriteTableServer;
+  readonly TableConfiguration: new (...args: unknown[]) => unknown;
 }
 
 /**
@@ -31,18 +39,7 @@ interface AzuriteTableServer {
  * store of `npm start`, and the real Table service that the tests run against.
  */
 export async function startEmbeddedAzurite(options: EmbeddedAzuriteOptions): Promise<EmbeddedAzurite> {
-  const require = createRequire(import.meta.url);
-  let TableServer: new (config: unknown) => AzuriteTableServer;
-  let TableConfiguration: new (...args: unknown[]) => unknown;
-  try {
-    TableServer = require("azurite/dist/src/table/TableServer").default;
-    TableConfiguration = require("azurite/dist/src/table/TableConfiguration").default;
-  } catch (error) {
-    throw new Error(
-      "The embedded store needs the azurite package (a dev dependency): run `npm install`, or configure HA_TABLE_CONNECTION_STRING / HA_TABLE_ENDPOINT.",
-      { cause: error },
-    );
-  }
+  const { TableServer, TableConfiguration } = loadAzurite();
   let dbPath = "";
   if (!options.inMemory) {
     const dir = resolve(options.dataDir);
@@ -68,6 +65,7 @@ export async function startEmbeddedAzurite(options: EmbeddedAzuriteOptions): Pro
     options.inMemory,
   );
   const server = new TableServer(config);
+  if (!options.inMemory) makeWritesDurable(server.metadataStore);
   await server.start();
   const endpoint = `${server.getHttpServerAddress()}/${DEV_ACCOUNT}`;
   return {
@@ -75,4 +73,19 @@ export async function startEmbeddedAzurite(options: EmbeddedAzuriteOptions): Pro
     connectionString: `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};TableEndpoint=${endpoint};`,
     close: () => server.close(),
   };
+}
+
+function loadAzurite(): Azurite {
+  const require = createRequire(import.meta.url);
+  try {
+    return {
+      TableServer: require("azurite/dist/src/table/TableServer").default,
+      TableConfiguration: require("azurite/dist/src/table/TableConfiguration").default,
+    };
+  } catch (error) {
+    throw new Error(
+      "The embedded store needs the azurite package (a dev dependency): run `npm install`, or configure HA_TABLE_CONNECTION_STRING / HA_TABLE_ENDPOINT.",
+      { cause: error },
+    );
+  }
 }
