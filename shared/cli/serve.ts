@@ -2,6 +2,7 @@ import { routes } from "../../functions/routes.js";
 import { ConfigError } from "../config/config-error.js";
 import { readBoolean, readInteger, readString, type Env } from "../config/env.js";
 import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
+import { DataDirInUseError } from "../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
 import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
 import { startLocalHost } from "../host/local-host.js";
@@ -114,7 +115,10 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
   }
 }
 
-/** Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting. */
+/**
+ * Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting or
+ * when another service holds HA_DATA_DIR.
+ */
 export async function serveCommand(env: Env): Promise<number> {
   let config: ServerConfig;
   let settings: ServeSettings;
@@ -128,7 +132,16 @@ export async function serveCommand(env: Env): Promise<number> {
     }
     throw error;
   }
-  const service = await startService(config, settings);
+  let service: RunningService;
+  try {
+    service = await startService(config, settings);
+  } catch (error) {
+    if (error instanceof DataDirInUseError) {
+      console.error(`ha-module: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
   console.log(service.banner);
   await new Promise<void>((resolve) => {
     const stop = (): void => {

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
+import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
 import { makeWritesDurable } from "./durable-azurite.js";
 
 /** Azurite's well-known development account (public, documented, not a secret). */
@@ -14,7 +15,11 @@ export interface EmbeddedAzurite {
 }
 
 export interface EmbeddedAzuriteOptions {
-  /** Where table data persists; ignored when `inMemory`. Every write is on disk before Azurite answers it. */
+  /**
+   * Where table data persists; ignored when `inMemory`. The directory is locked while
+   * this Azurite runs (another one on it gets a DataDirInUseError), and every write is
+   * on disk before Azurite answers it.
+   */
   readonly dataDir: string;
   readonly inMemory: boolean;
   /** 0 picks a free port. */
@@ -41,38 +46,52 @@ interface Azurite {
 export async function startEmbeddedAzurite(options: EmbeddedAzuriteOptions): Promise<EmbeddedAzurite> {
   const { TableServer, TableConfiguration } = loadAzurite();
   let dbPath = "";
+  let lock: DataDirLock | undefined;
   if (!options.inMemory) {
     const dir = resolve(options.dataDir);
     await mkdir(dir, { recursive: true });
+    // Before Azurite reads the file: a directory held by another service is left alone.
+    lock = await lockDataDir(dir);
     dbPath = join(dir, "__azurite_db_table__.json");
   }
-  const config = new TableConfiguration(
-    "127.0.0.1",
-    options.port ?? 0,
-    undefined, // keep-alive timeout: Azurite's default
-    dbPath,
-    false, // debug log
-    false, // access log
-    undefined,
-    undefined,
-    false, // loose
-    true, // skip the API version check: the SDK may be newer than this Azurite
-    "",
-    "",
-    "",
-    undefined,
-    false,
-    options.inMemory,
-  );
-  const server = new TableServer(config);
-  if (!options.inMemory) makeWritesDurable(server.metadataStore);
-  await server.start();
-  const endpoint = `${server.getHttpServerAddress()}/${DEV_ACCOUNT}`;
-  return {
-    endpoint,
-    connectionString: `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};TableEndpoint=${endpoint};`,
-    close: () => server.close(),
-  };
+  try {
+    const config = new TableConfiguration(
+      "127.0.0.1",
+      options.port ?? 0,
+      undefined, // keep-alive timeout: Azurite's default
+      dbPath,
+      false, // debug log
+      false, // access log
+      undefined,
+      undefined,
+      false, // loose
+      true, // skip the API version check: the SDK may be newer than this Azurite
+      "",
+      "",
+      "",
+      undefined,
+      false,
+      options.inMemory,
+    );
+    const server = new TableServer(config);
+    if (!options.inMemory) makeWritesDurable(server.metadataStore);
+    await server.start();
+    const endpoint = `${server.getHttpServerAddress()}/${DEV_ACCOUNT}`;
+    return {
+      endpoint,
+      connectionString: `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};TableEndpoint=${endpoint};`,
+      close: async () => {
+        try {
+          await server.close();
+        } finally {
+          await lock?.release();
+        }
+      },
+    };
+  } catch (error) {
+    await lock?.release();
+    throw error;
+  }
 }
 
 function loadAzurite(): Azurite {
