@@ -142,8 +142,8 @@ export async function serveCommand(env: Env): Promise<number> {
     }
     throw error;
   }
-  console.log(service.banner);
-  await new Promise<void>((resolve) => {
+  // Listen for the signals before the banner: whoever waits for it may signal at once.
+  const stopRequested = new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
@@ -152,6 +152,8 @@ export async function serveCommand(env: Env): Promise<number> {
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
+  console.log(service.banner);
+  await stopRequested;
   await service.close();
   console.log("ha-module stopped");
   return 0;
