@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { realpath, unlink } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { DataDirInUseError, type DataDirHolder } from "./data-dir-in-use-error.js";
 
 export interface DataDirLock {
@@ -33,9 +34,12 @@ const MAX_SOCKET_PATH = 103;
  * - Linux: an abstract socket named after a hash of the directory's real path (no file).
  * - Windows: a named pipe named the same way.
  * - Other systems (macOS, BSD): a socket file `.serve.lock` inside the directory. A file
- *   outlives its process, so one that refuses connections is stale: it is removed and
- *   the lock taken again, once. Two starts racing over the same stale file can both see
- *   it stale; the one that binds second fails and reports the first.
+ *   outlives its process, so one that refuses connections is stale, and is replaced. Two
+ *   starts that both find it stale must not both replace it (the second would remove the
+ *   socket the first has just bound), so replacing takes a second lock first, the socket
+ *   file `.serve.lock.takeover`, held for the few milliseconds the replacement takes.
+ *   Only a start that finds *that* one stale too (its process died while replacing) and
+ *   races another start within those milliseconds could still slip through.
  *
  * The directory is identified by its real path (symbolic links resolved); it must exist.
  */
@@ -49,12 +53,12 @@ export async function lockDataDir(dataDir: string, options: LockDataDirOptions =
   const server = createServer((socket) => socket.end(`${JSON.stringify(holder)}\n`));
   server.unref();
 
-  if (!(await listen(server, address))) {
+  if (isSocketFile(platform)) {
+    await takeSocketFile(directory, address, server, askTimeoutMs);
+  } else if (!(await listen(server, address))) {
+    // An abstract socket or a named pipe exists only while its process lives.
     const other = await askHolder(address, askTimeoutMs);
-    const isStaleFile = other === "refused" && isSocketFile(platform);
-    if (!isStaleFile || !(await removeStale(address)) || !(await listen(server, address))) {
-      throw new DataDirInUseError(directory, other === "refused" ? undefined : other);
-    }
+    throw new DataDirInUseError(directory, other === "refused" ? undefined : other);
   }
   return {
     address,
@@ -78,6 +82,39 @@ function lockAddress(directory: string, platform: NodeJS.Platform): string {
 
 function isSocketFile(platform: NodeJS.Platform): boolean {
   return platform !== "linux" && platform !== "win32";
+}
+
+/** How often a start waits for another one that is replacing a stale socket file. */
+const TAKEOVER_ATTEMPTS = 10;
+
+/** Binds the socket file `path`, replacing a stale one under the `.takeover` lock. */
+async function takeSocketFile(directory: string, path: string, server: Server, askTimeoutMs: number): Promise<void> {
+  const takeoverPath = `${path}.takeover`;
+  for (let attempt = 1; ; attempt += 1) {
+    if (await listen(server, path)) return;
+    const holder = await askHolder(path, askTimeoutMs);
+    if (holder !== "refused") throw new DataDirInUseError(directory, holder);
+    const takeover = createServer((socket) => socket.end());
+    takeover.unref();
+    if (await listen(takeover, takeoverPath)) {
+      try {
+        // Another start may have replaced the stale file since we looked.
+        const again = await askHolder(path, askTimeoutMs);
+        if (again !== "refused") throw new DataDirInUseError(directory, again);
+        await removeStale(path);
+        if (await listen(server, path)) return;
+        // A start that found no file at all bound it first: it holds the directory.
+        const winner = await askHolder(path, askTimeoutMs);
+        throw new DataDirInUseError(directory, winner === "refused" ? undefined : winner);
+      } finally {
+        await new Promise<void>((resolve) => takeover.close(() => resolve()));
+      }
+    }
+    // Another start is replacing the stale file; or it died doing so, and nothing answers.
+    if ((await askHolder(takeoverPath, askTimeoutMs)) === "refused") await removeStale(takeoverPath);
+    if (attempt === TAKEOVER_ATTEMPTS) throw new DataDirInUseError(directory, undefined);
+    await sleep(10 * attempt);
+  }
 }
 
 /** Resolves false when another process has the address, throws on any other failure. */
@@ -129,12 +166,11 @@ function parseHolder(text: string): DataDirHolder | undefined {
   return undefined;
 }
 
-async function removeStale(file: string): Promise<boolean> {
+async function removeStale(file: string): Promise<void> {
   try {
     await unlink(file);
-    return true;
   } catch (error) {
-    // Someone else removed it first; binding decides which of us gets the lock.
-    return (error as NodeJS.ErrnoException).code === "ENOENT";
+    // Already gone: binding decides who gets the lock.
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
 }

@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdir, mkdtemp, realpath, rm, stat, symlink } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,20 +103,90 @@ describe.each([
   });
 });
 
-describe("lockDataDir with a socket file", () => {
-  it("keeps the socket file inside the directory, and refuses a directory whose path is too long for it", async () => {
-    const dir = await realpath(await mkdtemp(join(tmpdir(), "ha-dirlock-")));
-    try {
-      const taken = await lockDataDir(dir, { platform: "darwin" });
-      expect(taken.address).toBe(join(dir, ".serve.lock"));
-      expect((await stat(taken.address)).isSocket()).toBe(true);
-      await taken.release();
+/** Starts `node -e code` and resolves once it prints its first line; it lives until killed. */
+async function startHelper(code: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const started = await Promise.race([once(child.stdout!, "data").then(() => true), once(child, "exit").then(() => false)]);
+  expect(started, output).toBe(true);
+  return child;
+}
 
-      const deep = join(dir, "d".repeat(100));
-      await mkdir(deep);
-      await expect(lockDataDir(deep, { platform: "darwin" })).rejects.toThrow(/too long a path for its lock.*shorter HA_DATA_DIR/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+async function killHard(child: ChildProcess): Promise<void> {
+  const exited = once(child, "exit");
+  child.kill("SIGKILL");
+  await exited;
+}
+
+const BUILT_LOCK = new URL("../../dist/shared/host/data-dir-lock.js", import.meta.url).href;
+
+describe("lockDataDir with a socket file", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await realpath(await mkdtemp(join(tmpdir(), "ha-dirlock-")));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Leaves socket files at `paths` that nothing answers on: their process was SIGKILLed. */
+  async function leaveStaleSockets(...paths: string[]): Promise<void> {
+    const listeners = paths.map((path) => `await new Promise((resolve) => net.createServer().listen(${JSON.stringify(path)}, resolve));`);
+    await killHard(await startHelper(`const net = await import("node:net"); ${listeners.join(" ")} console.log("up"); setInterval(() => 0, 1000);`));
+  }
+
+  it("gives a stale lock to exactly one of several services that start at the same moment", async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const roundDir = join(dir, `round${round}`);
+      await mkdir(roundDir);
+      await leaveStaleSockets(join(roundDir, ".serve.lock"));
+      const go = join(roundDir, "go");
+      // Each contender waits for the go file, so they all find the stale lock at once.
+      const contenders = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          startHelper(
+            `const { lockDataDir } = await import(${JSON.stringify(BUILT_LOCK)});
+             const { existsSync } = await import("node:fs");
+             console.log("ready");
+             while (!existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 2));
+             const outcome = await lockDataDir(${JSON.stringify(roundDir)}, { platform: "darwin" }).then(() => "won", () => "lost");
+             console.log(outcome);
+             setInterval(() => 0, 1000);`,
+          ),
+        ),
+      );
+      const outcomes = contenders.map(
+        (child) =>
+          new Promise<string>((resolve) => {
+            child.stdout!.on("data", (chunk: Buffer) => {
+              const line = chunk.toString().trim();
+              if (line === "won" || line === "lost") resolve(line);
+            });
+          }),
+      );
+      await writeFile(go, "");
+      const results = await Promise.all(outcomes);
+      await Promise.all(contenders.map(killHard));
+      expect(results.filter((outcome) => outcome === "won"), `round ${round}: ${results.join(", ")}`).toHaveLength(1);
     }
+  });
+
+  it("recovers when a service died while it was replacing a stale lock", async () => {
+    await leaveStaleSockets(join(dir, ".serve.lock"), join(dir, ".serve.lock.takeover"));
+    const taken = await lockDataDir(dir, { platform: "darwin" });
+    await taken.release();
+  });
+
+
+  it("keeps the socket file inside the directory, and refuses a directory whose path is too long for it", async () => {
+    const taken = await lockDataDir(dir, { platform: "darwin" });
+    expect(taken.address).toBe(join(dir, ".serve.lock"));
+    expect((await stat(taken.address)).isSocket()).toBe(true);
+    await taken.release();
+
+    const deep = join(dir, "d".repeat(100));
+    await mkdir(deep);
+    await expect(lockDataDir(deep, { platform: "darwin" })).rejects.toThrow(/too long a path for its lock.*shorter HA_DATA_DIR/);
   });
 });
