@@ -23,7 +23,7 @@ describe("HA_DATA_DIR belongs to one running service", () => {
 
   const onDisk = (): Record<string, string> => ({ HA_IN_MEMORY: "false", HA_DATA_DIR: dataDir });
 
-  it("refuses a second service on the same directory with exit code 2, naming the variable and the holder's pid", async () => {
+  it("refuses a second service on the same directory with exit code 2, naming the variable and the holder's pid; a clean stop frees it", async () => {
     const first = await startServiceProcess(onDisk());
     running.push(first);
     const granted = await fetch(`${first.url}/primary/scheduler`, {
@@ -43,6 +43,11 @@ describe("HA_DATA_DIR belongs to one running service", () => {
     // The first service is untouched and still the only one answering for the directory.
     const seen = (await (await fetch(`${first.url}/primary/scheduler`)).json()) as { primary: { uuid: string } };
     expect(seen.primary.uuid).toBe("first-holder");
+
+    expect(await first.stop()).toBe(0);
+    const next = await startServiceProcess(onDisk());
+    running.push(next);
+    expect((await fetch(`${next.url}/health`)).status).toBe(200);
   });
 
   it("does not let the lock of a SIGKILLed service block the next start, which sees its data", async () => {
@@ -61,14 +66,6 @@ describe("HA_DATA_DIR belongs to one running service", () => {
     running.push(next);
     const seen = (await (await fetch(`${next.url}/primary/scheduler`)).json()) as { primary: { uuid: string } };
     expect(seen.primary.uuid).toBe("crashed-holder");
-  });
-
-  it("frees the directory on a clean stop", async () => {
-    const first = await startServiceProcess(onDisk());
-    expect(await first.stop()).toBe(0);
-    const next = await startServiceProcess(onDisk());
-    running.push(next);
-    expect((await fetch(`${next.url}/health`)).status).toBe(200);
   });
 
   it("takes no lock with HA_IN_MEMORY=true: nothing is kept in the directory", async () => {
