@@ -2,6 +2,7 @@ import { routes } from "../../functions/routes.js";
 import { ConfigError } from "../config/config-error.js";
 import { readBoolean, readInteger, readString, type Env } from "../config/env.js";
 import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
+import { DataDirInUseError } from "../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
 import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
 import { startLocalHost } from "../host/local-host.js";
@@ -114,7 +115,10 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
   }
 }
 
-/** Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting. */
+/**
+ * Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting or
+ * when another service holds HA_DATA_DIR.
+ */
 export async function serveCommand(env: Env): Promise<number> {
   let config: ServerConfig;
   let settings: ServeSettings;
@@ -128,9 +132,18 @@ export async function serveCommand(env: Env): Promise<number> {
     }
     throw error;
   }
-  const service = await startService(config, settings);
-  console.log(service.banner);
-  await new Promise<void>((resolve) => {
+  let service: RunningService;
+  try {
+    service = await startService(config, settings);
+  } catch (error) {
+    if (error instanceof DataDirInUseError) {
+      console.error(`ha-module: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+  // Listen for the signals before the banner: whoever waits for it may signal at once.
+  const stopRequested = new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
@@ -139,6 +152,8 @@ export async function serveCommand(env: Env): Promise<number> {
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
+  console.log(service.banner);
+  await stopRequested;
   await service.close();
   console.log("ha-module stopped");
   return 0;

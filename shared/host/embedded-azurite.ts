@@ -1,6 +1,8 @@
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
+import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
+import { makeWritesDurable } from "./durable-azurite.js";
 
 /** Azurite's well-known development account (public, documented, not a secret). */
 const DEV_ACCOUNT = "devstoreaccount1";
@@ -13,7 +15,11 @@ export interface EmbeddedAzurite {
 }
 
 export interface EmbeddedAzuriteOptions {
-  /** Where table data persists; ignored when `inMemory`. */
+  /**
+   * Where table data persists; ignored when `inMemory`. The directory is locked while
+   * this Azurite runs (another one on it gets a DataDirInUseError), and every write is
+   * on disk before Azurite answers it.
+   */
   readonly dataDir: string;
   readonly inMemory: boolean;
   /** 0 picks a free port. */
@@ -21,9 +27,16 @@ export interface EmbeddedAzuriteOptions {
 }
 
 interface AzuriteTableServer {
+  /** Azurite's LokiTableMetadataStore, where the tables live (see durable-azurite.ts). */
+  readonly metadataStore?: unknown;
   start(): Promise<void>;
   close(): Promise<void>;
   getHttpServerAddress(): string;
+}
+
+interface Azurite {
+  readonly TableServer: new (config: unknown) => AzuriteTableServer;
+  readonly TableConfiguration: new (...args: unknown[]) => unknown;
 }
 
 /**
@@ -31,48 +44,67 @@ interface AzuriteTableServer {
  * store of `npm start`, and the real Table service that the tests run against.
  */
 export async function startEmbeddedAzurite(options: EmbeddedAzuriteOptions): Promise<EmbeddedAzurite> {
-  const require = createRequire(import.meta.url);
-  let TableServer: new (config: unknown) => AzuriteTableServer;
-  let TableConfiguration: new (...args: unknown[]) => unknown;
+  const { TableServer, TableConfiguration } = loadAzurite();
+  let dbPath = "";
+  let lock: DataDirLock | undefined;
+  if (!options.inMemory) {
+    const dir = resolve(options.dataDir);
+    await mkdir(dir, { recursive: true });
+    // Before Azurite reads the file: a directory held by another service is left alone.
+    lock = await lockDataDir(dir);
+    dbPath = join(dir, "__azurite_db_table__.json");
+  }
   try {
-    TableServer = require("azurite/dist/src/table/TableServer").default;
-    TableConfiguration = require("azurite/dist/src/table/TableConfiguration").default;
+    const config = new TableConfiguration(
+      "127.0.0.1",
+      options.port ?? 0,
+      undefined, // keep-alive timeout: Azurite's default
+      dbPath,
+      false, // debug log
+      false, // access log
+      undefined,
+      undefined,
+      false, // loose
+      true, // skip the API version check: the SDK may be newer than this Azurite
+      "",
+      "",
+      "",
+      undefined,
+      false,
+      options.inMemory,
+    );
+    const server = new TableServer(config);
+    if (!options.inMemory) makeWritesDurable(server.metadataStore);
+    await server.start();
+    const endpoint = `${server.getHttpServerAddress()}/${DEV_ACCOUNT}`;
+    return {
+      endpoint,
+      connectionString: `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};TableEndpoint=${endpoint};`,
+      close: async () => {
+        try {
+          await server.close();
+        } finally {
+          await lock?.release();
+        }
+      },
+    };
+  } catch (error) {
+    await lock?.release();
+    throw error;
+  }
+}
+
+function loadAzurite(): Azurite {
+  const require = createRequire(import.meta.url);
+  try {
+    return {
+      TableServer: require("azurite/dist/src/table/TableServer").default,
+      TableConfiguration: require("azurite/dist/src/table/TableConfiguration").default,
+    };
   } catch (error) {
     throw new Error(
       "The embedded store needs the azurite package (a dev dependency): run `npm install`, or configure HA_TABLE_CONNECTION_STRING / HA_TABLE_ENDPOINT.",
       { cause: error },
     );
   }
-  let dbPath = "";
-  if (!options.inMemory) {
-    const dir = resolve(options.dataDir);
-    await mkdir(dir, { recursive: true });
-    dbPath = join(dir, "__azurite_db_table__.json");
-  }
-  const config = new TableConfiguration(
-    "127.0.0.1",
-    options.port ?? 0,
-    undefined, // keep-alive timeout: Azurite's default
-    dbPath,
-    false, // debug log
-    false, // access log
-    undefined,
-    undefined,
-    false, // loose
-    true, // skip the API version check: the SDK may be newer than this Azurite
-    "",
-    "",
-    "",
-    undefined,
-    false,
-    options.inMemory,
-  );
-  const server = new TableServer(config);
-  await server.start();
-  const endpoint = `${server.getHttpServerAddress()}/${DEV_ACCOUNT}`;
-  return {
-    endpoint,
-    connectionString: `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};TableEndpoint=${endpoint};`,
-    close: () => server.close(),
-  };
 }

@@ -57,3 +57,25 @@ export async function startServiceProcess(env: Record<string, string> = {}): Pro
     },
   };
 }
+
+/**
+ * Runs `ha-module serve` expecting it to stop on its own (a refused start): resolves with
+ * its exit code and output, or rejects when it is still running after `timeoutMs`.
+ */
+export async function runServiceToExit(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [CLI_PATH, "serve"], {
+    env: { ...process.env, PORT: "0", HA_IN_MEMORY: "true", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
+  clearTimeout(timer);
+  if (signal === "SIGKILL") throw new Error(`service was still running after ${timeoutMs} ms:\n${output}`);
+  return { code, output };
+}
