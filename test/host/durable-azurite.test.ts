@@ -76,7 +76,7 @@ describe("embedded Azurite on disk: every answered write is in the data file", (
     await configured.prepare();
     const utypes = Array.from({ length: 25 }, (_, i) => `burst-role-${i}`);
     const outcomes = await Promise.all(
-      utypes.map((utype) => configured.store.create({ utype, uuid: `${utype}-holder`, address: null, epoch: 1, renewedAt: 1 })),
+      utypes.map((utype) => configured.store.create({ utype, uuid: `${utype}-holder`, address: null, epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] })),
     );
     expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
     const file = await onDisk();
@@ -94,7 +94,7 @@ describe("embedded Azurite on disk: every answered write is in the data file", (
     let writing = true;
     const writes = Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        configured.store.create({ utype: `copy-role-${i}`, uuid: `copy-holder-${i}`, address: "x".repeat(400), epoch: 1, renewedAt: 1 }),
+        configured.store.create({ utype: `copy-role-${i}`, uuid: `copy-holder-${i}`, address: "x".repeat(400), epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] }),
       ),
     ).finally(() => (writing = false));
     let copies = 0;
@@ -119,12 +119,12 @@ describe("embedded Azurite on disk: every answered write is in the data file", (
     const blocker = join(dataDir, "__azurite_db_table__.json~");
     await mkdir(blocker);
     await expect(
-      configured.store.create({ utype: "unsaved", uuid: "unsaved-holder", address: null, epoch: 1, renewedAt: 1 }),
+      configured.store.create({ utype: "unsaved", uuid: "unsaved-holder", address: null, epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] }),
     ).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(await onDisk()).not.toContain("unsaved-holder");
 
     await rmdir(blocker);
-    const outcome = await configured.store.create({ utype: "saved", uuid: "saved-holder", address: null, epoch: 1, renewedAt: 1 });
+    const outcome = await configured.store.create({ utype: "saved", uuid: "saved-holder", address: null, epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] });
     expect(outcome.ok).toBe(true);
     const file = await onDisk();
     expect(file).toContain("saved-holder");

@@ -159,7 +159,7 @@ describe("ChildSupervisor: one command as a process group (fake clock, fake proc
   });
 
   it("killed by its watchdog at the lease deadline while run was too starved to ask: the lease ended it, not the command", async () => {
-    const { clock, groups, supervisor, exits, t0, start, signalsAt } = setup();
+    const { clock, groups, exits, t0, start, signalsAt } = setup();
     start(t0 + 1000);
     // run never called stop() (its event loop was starved); the watchdog fires at its kill time.
     await clock.advance(1000);
