@@ -21,7 +21,8 @@ describe("HA_DATA_DIR belongs to one running service", () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  const onDisk = (): Record<string, string> => ({ HA_IN_MEMORY: "false", HA_DATA_DIR: dataDir });
+  // A long T: a lease granted here must still be live when a restart on a loaded machine reads it.
+  const onDisk = (): Record<string, string> => ({ HA_IN_MEMORY: "false", HA_DATA_DIR: dataDir, HA_INTERVAL_MS: "1000", HA_TIMEOUT_MS: "120000" });
 
   it("refuses a second service on the same directory with exit code 2, naming the variable and the holder's pid; a clean stop frees it", async () => {
     const first = await startServiceProcess(onDisk());
