@@ -32,7 +32,7 @@ describe.skipIf(replay !== undefined)("simulation: safe while ε + ρ·(T − I)
     expect(absent, "faults and outcomes that never occurred").toEqual([]);
   });
 
-  it("the race that ε = 1.5·I loses stays safe with ε at the bound", { timeout: 60_000 }, async () => {
+  it("the race that ε = 1.5·I loses stays safe with ε at the bound", { timeout: 60_000 + RUNS * 1_000 }, async () => {
     const report = await runSeeds({ profile: "skew-margin", firstSeed: FIRST_SEED, runs: Math.ceil(RUNS / 3) });
     console.log(summarize(`skew-margin profile from seed ${FIRST_SEED}`, report));
     expect(failures(report)).toEqual([]);

