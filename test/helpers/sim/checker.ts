@@ -178,6 +178,10 @@ export class Checker {
         const what = `a ${write.method} made ${holder}@${after.epoch} the holder after that uuid's term had ended in the store`;
         if (!this.#inUse(holder)) this.fail("no-phantom", `${what}, and no running elector uses it`);
         this.fail("ended-stays-ended", what);
+        // A second term with an elector behind it (see scenario.ts): from here on it is
+        // judged like any other term, and ends again when it is taken over or released.
+        this.stats.count("endedUuidsRestarted");
+        this.#endedInStore.delete(holder);
       }
       const endedAt = this.#endedAtElector.get(holder);
       if (endedAt !== undefined && write.at - endedAt > this.phantomWindowMs) {

@@ -47,12 +47,19 @@ export async function runSeeds(options: SeedRunOptions): Promise<SeedRunReport> 
   return { stats, runs, violations, elapsedMs: performance.now() - started };
 }
 
+/** An integer setting of the simulation from the environment, refused with a message when it is not one. */
+export function integerFromEnv(name: string, fallback: number, min: number, max: number, env: NodeJS.ProcessEnv = process.env): number {
+  const text = env[name];
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < min || value > max) throw new RangeError(`Expected ${name} to be an integer from ${min} to ${max}, got ${JSON.stringify(text)}.`);
+  return value;
+}
+
 /** HA_SIM_SEED, HA_SIM_PROFILE, HA_SIM_PLANT and HA_SIM_INVARIANTS, as a failing run prints them. */
 export function replayOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): { seed: number; options: Omit<SeedRunOptions, "firstSeed" | "runs"> } | undefined {
-  const seedText = env["HA_SIM_SEED"];
-  if (seedText === undefined) return undefined;
-  const seed = Number(seedText);
-  if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`Expected HA_SIM_SEED to be an integer in [0, 2^32), got ${seedText}.`);
+  if (env["HA_SIM_SEED"] === undefined) return undefined;
+  const seed = integerFromEnv("HA_SIM_SEED", 0, 0, 0xffffffff, env);
   const profile = (env["HA_SIM_PROFILE"] ?? "safe") as Profile;
   if (!PROFILES.includes(profile)) throw new RangeError(`Expected HA_SIM_PROFILE to be one of ${PROFILES.join(", ")}, got ${profile}.`);
   const plant = env["HA_SIM_PLANT"] as PlantedBug | undefined;

@@ -41,7 +41,7 @@ export const ALL_INVARIANTS: readonly Invariant[] = ["epochs-increase", "one-pri
 /**
  * What a run judges unless told otherwise. `ended-stays-ended`, SPEC §2's rule to the
  * letter, is left out: the service keeps only the last 8 ended uuids, and a follower whose
- * acquire landed unanswered keeps its uuid, so in rare runs (1 in 10,000) that uuid, taken
+ * acquire landed unanswered keeps its uuid, so in rare runs (1 in 20,000) that uuid, taken
  * over and fallen off the list, starts a second term. Its elector is behind it, so no
  * phantom; docs/testing.md has the replay.
  */

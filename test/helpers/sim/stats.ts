@@ -26,6 +26,8 @@ export const STAT_NAMES = [
   "crashes",
   "stops",
   "revokes",
+  /** Not a fault: the known gap of docs/testing.md (an ended follower uuid's second term). */
+  "endedUuidsRestarted",
 ] as const;
 
 export type StatName = (typeof STAT_NAMES)[number];
