@@ -1,14 +1,20 @@
 /**
  * A small typed event registry whose emit awaits what the handlers return. The elector
  * needs that for stop(): the user's `demoted` handlers finish their work before the lease
- * is released. A handler that throws or rejects is reported to `onHandlerError`, never to
- * the emitter.
+ * is released.
+ *
+ * A handler that throws or rejects never disturbs the emitter or the other handlers. It
+ * is passed to `onHandlerError`, which answers whether anyone heard it (the elector feeds
+ * it to its `error` listeners). If nobody did, it is rethrown asynchronously, as Node's
+ * EventEmitter lets such an error escape: it reaches process 'uncaughtException' (which,
+ * unhandled, ends the process) and is never silently dropped, so a bug in a handler, or
+ * an assertion a test put in one, cannot vanish.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- interfaces have no index signature
 export class Listeners<Events extends Record<keyof Events, any>> {
   readonly #handlers = new Map<keyof Events, Set<(payload: never) => unknown>>();
 
-  constructor(private readonly onHandlerError: (error: unknown, event: keyof Events) => void) {}
+  constructor(private readonly onHandlerError: (error: unknown, event: keyof Events) => boolean) {}
 
   on<E extends keyof Events>(event: E, handler: (payload: Events[E]) => unknown): void {
     let set = this.#handlers.get(event);
@@ -33,11 +39,28 @@ export class Listeners<Events extends Record<keyof Events, any>> {
     for (const handler of [...(this.#handlers.get(event) ?? [])]) {
       try {
         const result = (handler as (payload: Events[E]) => unknown)(payload);
-        if (result instanceof Promise) pending.push(result.catch((error: unknown) => this.onHandlerError(error, event)));
+        if (result instanceof Promise) pending.push(result.catch((error: unknown) => this.#handlerFailed(error, event)));
       } catch (error) {
-        this.onHandlerError(error, event);
+        this.#handlerFailed(error, event);
       }
     }
     await Promise.all(pending);
   }
+
+  #handlerFailed(error: unknown, event: keyof Events): void {
+    let heard = false;
+    try {
+      heard = this.onHandlerError(error, event);
+    } catch (reportError) {
+      rethrowLater(reportError);
+    }
+    if (!heard) rethrowLater(error);
+  }
+}
+
+/** Out of every promise chain: the emitter's loop goes on, the error reaches 'uncaughtException'. */
+function rethrowLater(error: unknown): void {
+  queueMicrotask(() => {
+    throw error;
+  });
 }

@@ -111,9 +111,15 @@ export class PrimaryElector {
   readonly #newUuid: () => string;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
-  /** A throwing handler is reported through `error`; a throwing `error` handler is dropped, not looped. */
+  /**
+   * A throwing handler is reported through `error`. With no `error` listener, or when an
+   * `error` handler itself throws (feeding it back would loop), Listeners rethrows it
+   * asynchronously, as Node's EventEmitter would: never dropped.
+   */
   readonly #listeners = new Listeners<ElectorEvents>((error, event) => {
-    if (event !== "error") this.#report(asError(error));
+    if (event === "error" || this.#listeners.count("error") === 0) return false;
+    void this.#listeners.emit("error", asError(error));
+    return true;
   });
 
   #lifecycle: Lifecycle = "idle";

@@ -1,0 +1,217 @@
+import type { LeaseRecord } from "../../../shared/lease/lease.js";
+import type { DemotionReason, PrimaryElector } from "../../../shared/sdk/primary-elector.js";
+import type { SimProcess } from "./process.js";
+import type { RecordingStore, StoreWrite } from "./recording-store.js";
+import { DEFAULT_INVARIANTS, type Invariant, type Scenario } from "./scenario.js";
+import type { SimStats } from "./stats.js";
+import type { SimWorld } from "./world.js";
+
+/** One elector the world started, with the process it runs in. */
+export interface Participant {
+  /** "e<slot>.<n>": the n-th elector started in that slot. */
+  readonly name: string;
+  readonly elector: PrimaryElector;
+  readonly process: SimProcess;
+  /** The uuid the world last saw it use. */
+  lastUuid: string;
+  /** Stopped or crashed: its uuid's life ended then. */
+  gone: boolean;
+}
+
+/** What the handlers and the world record; the checker alone judges it. */
+export type SimLogEntry =
+  | { readonly kind: "elected"; readonly at: number; readonly who: string; readonly uuid: string; readonly epoch: number }
+  | { readonly kind: "demoted"; readonly at: number; readonly who: string; readonly uuid: string; readonly epoch: number; readonly reason: DemotionReason }
+  | { readonly kind: "uuid-ended"; readonly at: number; readonly who: string; readonly uuid: string; readonly how: "new incarnation" | "stopped" | "crashed" };
+
+export type ViolationKind = Invariant | "service-error";
+
+/** A run broke an invariant. The message says how to replay it exactly. */
+export class SimViolation extends Error {
+  override readonly name = "SimViolation";
+
+  constructor(
+    readonly invariant: ViolationKind,
+    readonly at: number,
+    readonly scenario: Scenario,
+    what: string,
+    context: string,
+  ) {
+    super(`[${invariant}] ${what} (t=${Math.round(at)} ms, seed ${scenario.seed})\n${replayHint(scenario)}\n${context}`);
+  }
+}
+
+/** The command that replays a scenario drawn from its seed, and the scenario itself. */
+export function replayHint(scenario: Scenario): string {
+  const env = [
+    `HA_SIM_SEED=${scenario.seed}`,
+    `HA_SIM_PROFILE=${scenario.profile}`,
+    ...(scenario.plant === undefined ? [] : [`HA_SIM_PLANT=${scenario.plant}`]),
+    ...(scenario.invariants === undefined ? [] : [`HA_SIM_INVARIANTS=${scenario.invariants.join(",")}`]),
+  ];
+  return `replay: ${env.join(" ")} npx vitest run test/sdk/elector-simulation.test.ts -t replay\nscenario (simulate() replays it): ${JSON.stringify(scenario)}`;
+}
+
+/**
+ * The invariants, judged from outside the system after every simulated event: handlers
+ * only record into the log, and the checker reads the log, every elector's isPrimary(),
+ * and the store's real contents. Whatever it finds is thrown out of the world's loop, so
+ * nothing in the system under test can swallow it.
+ *
+ * - epochs-increase: every election has a higher epoch than every election before it.
+ * - one-primary: at no instant do two electors report isPrimary(). A crashed or paused
+ *   elector counts as long as its clock says its lease lasts: stricter, never looser.
+ * - store-agrees: an elector that reports isPrimary() is the store's holder, at its epoch.
+ * - no-phantom: a lease nobody stands behind is never written. No write makes a uuid the
+ *   holder (create, renew, take over) once that uuid's term ended in the store (taken
+ *   over, released, retired) and no running elector uses it, nor later than
+ *   `phantomWindowMs` after its elector left it behind (demotion, stop, crash): the
+ *   longest a request sent before then can still be on its way and be written. And no
+ *   write renews a revoked lease: its holder's heartbeats must be refused.
+ * - ended-stays-ended (SPEC §2 to the letter; not judged by default, see scenario.ts):
+ *   a uuid whose term ended in the store never holds it again, whoever uses it.
+ * - liveness (simulate.ts): once faults heal, one primary within a bound, and it stays.
+ */
+export class Checker {
+  readonly log: SimLogEntry[] = [];
+  readonly participants: Participant[] = [];
+  readonly #enabled: ReadonlySet<ViolationKind>;
+  #logSeen = 0;
+  #writesSeen = 0;
+  #lastElectedEpoch = 0;
+  readonly #endedAtElector = new Map<string, number>();
+  readonly #endedInStore = new Set<string>();
+
+  constructor(
+    private readonly scenario: Scenario,
+    private readonly world: SimWorld,
+    private readonly store: RecordingStore,
+    private readonly utype: string,
+    readonly phantomWindowMs: number,
+    private readonly stats: SimStats,
+  ) {
+    this.#enabled = new Set<ViolationKind>([...(scenario.invariants ?? DEFAULT_INVARIANTS), "service-error"]);
+  }
+
+  /** Registers an elector; its handlers record events and nothing else. */
+  watch(participant: Participant): void {
+    this.participants.push(participant);
+    const { elector, name } = participant;
+    elector.on("elected", ({ uuid, epoch }) => void this.log.push({ kind: "elected", at: this.world.now, who: name, uuid, epoch }));
+    elector.on("demoted", ({ uuid, epoch, reason }) => void this.log.push({ kind: "demoted", at: this.world.now, who: name, uuid, epoch, reason }));
+  }
+
+  /** The world stopped or killed it: its current uuid's life ends now. */
+  retire(participant: Participant, how: "stopped" | "crashed"): void {
+    this.#observeUuid(participant);
+    participant.gone = true;
+    this.log.push({ kind: "uuid-ended", at: this.world.now, who: participant.name, uuid: participant.lastUuid, how });
+  }
+
+  /** Judges everything that happened since the last call. Throws SimViolation. */
+  check(): void {
+    for (const participant of this.participants) if (!participant.gone) this.#observeUuid(participant);
+    for (; this.#logSeen < this.log.length; this.#logSeen += 1) this.#judgeLogEntry(this.log[this.#logSeen]!);
+    for (; this.#writesSeen < this.store.writes.length; this.#writesSeen += 1) this.#judgeWrite(this.store.writes[this.#writesSeen]!);
+    const primaries = this.primaries();
+    if (primaries.length > 1) {
+      this.fail("one-primary", `electors ${primaries.map((p) => p.name).join(" and ")} all report isPrimary()`);
+    }
+    for (const participant of primaries) {
+      const entry = this.store.current(this.utype);
+      const { uuid, epoch } = participant.elector;
+      if (entry?.uuid !== uuid || entry.epoch !== epoch) {
+        this.fail("store-agrees", `${participant.name} reports isPrimary() as ${uuid}@${epoch}, but the store holds ${show(entry)}`);
+      }
+    }
+  }
+
+  primaries(): Participant[] {
+    return this.participants.filter((participant) => participant.elector.isPrimary());
+  }
+
+  fail(invariant: ViolationKind, what: string): void {
+    if (!this.#enabled.has(invariant)) return;
+    throw new SimViolation(invariant, this.world.now, this.scenario, what, this.#context());
+  }
+
+  /** A running elector's current uuid: someone stands behind a lease it holds. */
+  #inUse(uuid: string): boolean {
+    return this.participants.some((participant) => !participant.gone && participant.elector.uuid === uuid);
+  }
+
+  #observeUuid(participant: Participant): void {
+    const uuid = participant.elector.uuid;
+    if (uuid === participant.lastUuid) return;
+    this.log.push({ kind: "uuid-ended", at: this.world.now, who: participant.name, uuid: participant.lastUuid, how: "new incarnation" });
+    participant.lastUuid = uuid;
+  }
+
+  #judgeLogEntry(entry: SimLogEntry): void {
+    switch (entry.kind) {
+      case "elected":
+        this.stats.count("elections");
+        if (entry.epoch <= this.#lastElectedEpoch) {
+          this.fail("epochs-increase", `${entry.who} was elected with epoch ${entry.epoch} after an election with epoch ${this.#lastElectedEpoch}`);
+        }
+        this.#lastElectedEpoch = Math.max(this.#lastElectedEpoch, entry.epoch);
+        break;
+      case "demoted":
+        this.stats.count("demotions");
+        break;
+      case "uuid-ended":
+        if (!this.#endedAtElector.has(entry.uuid)) this.#endedAtElector.set(entry.uuid, entry.at);
+        break;
+    }
+  }
+
+  #judgeWrite(write: StoreWrite): void {
+    const { before, after } = write;
+    this.stats.count("storeWrites");
+    const holder = after.uuid;
+    const makesHolder =
+      holder !== "" &&
+      (before === undefined || before.uuid !== holder || before.renewedAt !== after.renewedAt || before.epoch !== after.epoch);
+    if (makesHolder) {
+      if (before !== undefined && before.uuid !== holder) this.stats.count("takeovers");
+      if (this.#endedInStore.has(holder)) {
+        const what = `a ${write.method} made ${holder}@${after.epoch} the holder after that uuid's term had ended in the store`;
+        if (!this.#inUse(holder)) this.fail("no-phantom", `${what}, and no running elector uses it`);
+        this.fail("ended-stays-ended", what);
+        // A second term with an elector behind it (see scenario.ts): from here on it is
+        // judged like any other term, and ends again when it is taken over or released.
+        this.stats.count("endedUuidsRestarted");
+        this.#endedInStore.delete(holder);
+      }
+      const endedAt = this.#endedAtElector.get(holder);
+      if (endedAt !== undefined && write.at - endedAt > this.phantomWindowMs) {
+        this.fail(
+          "no-phantom",
+          `a ${write.method} made ${holder}@${after.epoch} the holder ${Math.round(write.at - endedAt)} ms after its elector left that uuid (a request can be on its way for at most ${this.phantomWindowMs} ms)`,
+        );
+      }
+    }
+    if (before?.revoked === true && after.revoked && before.uuid === after.uuid && before.renewedAt !== after.renewedAt) {
+      this.fail("no-phantom", `a ${write.method} renewed ${after.uuid}@${after.epoch}, whose lease was revoked: its holder must be refused`);
+    }
+    if (before !== undefined && before.uuid !== "" && before.uuid !== after.uuid) this.#endedInStore.add(before.uuid);
+    for (const uuid of after.endedUuids) this.#endedInStore.add(uuid);
+  }
+
+  #context(): string {
+    const electors = this.participants.map((participant) => {
+      const { elector, process } = participant;
+      const state = participant.gone ? (process.killed ? "crashed" : "stopped") : process.paused ? "paused" : "running";
+      return `  ${participant.name} ${state} uuid=${elector.uuid} isPrimary=${elector.isPrimary()} epoch=${elector.epoch ?? "-"} leaseTimeLeft=${Math.round(elector.leaseTimeLeftMs())}ms`;
+    });
+    const recent = this.log.slice(-8).map((entry) => `  ${JSON.stringify(entry)}`);
+    const writes = this.store.writes.slice(-4).map((write) => `  t=${write.at} ${write.method} ${show(write.before)} → ${show(write.after)}`);
+    return ["electors:", ...electors, "last events:", ...recent, "last store writes:", ...writes].join("\n");
+  }
+}
+
+function show(entry: LeaseRecord | undefined): string {
+  if (entry === undefined) return "no entry";
+  const holder = entry.uuid === "" ? "(released)" : entry.uuid;
+  return `${holder}@${entry.epoch} renewedAt=${entry.renewedAt}${entry.revoked ? " revoked" : ""}`;
+}

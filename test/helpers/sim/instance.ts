@@ -1,0 +1,89 @@
+import { StallMonitor } from "../../../shared/http/stall-monitor.js";
+import { LeaseService } from "../../../shared/lease/lease-service.js";
+import type { LeaseTokenSigner } from "../../../shared/lease/lease-token.js";
+import type { LeaseView } from "../../../shared/lease/lease-view.js";
+import type { RequestArrival } from "../../../shared/lease/request-budget.js";
+import type { LeaseStore } from "../../../shared/store/lease-store.js";
+import { FaultyStoreLink, type StoreWeather } from "./faulty-store.js";
+import { SimProcess } from "./process.js";
+import type { Prng } from "./prng.js";
+import type { PlantedBug } from "./scenario.js";
+import type { SimStats } from "./stats.js";
+import type { SimWorld } from "./world.js";
+
+export interface InstanceDeps {
+  readonly world: SimWorld;
+  readonly rng: Prng;
+  readonly store: LeaseStore;
+  readonly weather: StoreWeather;
+  readonly timing: { readonly intervalMs: number; readonly timeoutMs: number };
+  readonly storeTimeoutMs: number;
+  readonly tokens: LeaseTokenSigner;
+  readonly stats: SimStats;
+  readonly plant: PlantedBug | undefined;
+}
+
+/**
+ * One function instance: its own ha_time (simulated time + its skew), its own process
+ * (which can be frozen) with the real StallMonitor on its monotonic clock, and the real
+ * LeaseService over the faulty link to the one shared store.
+ */
+export class SimInstance {
+  readonly process: SimProcess;
+  readonly #monitor: StallMonitor;
+
+  constructor(
+    private readonly deps: InstanceDeps,
+    readonly index: number,
+    readonly skewMs: number,
+  ) {
+    // Only the stall monitor sets timers here; a request reaching the instance is no timer.
+    this.process = new SimProcess(deps.world, 1, 1_000_000 * (index + 1), true);
+    this.#monitor = new StallMonitor({ clock: this.process }).start();
+  }
+
+  /** ha_time: the only clock this instance compares with stored timestamps. */
+  haTime(): number {
+    return this.deps.world.now + this.skewMs;
+  }
+
+  /** Handles a request that reaches this instance now (or when it resumes, if frozen). */
+  serve<T>(handle: (service: LeaseService, arrival: RequestArrival) => Promise<T>): Promise<T> {
+    const { world, rng, store, weather, tokens, stats, plant } = this.deps;
+    return new Promise<T>((resolve, reject) => {
+      this.process.post(() => {
+        // As the route dispatcher does: a request that sat through a freeze arrived before it.
+        const reachedAt = this.process.now();
+        const arrivedAt = this.#monitor.arrivalOf(reachedAt);
+        if (arrivedAt < reachedAt) stats.count("requestsBackdatedByStallMonitor");
+        const storeTimeoutMs = plant === "no-request-budget" ? 1e9 : this.deps.storeTimeoutMs;
+        const budgetEndsAt = world.now - (reachedAt - arrivedAt) + storeTimeoutMs;
+        const service = new LeaseService({
+          store: new FaultyStoreLink(world, rng, store, weather, this.process, budgetEndsAt, stats),
+          clock: { now: () => this.haTime() },
+          monotonic: this.process,
+          timing: this.#decisionTiming(),
+          tokens,
+          storeTimeoutMs,
+        });
+        handle(service, { arrivedAt }).then((value) => resolve(this.#toldTiming(value)), reject);
+      });
+    });
+  }
+
+  /** The planted service bugs judge a lease's age against another T than the one they report. */
+  #decisionTiming(): { intervalMs: number; timeoutMs: number } {
+    const { intervalMs, timeoutMs } = this.deps.timing;
+    if (this.deps.plant === "takeover-at-t-minus-i") return { intervalMs, timeoutMs: timeoutMs - intervalMs };
+    if (this.deps.plant === "never-takes-over") return { intervalMs, timeoutMs: 1000 * timeoutMs };
+    return { intervalMs, timeoutMs };
+  }
+
+  #toldTiming<T>(value: T): T {
+    if (this.deps.plant !== "takeover-at-t-minus-i" && this.deps.plant !== "never-takes-over") return value;
+    const tell = (view: LeaseView): LeaseView => ({ ...view, timeoutMs: this.deps.timing.timeoutMs });
+    const result = value as { view?: LeaseView };
+    if (result.view !== undefined) return { ...result, view: tell(result.view) } as T;
+    return tell(value as LeaseView) as T;
+  }
+}

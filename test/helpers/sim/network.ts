@@ -1,0 +1,141 @@
+import type { LeaseService } from "../../../shared/lease/lease-service.js";
+import type { RequestArrival } from "../../../shared/lease/request-budget.js";
+import { HaRequestError } from "../../../shared/sdk/ha-request-error.js";
+import type { TimerHandle } from "../../../shared/sdk/elector-clock.js";
+import type {
+  CallOptions,
+  HeartbeatRequest,
+  HeartbeatResult,
+  LeaseTransport,
+  LeaseView,
+  ReleaseOptions,
+  ReleaseResult,
+} from "../../../shared/sdk/lease-transport.js";
+import type { SimInstance } from "./instance.js";
+import type { SimProcess } from "./process.js";
+import type { Prng } from "./prng.js";
+import type { NetworkFaults } from "./scenario.js";
+import type { SimStats } from "./stats.js";
+import type { SimWorld } from "./world.js";
+
+export interface NetworkDeps {
+  readonly world: SimWorld;
+  readonly rng: Prng;
+  readonly instances: readonly SimInstance[];
+  readonly faults: () => NetworkFaults;
+  readonly stats: SimStats;
+  /** Planted elector bug: every answer tells it T + I, so its deadline is sentAt + T. */
+  readonly inflateTimeoutMs: number;
+  /** The service threw something other than StoreUnavailableError: a 500, which is a bug. */
+  readonly onServiceError: (error: unknown) => void;
+}
+
+/**
+ * One elector process's link to the service. A request travels 0..maxDelayMs to a random
+ * function instance; it may be lost, answered 503 by a gateway, or delivered twice (the
+ * copy up to maxDelayMs later, maybe to another instance). Each answer travels back on its
+ * own delay, so answers arrive in any order; the caller takes the first that arrives.
+ * Timeouts run on the process's own timers, so a paused process times out late.
+ */
+export class SimTransport implements LeaseTransport {
+  constructor(
+    private readonly deps: NetworkDeps,
+    private readonly process: SimProcess,
+  ) {}
+
+  getPrimary(utype: string, options?: CallOptions): Promise<LeaseView> {
+    return this.#send((service, arrival) => service.getPrimary(utype, arrival), options);
+  }
+
+  heartbeat(utype: string, request: HeartbeatRequest, options?: CallOptions): Promise<HeartbeatResult> {
+    const input = { utype, uuid: request.uuid, address: request.address, lease: request.lease };
+    return this.#send(async (service, arrival) => {
+      const result = await service.heartbeat(input, arrival);
+      this.deps.stats.count(HEARTBEAT_STAT[result.outcome]);
+      return result;
+    }, options);
+  }
+
+  release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult> {
+    return this.#send((service, arrival) => service.release({ utype, uuid, lease: options?.lease }, arrival), options);
+  }
+
+  #send<T>(handle: (service: LeaseService, arrival: RequestArrival) => Promise<T>, options: CallOptions = {}): Promise<T> {
+    const { world, rng, instances, stats } = this.deps;
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      let timer: TimerHandle | undefined;
+      const finish = (settle: () => void): void => {
+        if (done) return;
+        done = true;
+        if (timer !== undefined) this.process.clearTimeout(timer);
+        options.abortSignal?.removeEventListener("abort", onAbort);
+        settle();
+      };
+      const onAbort = (): void => finish(() => reject(options.abortSignal!.reason));
+      options.abortSignal?.addEventListener("abort", onAbort, { once: true });
+      if (options.timeoutInMs !== undefined) {
+        timer = this.process.setTimeout(
+          () => finish(() => reject(new HaRequestError(`no answer within ${options.timeoutInMs} ms`, "Timeout", undefined))),
+          options.timeoutInMs,
+        );
+      }
+      stats.count("requests");
+      const faults = this.deps.faults();
+      const copies = [world.now + rng.int(0, faults.maxDelayMs)];
+      if (rng.chance(faults.duplicateRate)) copies.push(copies[0]! + rng.int(0, faults.maxDelayMs));
+      copies.forEach((arrivesAt, copy) => {
+        if (rng.chance(faults.lossRate)) {
+          stats.count("requestsLost");
+          return;
+        }
+        if (copy > 0) stats.count("duplicatesDelivered");
+        const gateway503 = rng.chance(faults.unavailableRate);
+        const instance = rng.pick(instances);
+        const answerLost = rng.chance(faults.lossRate);
+        const back = rng.int(0, faults.maxDelayMs);
+        world.schedule(arrivesAt, () => {
+          const handled: Promise<T> = gateway503
+            ? Promise.reject(new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503))
+            : instance.serve(handle);
+          if (gateway503) stats.count("gateway503s");
+          handled.then(
+            (value) => this.#answer(answerLost, back, () => finish(() => resolve(this.#inflate(value)))),
+            (error: unknown) => {
+              if (!isStoreUnavailable(error) && !(error instanceof HaRequestError)) this.deps.onServiceError(error);
+              this.#answer(answerLost, back, () => finish(() => reject(new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503))));
+            },
+          );
+        });
+      });
+    });
+  }
+
+  #answer(lost: boolean, delay: number, deliver: () => void): void {
+    if (lost) {
+      this.deps.stats.count("answersLost");
+      return;
+    }
+    this.deps.world.schedule(this.deps.world.now + delay, () => this.process.post(deliver));
+  }
+
+  #inflate<T>(value: T): T {
+    const by = this.deps.inflateTimeoutMs;
+    if (by === 0) return value;
+    const inflate = (view: LeaseView): LeaseView => ({ ...view, timeoutMs: view.timeoutMs + by });
+    const result = value as { view?: LeaseView };
+    if (result.view !== undefined) return { ...result, view: inflate(result.view) } as T;
+    return inflate(value as LeaseView) as T;
+  }
+}
+
+const HEARTBEAT_STAT = {
+  accepted: "heartbeatsAccepted",
+  held: "heartbeatsHeld",
+  conflict: "heartbeatsConflict",
+  revoked: "heartbeatsRevoked",
+} as const;
+
+function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof Error && error.name === "StoreUnavailableError";
+}

@@ -1,0 +1,200 @@
+import { LeaseTokenSigner } from "../../../shared/lease/lease-token.js";
+import type { LeaseStore } from "../../../shared/store/lease-store.js";
+import { Checker } from "./checker.js";
+import { ElectorSlots } from "./elector-slots.js";
+import type { StoreWeather } from "./faulty-store.js";
+import { SimInstance } from "./instance.js";
+import type { NetworkDeps } from "./network.js";
+import { PlantedStore } from "./planted-store.js";
+import { Prng } from "./prng.js";
+import { RecordingStore } from "./recording-store.js";
+import type { NetworkFaults, PlantedBug, Scenario } from "./scenario.js";
+import { SimStats } from "./stats.js";
+import { SimWorld } from "./world.js";
+
+const UTYPE = "sim";
+const HEALED_NETWORK: NetworkFaults = { lossRate: 0, maxDelayMs: 10, unavailableRate: 0, duplicateRate: 0 };
+const HEALED_STORE = { maxLatencyMs: 5, ambiguousRate: 0, lostBeforeStoreRate: 0 };
+/** StallMonitor's defaults: a gap of up to 3 periods goes unseen, plus the period the tick may lag. */
+const UNSEEN_STALL_MS = 400;
+const STORE_BUGS: ReadonlySet<PlantedBug> = new Set([
+  "renew-ignores-etag",
+  "replace-ignores-etag",
+  "release-resets-epoch",
+  "acknowledges-lost-writes",
+  "forgets-ended-uuids",
+]);
+
+export interface Outcome {
+  readonly stats: SimStats;
+  /** Every event the handlers and the world recorded, in order: equal runs have equal logs. */
+  readonly logLength: number;
+  readonly leader: string;
+  readonly finalEntry: string;
+}
+
+/**
+ * The longest a request sent before some moment can still be written after it: its copy
+ * travels twice the largest delay (a duplicate leaves up to that much later), then it may
+ * use its whole budget, overrun by a stall the monitor cannot see, and its write may
+ * travel to the store for up to the store's latency.
+ */
+export function inFlightWindowMs(scenario: Scenario): number {
+  return 2 * scenario.network.maxDelayMs + scenario.storeTimeoutMs + UNSEEN_STALL_MS + scenario.store.maxLatencyMs;
+}
+
+/**
+ * Healed at h, a lease can still be written until h + W (requests in flight), lasts T on
+ * a clock up to ε ahead, a standby looks within I (its clock up to ρ slow) and asks: one
+ * round trip. Twice I covers the poll and the round trips with room.
+ */
+export function livenessBoundMs(scenario: Scenario): number {
+  const epsilon = Math.max(...scenario.skews) - Math.min(...scenario.skews);
+  return inFlightWindowMs(scenario) + scenario.timing.timeoutMs + epsilon + 2 * scenario.timing.intervalMs + 100;
+}
+
+/**
+ * Runs one scenario: a safety phase with every fault it lists, then every fault healed and
+ * one stable primary required within livenessBoundMs, then everyone stops. Throws
+ * SimViolation (with the replay command) on the first broken invariant.
+ */
+export async function simulate(scenario: Scenario): Promise<Outcome> {
+  // The service bounds each store call with AbortSignal.timeout(what is left of the budget),
+  // on real time. Here simulated time alone decides (FaultyStoreLink cuts a call off when its
+  // request's budget ends, and the budget's own check runs on the instance's simulated
+  // monotonic clock), so during a run those signals never fire: real timers would only cost
+  // time, and could not change the outcome since the link does not pass them on.
+  const timeout = AbortSignal.timeout;
+  AbortSignal.timeout = () => new AbortController().signal;
+  try {
+    return await run(scenario);
+  } finally {
+    AbortSignal.timeout = timeout;
+  }
+}
+
+async function run(scenario: Scenario): Promise<Outcome> {
+  const world = new SimWorld();
+  const rng = new Prng(scenario.seed);
+  const stats = new SimStats();
+  stats.count("runs");
+  const { timing } = scenario;
+  let healed = false;
+
+  const store = new RecordingStore(() => world.now);
+  const serviceStore: LeaseStore = scenario.plant !== undefined && STORE_BUGS.has(scenario.plant) ? new PlantedStore(store, scenario.plant, rng) : store;
+  const weather: StoreWeather = {
+    faults: () => (healed ? HEALED_STORE : scenario.store),
+    outage: () => (healed ? undefined : scenario.outages.find((o) => o.at <= world.now && world.now < o.at + o.forMs)?.mode),
+  };
+  const sharedSecret = "simulation-secret-shared-by-every-instance";
+  const instances = scenario.skews.map(
+    (skewMs, k) =>
+      new SimInstance(
+        {
+          world,
+          rng,
+          store: serviceStore,
+          weather,
+          timing,
+          storeTimeoutMs: scenario.storeTimeoutMs,
+          tokens: new LeaseTokenSigner(scenario.sharedSecret ? sharedSecret : `simulation-secret-of-instance-${k}-${rng.int(0, 0xffffff)}`),
+          stats,
+          plant: scenario.plant,
+        },
+        k,
+        skewMs,
+      ),
+  );
+  const checker = new Checker(scenario, world, store, UTYPE, inFlightWindowMs(scenario), stats);
+  let serviceError: unknown;
+  const network: NetworkDeps = {
+    world,
+    rng,
+    instances,
+    faults: () => (healed ? HEALED_NETWORK : scenario.network),
+    stats,
+    inflateTimeoutMs: scenario.plant === "elector-deadline-sent-at-plus-t" ? timing.intervalMs : 0,
+    onServiceError: (error) => (serviceError ??= error),
+  };
+  const check = (): void => {
+    if (serviceError !== undefined) checker.fail("service-error", `the service threw ${String(serviceError)} (a 500)`);
+    checker.check();
+  };
+
+  const slots = new ElectorSlots({ world, scenario, network, checker, stats, utype: UTYPE, healed: () => healed });
+
+  scenario.starts.forEach((at, slot) => world.schedule(at, () => slots.start(slot)));
+  for (const { who, at, forMs } of scenario.pauses) {
+    world.schedule(at, () => {
+      const process = slots.process(who);
+      if (healed || process === undefined || process.paused) return;
+      stats.count("electorPauses");
+      process.pause();
+      world.schedule(at + forMs, () => process.resume());
+    });
+  }
+  for (const { instance, at, forMs } of scenario.stalls) {
+    const process = instances[instance]!.process;
+    world.schedule(at, () => {
+      if (healed || process.paused) return;
+      stats.count("instanceStalls");
+      process.pause();
+      world.schedule(at + forMs, () => process.resume());
+    });
+  }
+  for (const { who, at, restartAfterMs } of scenario.crashes) world.schedule(at, () => slots.leave(who, "crashed", restartAfterMs));
+  for (const { who, at, restartAfterMs } of scenario.stops) world.schedule(at, () => slots.leave(who, "stopped", restartAfterMs));
+  for (const { at } of scenario.revokes) {
+    world.schedule(at, () => {
+      // An operator reads who holds the lease and DELETEs it without the token: a revoke.
+      const holder = store.current(UTYPE)?.uuid;
+      if (healed || holder === undefined || holder === "") return;
+      stats.count("revokes");
+      rng
+        .pick(instances)
+        .serve((service, arrival) => service.release({ utype: UTYPE, uuid: holder, lease: undefined }, arrival))
+        .catch(() => undefined);
+    });
+  }
+
+  // ---- safety phase: every fault on ----
+  await world.runUntil(scenario.safetyPhaseMs, check);
+
+  // ---- liveness phase: everything heals; one primary within the bound, and it stays ----
+  healed = true;
+  const healedAt = world.now;
+  for (const participant of checker.participants) participant.process.resume();
+  for (const instance of instances) instance.process.resume();
+  slots.fill();
+  const bound = livenessBoundMs(scenario);
+  await world.runUntil(healedAt + bound, check);
+  const leaders = checker.primaries();
+  if (leaders.length !== 1) {
+    checker.fail("liveness", `${leaders.length} primaries ${bound} ms after every fault healed, expected 1`);
+  }
+  const leader = leaders[0];
+  const uuid = leader?.elector.uuid;
+  await world.runUntil(healedAt + bound + 3 * timing.timeoutMs, () => {
+    check();
+    if (leader !== undefined && (!leader.elector.isPrimary() || leader.elector.uuid !== uuid)) {
+      checker.fail("liveness", `the primary ${leader.name} (${uuid}) lost the lease in a healed world`);
+    }
+  });
+
+  // ---- everyone stops; the store must see nothing more of them ----
+  for (const participant of checker.participants) {
+    if (participant.gone) continue;
+    checker.retire(participant, "stopped");
+    participant.process.post(() => void participant.elector.stop());
+  }
+  await world.runUntil(world.now + timing.timeoutMs, check);
+  const entry = store.current(UTYPE);
+  stats.count("worldEvents", world.events);
+  return {
+    stats,
+    logLength: checker.log.length,
+    leader: leader?.name ?? "none",
+    finalEntry: entry === undefined ? "none" : `${entry.uuid || "(released)"}@${entry.epoch}`,
+  };
+}

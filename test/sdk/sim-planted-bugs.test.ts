@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import type { Invariant, PlantedBug, Profile } from "../helpers/sim/scenario.js";
+import { runSeeds } from "../helpers/sim/run-seeds.js";
+import { simulate } from "../helpers/sim/simulate.js";
+
+/**
+ * Every invariant checker proven able to fail (issue 9: no test that cannot fail): a bug
+ * is planted through one of the simulation's seams — the store, the service's idea of T,
+ * its request budget, what the elector is told — and that checker, judging alone, must
+ * report it with a seed whose scenario replays the same violation.
+ */
+const CASES: ReadonlyArray<{ plant: PlantedBug; invariant: Invariant; profile: Profile; why: string }> = [
+  { plant: "takeover-at-t-minus-i", invariant: "one-primary", profile: "skew-margin", why: "no margin left for ε" },
+  { plant: "elector-deadline-sent-at-plus-t", invariant: "one-primary", profile: "skew-margin", why: "the elector believes up to T" },
+  { plant: "replace-ignores-etag", invariant: "epochs-increase", profile: "safe", why: "two takeovers of one lease both win" },
+  { plant: "release-resets-epoch", invariant: "epochs-increase", profile: "safe", why: "an epoch is reused" },
+  { plant: "acknowledges-lost-writes", invariant: "store-agrees", profile: "safe", why: "an elector holds what the store never got" },
+  { plant: "forgets-ended-uuids", invariant: "no-phantom", profile: "safe", why: "a dead uuid's late request starts a term" },
+  { plant: "forgets-ended-uuids", invariant: "ended-stays-ended", profile: "safe", why: "an ended uuid holds the lease again" },
+  { plant: "no-request-budget", invariant: "no-phantom", profile: "safe", why: "a request queued in a frozen instance revives a lease" },
+  { plant: "renew-ignores-etag", invariant: "no-phantom", profile: "safe", why: "a revoked holder renews" },
+  { plant: "never-takes-over", invariant: "liveness", profile: "safe", why: "a crashed holder's lease never ends" },
+];
+
+describe("each checker fails on a planted bug", () => {
+  it.each(CASES)("$invariant finds $plant ($why)", { timeout: 60_000 }, async ({ plant, invariant, profile }) => {
+    const report = await runSeeds({ profile, plant, invariants: [invariant], firstSeed: 1, runs: 40, stopAtFirst: true });
+    const violation = report.violations[0];
+    expect(violation, `${invariant} did not find ${plant} in ${report.runs} runs`).toBeDefined();
+    expect(violation!.invariant).toBe(invariant);
+    const { seed } = violation!.scenario;
+    expect(violation!.message).toContain(`HA_SIM_SEED=${seed} HA_SIM_PROFILE=${profile} HA_SIM_PLANT=${plant} HA_SIM_INVARIANTS=${invariant}`);
+    await expect(simulate(violation!.scenario)).rejects.toThrow(violation!.message);
+  });
+});
