@@ -7,7 +7,7 @@ import { startTestAzurite } from "../helpers/azurite.js";
 import { FuzzCaseGenerator, type FuzzCase } from "../helpers/http-fuzz-cases.js";
 import { answerProblems } from "../helpers/http-fuzz-checks.js";
 import { rawExchange, type RawExchange } from "../helpers/raw-http.js";
-import { Prng } from "../helpers/sdk-simulation.js";
+import { Prng } from "../helpers/sim/prng.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import { streamFiller, type RawStep } from "./raw-http.js";
-import type { Prng } from "./sdk-simulation.js";
+import type { Prng } from "./sim/prng.js";
 
 /**
  * Hostile HTTP requests for the local host, drawn from one seeded PRNG so that a failing
