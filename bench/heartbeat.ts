@@ -10,9 +10,9 @@ import { performance } from "node:perf_hooks";
 import { routes } from "../functions/routes.js";
 import { startEmbeddedAzurite } from "../shared/host/embedded-azurite.js";
 import { startLocalHost } from "../shared/host/local-host.js";
-import { createRuntime } from "../shared/runtime.js";
+import { createRuntime } from "../shared/http/runtime.js";
 import { createConfiguredStore } from "../shared/store/create-store.js";
-import type { LeaseStore } from "../shared/store/lease-store.js";
+import type { LeaseStore } from "../shared/lease/lease-store.js";
 
 const rounds = Number(process.argv[2] ?? 500);
 if (!Number.isSafeInteger(rounds) || rounds < 10) throw new Error("Expected `rounds` to be an integer of at least 10.");

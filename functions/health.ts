@@ -1,8 +1,8 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { errorResponse, json, type RouteDefinition } from "../shared/http/route.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
-import type { Runtime } from "../shared/runtime.js";
-import { StoreUnavailableError } from "../shared/store/store-unavailable-error.js";
+import type { Runtime } from "../shared/http/runtime.js";
+import { StoreUnavailableError } from "../shared/lease/store-unavailable-error.js";
 
 /** GET /api/health — 200 when the lease store answers, 503 when it does not. */
 export async function health(_request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
@@ -10,7 +10,7 @@ export async function health(_request: HttpRequest, { service }: Runtime, arriva
     await service.health(arrival);
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
-    return errorResponse(503, "StoreUnavailable", "The lease store is unreachable.", { status: "unavailable", store: service.storeKind });
+    return errorResponse("StoreUnavailable", "The lease store is unreachable.", { status: "unavailable", store: service.storeKind });
   }
   return json(200, { status: "ok", store: service.storeKind });
 }

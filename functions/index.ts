@@ -6,7 +6,7 @@ import { app } from "../shared/http/azure-functions.js";
 import { loadServerConfig } from "../shared/config/server-config.js";
 import { handleRoute } from "../shared/http/route.js";
 import { ROUTE_METHODS } from "../shared/http/route.js";
-import { createRuntime, type Runtime } from "../shared/runtime.js";
+import { createRuntime, type Runtime } from "../shared/http/runtime.js";
 import { createConfiguredStore } from "../shared/store/create-store.js";
 import { routes } from "./routes.js";
 

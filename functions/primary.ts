@@ -1,9 +1,10 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { HttpError } from "../shared/http/http-error.js";
 import { errorResponse, json, type RouteDefinition } from "../shared/http/route.js";
-import { parseHeartbeatBody, parseId, parseLease, MAX_BODY_BYTES } from "../shared/http/validation.js";
+import { MAX_BODY_BYTES } from "../shared/contract/input-rules.js";
+import { parseHeartbeatBody, parseId, parseLease } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
-import type { Runtime } from "../shared/runtime.js";
+import type { Runtime } from "../shared/http/runtime.js";
 
 /** GET /api/primary/{utype} — GetPrimary: the live primary of one role, or null. */
 export async function getPrimary(request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
@@ -22,16 +23,15 @@ export async function updateHeartBeat(request: HttpRequest, { service }: Runtime
     case "accepted":
       return json(200, { ...result.view, lease: result.lease });
     case "held":
-      return errorResponse(409, "LeaseHeld", `Another live primary holds ${utype}; retry after its lease expires.`, result.view);
+      return errorResponse("LeaseHeld", `Another live primary holds ${utype}; retry after its lease expires.`, result.view);
     case "revoked":
       return errorResponse(
-        409,
         "LeaseRevoked",
         `This uuid's term on ${utype} ended (its lease was released, revoked or taken over): stop acting as primary; a new term needs a new uuid.`,
         result.view,
       );
     case "conflict":
-      return errorResponse(409, "Conflict", `Another write to ${utype} won the race; read the primary and decide again.`, result.view);
+      return errorResponse("Conflict", `Another write to ${utype} won the race; read the primary and decide again.`, result.view);
   }
 }
 
@@ -51,9 +51,9 @@ export async function releasePrimary(request: HttpRequest, { service }: Runtime,
     case "revoked":
       return json(200, result.view);
     case "held":
-      return errorResponse(409, "LeaseHeld", `${utype} is held by another uuid; only the holder can release it.`, result.view);
+      return errorResponse("LeaseHeld", `${utype} is held by another uuid; only the holder can release it.`, result.view);
     case "conflict":
-      return errorResponse(409, "Conflict", `Another write to ${utype} won the race; read the primary and decide again.`, result.view);
+      return errorResponse("Conflict", `Another write to ${utype} won the race; read the primary and decide again.`, result.view);
   }
 }
 
@@ -66,7 +66,7 @@ export async function listPrimaries(request: HttpRequest, { service }: Runtime, 
 async function readBody(request: HttpRequest): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) {
-    throw new HttpError(413, "PayloadTooLarge", `The request body is ${declared} bytes; the limit is ${MAX_BODY_BYTES}.`);
+    throw new HttpError("PayloadTooLarge", `The request body is ${declared} bytes; the limit is ${MAX_BODY_BYTES}.`);
   }
   return new Uint8Array(await request.arrayBuffer());
 }
@@ -75,7 +75,7 @@ async function readBody(request: HttpRequest): Promise<Uint8Array> {
 function rejectUnknownQuery(request: HttpRequest, allowed: string[]): void {
   for (const key of request.query.keys()) {
     if (key !== "code" && !allowed.includes(key)) {
-      throw new HttpError(400, "InvalidRequest", `Unknown query parameter "${key}".`);
+      throw new HttpError("InvalidRequest", `Unknown query parameter "${key}".`);
     }
   }
 }

@@ -1,10 +1,5 @@
+import type { LeaseTiming } from "../contract/timing.js";
 import { UsageError } from "./usage.js";
-
-/** I and T as the service reports them (`intervalMs`, `timeoutMs`). */
-export interface ServiceTiming {
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-}
 
 /**
  * The grace period of `ha-module run`: how long the command gets between SIGTERM and
@@ -17,7 +12,7 @@ export interface ServiceTiming {
  * T − 2·I or more would therefore stop the command in normal operation, every time.
  * A grace of G tolerates renewals late by up to T − 2·I − G before the command is stopped.
  */
-export function graceLimitMs({ intervalMs, timeoutMs }: ServiceTiming): number {
+export function graceLimitMs({ intervalMs, timeoutMs }: LeaseTiming): number {
   return timeoutMs - 2 * intervalMs;
 }
 
@@ -25,12 +20,12 @@ export function graceLimitMs({ intervalMs, timeoutMs }: ServiceTiming): number {
  * Without --grace-ms: (T − 2·I)/2, which splits the room evenly between renewals that run
  * late and the command's wind-down (1500 ms at the defaults I = 1000 ms, T = 5000 ms).
  */
-export function defaultGraceMs(timing: ServiceTiming): number {
+export function defaultGraceMs(timing: LeaseTiming): number {
   return Math.floor(graceLimitMs(timing) / 2);
 }
 
 /** The grace to use: the one asked for if it fits, else the default; a UsageError (exit 2) when none fits. */
-export function chooseGraceMs(requested: number | undefined, timing: ServiceTiming): number {
+export function chooseGraceMs(requested: number | undefined, timing: LeaseTiming): number {
   const limit = graceLimitMs(timing);
   const service = `the service's I = ${timing.intervalMs} ms and T = ${timing.timeoutMs} ms`;
   if (requested === undefined) {

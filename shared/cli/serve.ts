@@ -6,7 +6,7 @@ import { DataDirInUseError } from "../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
 import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
 import { startLocalHost } from "../host/local-host.js";
-import { createRuntime } from "../runtime.js";
+import { createRuntime } from "../http/runtime.js";
 import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../store/create-store.js";
 
 export interface ServeSettings {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { LeaseTransport } from "../sdk/lease-transport.js";
-import type { ServiceTiming } from "./run-grace.js";
+import type { LeaseTransport } from "../sdk/index.js";
+import type { LeaseTiming } from "../contract/timing.js";
 
 const RETRY_DELAY_MS = 1000;
 const CALL_TIMEOUT_MS = 5000;
@@ -16,7 +16,7 @@ export async function learnServiceTiming(
   utype: string,
   abortSignal: AbortSignal,
   report: (error: Error) => void,
-): Promise<ServiceTiming | undefined> {
+): Promise<LeaseTiming | undefined> {
   while (!abortSignal.aborted) {
     try {
       const { intervalMs, timeoutMs } = await transport.getPrimary(utype, { abortSignal, timeoutInMs: CALL_TIMEOUT_MS });

@@ -1,11 +1,6 @@
+import type { LeaseTiming } from "../contract/timing.js";
 import { ConfigError } from "./config-error.js";
 import { readBoolean, readChoice, readHttpsUrl, readInteger, readString, type Env } from "./env.js";
-
-/** The protocol's two durations (SPEC §1): heartbeat interval I and lease timeout T. */
-export interface LeaseTiming {
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-}
 
 /**
  * Where leases live. `embedded` means no store was configured: only the local host can

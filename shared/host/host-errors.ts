@@ -1,31 +1,15 @@
 import { STATUS_CODES } from "node:http";
 import type { HttpResponseInit } from "../http/azure-functions.js";
-import type { ErrorCode } from "../http/http-error.js";
-import { json } from "../http/route.js";
+import { ERROR_STATUS, type ErrorCode } from "../contract/error-codes.js";
+import { errorResponse } from "../http/route.js";
 
 /**
- * The codes of answers that only the local host gives, because the request never
- * reached a handler: the HTTP layer refused it (in Azure the front end answers these).
- * They keep the contract's error shape, so a client parses every answer the same way.
+ * Answers of the local host for requests that never reach a handler, because its HTTP
+ * layer refused them (in Azure the front end answers these). They keep the contract's
+ * error shape and codes, so a client parses every answer the same way.
  */
-export type HostErrorCode =
-  | ErrorCode
-  /** 408: the request's headers or body did not arrive within the host's deadline. */
-  | "RequestTimeout"
-  /** 415: the body has a content or transfer coding the host does not decode. */
-  | "UnsupportedMediaType"
-  /** 431: the request line and headers are over the parser's limit (16 KiB). */
-  | "HeadersTooLarge"
-  /** 500: a bug; the last resort, logged, never with a stack. */
-  | "InternalError";
-
-export function hostError(
-  status: number,
-  code: HostErrorCode,
-  message: string,
-  headers: Record<string, string> = {},
-): HttpResponseInit {
-  const response = json(status, { error: { code, message } });
+export function hostError(code: ErrorCode, message: string, headers: Record<string, string> = {}): HttpResponseInit {
+  const response = errorResponse(code, message);
   return { ...response, headers: { ...(response.headers as Record<string, string>), ...headers } };
 }
 
@@ -35,12 +19,8 @@ export function hostError(
  * closes the connection: after a parse error the stream cannot be trusted to frame
  * another request.
  */
-export function rawErrorResponse(
-  status: number,
-  code: HostErrorCode,
-  message: string,
-  headers: Record<string, string> = {},
-): Buffer {
+export function rawErrorResponse(code: ErrorCode, message: string, headers: Record<string, string> = {}): Buffer {
+  const status = ERROR_STATUS[code];
   const body = Buffer.from(JSON.stringify({ error: { code, message } }), "utf8");
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`,

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { RouteDefinition } from "../http/route.js";
-import type { Runtime } from "../runtime.js";
+import type { Runtime } from "../http/runtime.js";
 import { answerClientError, answerConnect, type Exchange } from "./socket-answers.js";
 import { hostError } from "./host-errors.js";
 import { resolveHostTimeouts, type LocalHostTimeouts } from "./host-timeouts.js";
@@ -57,7 +57,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
         return;
       }
       response.setHeader("connection", "close");
-      writeResponse(response, hostError(500, "InternalError", "The server failed; see its log."));
+      writeResponse(response, hostError("InternalError", "The server failed; see its log."));
     });
   };
   const server = createServer(

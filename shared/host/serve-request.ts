@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "../http/azure-functions.js";
 import { handleRoute } from "../http/route.js";
-import { MAX_BODY_BYTES } from "../http/validation.js";
-import type { Runtime } from "../runtime.js";
+import { MAX_BODY_BYTES } from "../contract/input-rules.js";
+import type { Runtime } from "../http/runtime.js";
 import { closeWith } from "./socket-answers.js";
 import { hostError, rawErrorResponse } from "./host-errors.js";
 import type { HostTimeouts } from "./host-timeouts.js";
@@ -34,28 +34,28 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     discardRest(request);
   };
   const target = parseRequestTarget(request.url ?? "");
-  if (!target.ok) return refuse(hostError(400, "InvalidRequest", target.message));
-  if (lacksHost(request)) return refuse(hostError(400, "InvalidRequest", "The Host header is required in HTTP/1.1."));
+  if (!target.ok) return refuse(hostError("InvalidRequest", target.message));
+  if (lacksHost(request)) return refuse(hostError("InvalidRequest", "The Host header is required in HTTP/1.1."));
   const { url } = target;
   if (host.apiKey !== undefined && !hasKey(request, url, host.apiKey)) {
-    return refuse(hostError(401, "Unauthorized", "Send the API key in the x-functions-key header."));
+    return refuse(hostError("Unauthorized", "Send the API key in the x-functions-key header."));
   }
   const match = matchRoute(host.routes, url.pathname);
   if (match === undefined) {
-    return refuse(hostError(404, "NotFound", `No route ${url.pathname.slice(0, 200)}; see the REST contract in the README.`));
+    return refuse(hostError("NotFound", `No route ${url.pathname.slice(0, 200)}; see the REST contract in the README.`));
   }
   // Checked here, not left to handleRoute: HttpRequest cannot even be built for TRACE or TRACK.
   const method = request.method ?? "";
   if (!servesMethod(match.route, method)) {
     const allow = allowedMethods(match.route).join(", ");
     return refuse(
-      hostError(405, "MethodNotAllowed", `${method} is not allowed on /api/${match.route.definition.route}; use ${allow}.`, { allow }),
+      hostError("MethodNotAllowed", `${method} is not allowed on /api/${match.route.definition.route}; use ${allow}.`, { allow }),
     );
   }
   const coding = unsupportedCoding(request);
   if (coding !== undefined) {
     return refuse(
-      hostError(415, "UnsupportedMediaType", `${coding} is not supported: send the JSON body as it is, uncompressed (it is at most ${MAX_BODY_BYTES} bytes).`),
+      hostError("UnsupportedMediaType", `${coding} is not supported: send the JSON body as it is, uncompressed (it is at most ${MAX_BODY_BYTES} bytes).`),
     );
   }
   if (declaredLength(request) > MAX_BODY_BYTES) return refuse(tooLarge(`${declaredLength(request)} bytes`));
@@ -73,7 +73,7 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
       discardRest(request);
       closeWith(
         request.socket,
-        rawErrorResponse(408, "RequestTimeout", `The request body did not arrive within ${host.timeouts.bodyTimeoutMs} ms of its headers; send the whole request at once.`),
+        rawErrorResponse("RequestTimeout", `The request body did not arrive within ${host.timeouts.bodyTimeoutMs} ms of its headers; send the whole request at once.`),
       );
       return;
     case "complete":
@@ -98,7 +98,7 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
 }
 
 function tooLarge(size: string): HttpResponseInit {
-  return hostError(413, "PayloadTooLarge", `The request body is ${size}; the limit is ${MAX_BODY_BYTES}.`);
+  return hostError("PayloadTooLarge", `The request body is ${size}; the limit is ${MAX_BODY_BYTES}.`);
 }
 
 function flattenHeaders(request: IncomingMessage): Record<string, string> {

@@ -50,15 +50,15 @@ export function answerClientError(
 function errorAnswer(error: Error & { code?: string; reason?: string }, timeouts: HostTimeouts): Buffer {
   switch (error.code) {
     case "HPE_HEADER_OVERFLOW":
-      return rawErrorResponse(431, "HeadersTooLarge",
+      return rawErrorResponse("HeadersTooLarge",
         `The request line and headers are over ${maxHeaderSize} bytes; send a shorter path and fewer or smaller headers.`);
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
-      return rawErrorResponse(413, "PayloadTooLarge", "The chunk extensions of the body are too large; send the body without chunk extensions.");
+      return rawErrorResponse("PayloadTooLarge", "The chunk extensions of the body are too large; send the body without chunk extensions.");
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return rawErrorResponse(408, "RequestTimeout",
+      return rawErrorResponse("RequestTimeout",
         `The request's headers did not arrive within ${timeouts.headersTimeoutMs} ms (or the whole request within ${timeouts.requestTimeoutMs} ms); send the whole request at once.`);
     default:
-      return rawErrorResponse(400, "InvalidRequest",
+      return rawErrorResponse("InvalidRequest",
         `The request is not valid HTTP/1.1 (${describe(error)}): send an upper-case method, a percent-encoded path ` +
           "without spaces, tabs or raw non-ASCII bytes, and a body framed by Content-Length or by Transfer-Encoding: chunked, not both.");
   }
@@ -70,7 +70,7 @@ function errorAnswer(error: Error & { code?: string; reason?: string }, timeouts
  */
 export function answerConnect(socket: Duplex, allow: readonly string[]): void {
   socket.on("error", () => socket.destroy()); // Node stops watching a CONNECT socket's errors
-  closeWith(socket, rawErrorResponse(405, "MethodNotAllowed",
+  closeWith(socket, rawErrorResponse("MethodNotAllowed",
     `CONNECT is not allowed: this host is not a proxy; use ${allow.join(", ")} on the routes under /api.`, { allow: allow.join(", ") }));
 }
 

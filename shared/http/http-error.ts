@@ -1,28 +1,19 @@
-/** The error codes of the REST contract (SPEC §4). */
-export type ErrorCode =
-  | "InvalidRequest"
-  | "Unauthorized"
-  | "NotFound"
-  | "MethodNotAllowed"
-  | "LeaseHeld"
-  | "LeaseRevoked"
-  | "Conflict"
-  | "PayloadTooLarge"
-  | "StoreUnavailable";
+import { ERROR_STATUS, type ErrorCode } from "../contract/error-codes.js";
 
-/** A request the handlers refuse, with the status and message the caller sees. */
+/** A request the handlers refuse, with the code (and so the status) and message the caller sees. */
 export class HttpError extends Error {
   override readonly name = "HttpError";
+  readonly status: number;
 
   constructor(
-    readonly status: number,
     readonly code: ErrorCode,
     message: string,
   ) {
     super(message);
+    this.status = ERROR_STATUS[code];
   }
 }
 
 export function invalid(message: string): HttpError {
-  return new HttpError(400, "InvalidRequest", message);
+  return new HttpError("InvalidRequest", message);
 }

@@ -1,8 +1,9 @@
 import type { HttpMethod, HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import type { RequestArrival } from "../lease/request-budget.js";
-import type { Runtime } from "../runtime.js";
-import { StoreUnavailableError } from "../store/store-unavailable-error.js";
-import { HttpError, type ErrorCode } from "./http-error.js";
+import type { Runtime } from "./runtime.js";
+import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { ERROR_STATUS, type ErrorCode } from "../contract/error-codes.js";
+import { HttpError } from "./http-error.js";
 import { processStallMonitor } from "./stall-monitor.js";
 
 /** `arrival` is when the request arrived: its store calls must fit in the budget from there. */
@@ -41,17 +42,17 @@ export async function handleRoute(
   if (handler === undefined) {
     const allowed = Object.keys(route.handlers).join(", ");
     return {
-      ...errorResponse(405, "MethodNotAllowed", `${request.method} is not allowed on /api/${route.route}; use ${allowed}.`),
+      ...errorResponse("MethodNotAllowed", `${request.method} is not allowed on /api/${route.route}; use ${allowed}.`),
       headers: { allow: allowed },
     };
   }
   try {
     return await handler(request, await runtime(), { arrivedAt });
   } catch (error) {
-    if (error instanceof HttpError) return errorResponse(error.status, error.code, error.message);
+    if (error instanceof HttpError) return errorResponse(error.code, error.message);
     if (error instanceof StoreUnavailableError) {
       context.warn(`${route.name}: ${error.message}`);
-      return errorResponse(503, "StoreUnavailable", "The lease store is unavailable; retry shortly.");
+      return errorResponse("StoreUnavailable", "The lease store is unavailable; retry shortly.");
     }
     context.error(`${route.name}: unexpected error`, error);
     throw error;
@@ -62,11 +63,7 @@ export function json(status: number, body: unknown): HttpResponseInit {
   return { status, jsonBody: body, headers: { "cache-control": "no-store" } };
 }
 
-export function errorResponse(
-  status: number,
-  code: ErrorCode,
-  message: string,
-  extra: object = {},
-): HttpResponseInit {
-  return json(status, { error: { code, message }, ...extra });
+/** The contract's error answer: the code's status, `{"error": {code, message}}` and `extra`. */
+export function errorResponse(code: ErrorCode, message: string, extra: object = {}): HttpResponseInit {
+  return json(ERROR_STATUS[code], { error: { code, message }, ...extra });
 }

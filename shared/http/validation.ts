@@ -1,28 +1,29 @@
-import { addressLength, hasControlCharacter, ID_PATTERN, isDotSegment, MAX_ADDRESS_LENGTH, MAX_LEASE_TOKEN_LENGTH } from "../lease/input-rules.js";
+import type { HeartbeatBody } from "../contract/heartbeat-body.js";
+import {
+  addressLength,
+  hasControlCharacter,
+  ID_PATTERN,
+  ID_RULE,
+  isDotSegment,
+  MAX_ADDRESS_LENGTH,
+  MAX_BODY_BYTES,
+  MAX_ID_LENGTH,
+  MAX_LEASE_TOKEN_LENGTH,
+} from "../contract/input-rules.js";
 import { invalid, HttpError } from "./http-error.js";
-
-/** Largest request body accepted, in bytes (SPEC §4). */
-export const MAX_BODY_BYTES = 4096;
 
 /** utype and uuid: 1–128 characters of [A-Za-z0-9._:-], safe as Table keys and Cosmos ids. */
 export function parseId(field: "utype" | "uuid", value: unknown): string {
   if (typeof value !== "string" || value === "") {
-    throw invalid(`${field} is required: 1–128 characters of A–Z, a–z, 0–9, '.', '_', ':' or '-'.`);
+    throw invalid(`${field} is required: ${ID_RULE}.`);
   }
   if (!ID_PATTERN.test(value)) {
     throw invalid(
-      `${field} must be 1–128 characters of A–Z, a–z, 0–9, '.', '_', ':' or '-' (got ${value.length} characters${value.length <= 128 ? " with a character outside that set" : ""}).`,
+      `${field} must be ${ID_RULE} (got ${value.length} characters${value.length <= MAX_ID_LENGTH ? " with a character outside that set" : ""}).`,
     );
   }
   if (isDotSegment(value)) throw invalid(`${field} must not be "." or "..": a URL path cannot address them; choose another name.`);
   return value;
-}
-
-export interface HeartbeatBody {
-  readonly uuid: string;
-  /** undefined when omitted (keep the stored address), null to clear it. */
-  readonly address: string | null | undefined;
-  readonly lease: string | undefined;
 }
 
 const HEARTBEAT_FIELDS = new Set(["uuid", "address", "lease"]);
@@ -30,7 +31,7 @@ const HEARTBEAT_FIELDS = new Set(["uuid", "address", "lease"]);
 /** Parses the PUT body `{"uuid", "address"?, "lease"?}`; unknown fields are refused. */
 export function parseHeartbeatBody(bytes: Uint8Array): HeartbeatBody {
   if (bytes.byteLength > MAX_BODY_BYTES) {
-    throw new HttpError(413, "PayloadTooLarge", `The request body is ${bytes.byteLength} bytes; the limit is ${MAX_BODY_BYTES}.`);
+    throw new HttpError("PayloadTooLarge", `The request body is ${bytes.byteLength} bytes; the limit is ${MAX_BODY_BYTES}.`);
   }
   let body: unknown;
   try {

@@ -1,47 +1,17 @@
-import { systemMonotonicClock, type Clock, type MonotonicClock } from "../clock.js";
-import type { LeaseTiming } from "../config/server-config.js";
-import type { LeaseStore, WriteOutcome } from "../store/lease-store.js";
+import type { HeartbeatBody, ReleaseQuery } from "../contract/heartbeat-body.js";
+import type { LeaseView } from "../contract/lease-view.js";
+import type { HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
+import type { LeaseTiming } from "../contract/timing.js";
+import { systemMonotonicClock, type Clock, type MonotonicClock } from "./clock.js";
 import { decide, type LeaseAction } from "./decision.js";
 import { isLive, type LeaseRecord, type LeaseState } from "./lease.js";
+import type { LeaseStore, WriteOutcome } from "./lease-store.js";
 import type { LeaseTokenSigner } from "./lease-token.js";
-import { toLeaseView, type LeaseView, type ViewedLease } from "./lease-view.js";
+import { toLeaseView, type ViewedLease } from "./lease-view.js";
 import { RequestBudget, type RequestArrival } from "./request-budget.js";
 
-export interface HeartbeatInput {
-  readonly utype: string;
-  readonly uuid: string;
-  /** A string sets it, null clears it, undefined (omitted) keeps the stored address. */
-  readonly address: string | null | undefined;
-  /** The token from the caller's last accepted heartbeat, if any. */
-  readonly lease: string | undefined;
-}
-
-export interface ReleaseInput {
-  readonly utype: string;
-  readonly uuid: string;
-  /** The holder's lease token: with it the release is proven, without it a revoke. */
-  readonly lease: string | undefined;
-}
-
-/**
- * `accepted`: the caller holds the lease. `held`: another live holder has it.
- * `conflict`: the caller's write lost a race with another write; nothing was retried.
- * `revoked`: the caller's term is over (its lease was revoked, or its uuid ended): it must
- * stop acting as primary and compete again with a new uuid.
- */
-export type HeartbeatResult =
-  | { readonly outcome: "accepted"; readonly view: LeaseView; readonly lease: string }
-  | { readonly outcome: "held" | "conflict" | "revoked"; readonly view: LeaseView };
-
-/**
- * `released`: nothing of the caller's is held any more (primary null, or someone else's
- * expired lease). `revoked`: the caller's live lease is marked revoked and runs out on its
- * own. `held`: another live uuid holds it. `conflict`: the write lost a race.
- */
-export type ReleaseResult = {
-  readonly outcome: "released" | "revoked" | "held" | "conflict";
-  readonly view: LeaseView;
-};
+/** A request as the service takes it: the PUT body or DELETE query, with its route's utype. */
+type ForUtype<T> = T & { readonly utype: string };
 
 export interface LeaseServiceDeps {
   readonly store: LeaseStore;
@@ -94,7 +64,7 @@ export class LeaseService {
     await this.deps.store.ping(this.#budget(arrival).forStoreCall("read"));
   }
 
-  async heartbeat(input: HeartbeatInput, arrival?: RequestArrival): Promise<HeartbeatResult> {
+  async heartbeat(input: ForUtype<HeartbeatBody>, arrival?: RequestArrival): Promise<HeartbeatResult> {
     const budget = this.#budget(arrival);
     // The latest moment this request can have arrived, on ha_time: see #afterLostRace.
     const arrivedHaTime = this.deps.clock.now();
@@ -120,7 +90,7 @@ export class LeaseService {
     }
   }
 
-  async release(input: ReleaseInput, arrival?: RequestArrival): Promise<ReleaseResult> {
+  async release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
     const budget = this.#budget(arrival);
     const { utype, uuid } = input;
     const claims = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, { utype, uuid });
@@ -158,7 +128,7 @@ export class LeaseService {
    * and it is neither revoked nor ended (either would have changed the ETag). Undefined
    * means "take the slow path": no usable token, or the entry moved on.
    */
-  async #renewWithToken(input: HeartbeatInput, budget: RequestBudget): Promise<HeartbeatResult | undefined> {
+  async #renewWithToken(input: ForUtype<HeartbeatBody>, budget: RequestBudget): Promise<HeartbeatResult | undefined> {
     if (input.lease === undefined) return undefined;
     const claims = this.deps.tokens.verify(input.lease, input);
     if (claims === undefined) return undefined;
@@ -182,7 +152,7 @@ export class LeaseService {
    * request arrived. `arrivedHaTime` was taken when the service got the request, which is
    * after it arrived, so the check errs on the strict side. Otherwise: 409 Conflict.
    */
-  async #afterLostRace(input: HeartbeatInput, epoch: number, arrivedHaTime: number, budget: RequestBudget): Promise<HeartbeatResult> {
+  async #afterLostRace(input: ForUtype<HeartbeatBody>, epoch: number, arrivedHaTime: number, budget: RequestBudget): Promise<HeartbeatResult> {
     const winner = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
     const haTime = this.deps.clock.now();
     if (winner !== undefined && winner.uuid === input.uuid) {

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { MAX_LEASE_TOKEN_LENGTH } from "./input-rules.js";
+import { MAX_LEASE_TOKEN_LENGTH } from "../contract/input-rules.js";
 
 /**
  * What a lease token vouches for: the entry at `etag` is held by `uuid` at `epoch`, with

@@ -1,27 +1,6 @@
+import type { LeaseView } from "../contract/lease-view.js";
+import type { LeaseTiming } from "../contract/timing.js";
 import { isLive, type LeaseState } from "./lease.js";
-import type { LeaseTiming } from "../config/server-config.js";
-
-/** The live primary of a utype, as the REST contract shows it (SPEC §4). */
-export interface PrimaryView {
-  readonly uuid: string;
-  readonly address: string | null;
-  readonly epoch: number;
-  /** ISO-8601 UTC. */
-  readonly renewedAt: string;
-  readonly expiresInMs: number;
-  /**
-   * Always present. True once the lease was revoked (DELETE without its token): the holder
-   * can no longer renew it, and nobody takes over before it expires.
-   */
-  readonly revoked: boolean;
-}
-
-export interface LeaseView {
-  readonly utype: string;
-  readonly primary: PrimaryView | null;
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-}
 
 /** What a view needs of an entry: the fast path knows no more than this. */
 export type ViewedLease = Pick<LeaseState, "uuid" | "address" | "epoch" | "renewedAt" | "revoked">;

@@ -1,6 +1,6 @@
-import type { MonotonicClock } from "../clock.js";
-import type { StoreCallOptions } from "../store/lease-store.js";
-import { StoreUnavailableError } from "../store/store-unavailable-error.js";
+import type { MonotonicClock } from "./clock.js";
+import type { StoreCallOptions } from "./lease-store.js";
+import { StoreUnavailableError } from "./store-unavailable-error.js";
 
 /** When a request arrived, in milliseconds on the process's monotonic clock. */
 export interface RequestArrival {

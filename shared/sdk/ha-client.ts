@@ -1,14 +1,9 @@
 import { CorruptedMessageError } from "./corrupted-message-error.js";
 import { HaRequestError } from "./ha-request-error.js";
-import type {
-  CallOptions,
-  HeartbeatRequest,
-  HeartbeatResult,
-  LeaseTransport,
-  LeaseView,
-  ReleaseOptions,
-  ReleaseResult,
-} from "./lease-transport.js";
+import type { HeartbeatBody } from "../contract/heartbeat-body.js";
+import type { HealthView, LeaseView } from "../contract/lease-view.js";
+import { REFUSED_OUTCOME_CODES, type HeartbeatResult, type ReleaseResult } from "../contract/outcomes.js";
+import type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
 import { checkEndpoint, checkId, checkOptionalAddress, checkOptionalSignal, checkOptionalString, checkPositiveMs } from "./option-checks.js";
 import {
   parseAcceptedHeartbeat,
@@ -17,7 +12,6 @@ import {
   parseJsonBody,
   parseLeaseView,
   parsePrimaryList,
-  type HealthStatus,
 } from "./response-validation.js";
 
 export interface HaClientOptions {
@@ -66,14 +60,14 @@ export class HaClient implements LeaseTransport {
   }
 
   /** UpdateHeartBeat: acquire, renew (fast path when `lease` is given) or take over. */
-  async heartbeat(utype: string, request: HeartbeatRequest, options: CallOptions = {}): Promise<HeartbeatResult> {
+  async heartbeat(utype: string, body: HeartbeatBody, options: CallOptions = {}): Promise<HeartbeatResult> {
     const what = `UpdateHeartBeat(${checkId("utype", utype)})`;
-    const uuid = checkId("uuid", request.uuid);
+    const uuid = checkId("uuid", body.uuid);
     // Omitted keeps the stored address; null clears it: the difference is sent as given.
-    const address = request.address === null ? null : checkOptionalAddress("address", request.address);
-    const lease = checkOptionalString("lease", request.lease);
-    const body = JSON.stringify({ uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }) });
-    const answer = await this.#call("PUT", `/primary/${utype}`, body, options, what);
+    const address = body.address === null ? null : checkOptionalAddress("address", body.address);
+    const lease = checkOptionalString("lease", body.lease);
+    const sent = JSON.stringify({ uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }) });
+    const answer = await this.#call("PUT", `/primary/${utype}`, sent, options, what);
     if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedHeartbeat(answer.body, utype, uuid, answer.status, what) };
     const lost = lostOutcome(answer, utype, what);
     if (lost !== undefined) return lost;
@@ -109,7 +103,7 @@ export class HaClient implements LeaseTransport {
   }
 
   /** `ok` when the service reaches its store, `unavailable` when it answers 503. */
-  async health(options: CallOptions = {}): Promise<HealthStatus> {
+  async health(options: CallOptions = {}): Promise<HealthView> {
     const what = "Health";
     const answer = await this.#call("GET", "/health", undefined, options, what);
     if (answer.status === 200 || (answer.status === 503 && parseErrorBody(answer.body)?.code === "StoreUnavailable")) {
@@ -153,13 +147,15 @@ function looksLikeJson(text: string): boolean {
   return first === "{" || first === "[";
 }
 
-const LOST_OUTCOMES = { LeaseHeld: "held", LeaseRevoked: "revoked", Conflict: "conflict" } as const;
+type RefusedOutcome = keyof typeof REFUSED_OUTCOME_CODES;
 
-function lostOutcome(answer: Answer, utype: string, what: string): { outcome: "held" | "revoked" | "conflict"; view: LeaseView } | undefined {
+/** A 409 whose code is one of the refused outcomes, with the view it carries. */
+function lostOutcome(answer: Answer, utype: string, what: string): { outcome: RefusedOutcome; view: LeaseView } | undefined {
   if (answer.status !== 409) return undefined;
   const code = parseErrorBody(answer.body)?.code;
-  if (code !== "LeaseHeld" && code !== "LeaseRevoked" && code !== "Conflict") return undefined;
-  return { outcome: LOST_OUTCOMES[code], view: parseLeaseView(answer.body, utype, answer.status, what) };
+  const outcome = (Object.keys(REFUSED_OUTCOME_CODES) as RefusedOutcome[]).find((candidate) => REFUSED_OUTCOME_CODES[candidate] === code);
+  if (outcome === undefined) return undefined;
+  return { outcome, view: parseLeaseView(answer.body, utype, answer.status, what) };
 }
 
 function refused(what: string, answer: Answer): HaRequestError {

@@ -1,9 +1,17 @@
-/** The client SDK: the typed REST client and the elector that runs the lease loop. */
+/**
+ * The client SDK (`ha-module/sdk`): the typed REST client, the elector that runs the lease
+ * loop, and the contract's wire types. It imports nothing of the server, so a worker needs
+ * none of the Azure packages (install with `--omit=optional`).
+ */
 export { HaClient, type HaClientOptions } from "./ha-client.js";
 export { PrimaryElector, type DemotionReason, type ElectorEvents, type ElectorStats, type PrimaryElectorOptions } from "./primary-elector.js";
 export { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
-export type { CallOptions, HeartbeatRequest, HeartbeatResult, LeaseTransport, LeaseView, PrimaryView, ReleaseOptions, ReleaseResult } from "./lease-transport.js";
-export type { HealthStatus } from "./response-validation.js";
+export type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
+export type { HeartbeatBody } from "../contract/heartbeat-body.js";
+export type { HealthView, LeaseView, PrimaryList, PrimaryView } from "../contract/lease-view.js";
+export type { HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
+export type { ErrorCode } from "../contract/error-codes.js";
+export type { LeaseTiming } from "../contract/timing.js";
 export { CorruptedMessageError } from "./corrupted-message-error.js";
 export { HaRequestError } from "./ha-request-error.js";
 export { SlowRoundTripWarning } from "./slow-round-trip-warning.js";

@@ -3,7 +3,7 @@
  * the option and says what is expected, in the style "Expected `x` to be …, got …".
  */
 
-import { addressLength, hasControlCharacter, ID_PATTERN, isDotSegment, MAX_ADDRESS_LENGTH } from "../lease/input-rules.js";
+import { addressLength, hasControlCharacter, ID_PATTERN, isDotSegment, MAX_ADDRESS_LENGTH } from "../contract/input-rules.js";
 
 function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);

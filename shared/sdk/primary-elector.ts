@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
 import { HaClient } from "./ha-client.js";
-import type { HeartbeatRequest, HeartbeatResult, LeaseTransport, LeaseView, PrimaryView } from "./lease-transport.js";
+import type { HeartbeatBody } from "../contract/heartbeat-body.js";
+import type { LeaseView, PrimaryView } from "../contract/lease-view.js";
+import type { HeartbeatResult } from "../contract/outcomes.js";
+import type { LeaseTransport } from "./lease-transport.js";
 import { Listeners } from "./listeners.js";
 import {
   checkEndpoint,
@@ -354,7 +357,7 @@ export class PrimaryElector {
     const budget = Math.min(holding.deadline - sentAt, this.#heartbeatBudget());
     this.#nextStepAt = sentAt + timing.intervalMs;
     const incarnation = this.#incarnation;
-    const request: HeartbeatRequest = this.#addressMismatch
+    const request: HeartbeatBody = this.#addressMismatch
       ? { uuid: this.#uuid, address: this.address ?? null, lease: holding.lease }
       : { uuid: this.#uuid, lease: holding.lease };
     const result = await this.#call(budget, (options) => this.#transport.heartbeat(this.utype, request, options));

@@ -1,5 +1,5 @@
 import { CorruptedMessageError } from "./corrupted-message-error.js";
-import type { LeaseView, PrimaryView } from "./lease-transport.js";
+import type { HealthView, LeaseView, PrimaryView } from "../contract/lease-view.js";
 
 /**
  * Validation of what the service answers (SPEC §4). A body is trusted only when every
@@ -82,12 +82,7 @@ export function parsePrimaryList(body: unknown, status: number, what: string): L
   return body["primaries"].map((view) => parseLeaseView(view, undefined, status, what));
 }
 
-export interface HealthStatus {
-  readonly status: "ok" | "unavailable";
-  readonly store: string;
-}
-
-export function parseHealth(body: unknown, status: number, what: string): HealthStatus {
+export function parseHealth(body: unknown, status: number, what: string): HealthView {
   if (!isObject(body)) throw corrupted(what, status, "the body is not a JSON object");
   const expected = status === 200 ? "ok" : "unavailable";
   if (body["status"] !== expected || typeof body["store"] !== "string") {

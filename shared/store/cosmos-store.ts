@@ -5,8 +5,8 @@ import type {
   LeaseStore,
   StoreCallOptions,
   WriteOutcome,
-} from "./lease-store.js";
-import { StoreUnavailableError } from "./store-unavailable-error.js";
+} from "../lease/lease-store.js";
+import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 
 /** The container's partition key path: one logical partition per utype. */
 export const LEASE_PARTITION_KEY_PATH = "/utype";

@@ -5,7 +5,7 @@ import { DefaultAzureCredential } from "@azure/identity";
 import { ConfigError } from "../config/config-error.js";
 import type { StoreConfig } from "../config/server-config.js";
 import { CosmosLeaseStore } from "./cosmos-store.js";
-import type { LeaseStore } from "./lease-store.js";
+import type { LeaseStore } from "../lease/lease-store.js";
 import { TableLeaseStore } from "./table-store.js";
 
 /**

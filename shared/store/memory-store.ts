@@ -4,8 +4,8 @@ import type {
   LeaseStore,
   StoreCallOptions,
   WriteOutcome,
-} from "./lease-store.js";
-import { StoreUnavailableError } from "./store-unavailable-error.js";
+} from "../lease/lease-store.js";
+import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 
 /**
  * An in-process store for unit tests and simulation. Every write gets a new ETag, and

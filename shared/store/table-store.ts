@@ -5,8 +5,8 @@ import type {
   LeaseStore,
   StoreCallOptions,
   WriteOutcome,
-} from "./lease-store.js";
-import { StoreUnavailableError } from "./store-unavailable-error.js";
+} from "../lease/lease-store.js";
+import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 
 /** Every utype has one row: PartitionKey = utype, RowKey = this constant. */
 export const LEASE_ROW_KEY = "lease";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HaClient } from "../../shared/sdk/ha-client.js";
-import type { CallOptions, HeartbeatRequest, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/lease-transport.js";
+import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
@@ -286,7 +286,7 @@ class DuplicatingClient implements LeaseTransport {
     return this.#client.getPrimary(utype, options);
   }
 
-  async heartbeat(utype: string, request: HeartbeatRequest, options?: CallOptions): Promise<HeartbeatResult> {
+  async heartbeat(utype: string, request: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
     const results = await Promise.all(Array.from({ length: this.copies }, () => this.#client.heartbeat(utype, request, options)));
     return results.at(-1)!;
   }

@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { InvocationContext } from "../../shared/http/azure-functions.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
-import { createRuntime, type Runtime } from "../../shared/runtime.js";
-import type { LeaseStore } from "../../shared/store/lease-store.js";
+import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
+import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
-import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
 import { CountingStore, failingStore } from "../helpers/counting-store.js";
 import { FakeWallClock as FakeClock, primaryOf, send } from "../helpers/route-requests.js";
 

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { LeaseState } from "../../shared/lease/lease.js";
-import { createRuntime, type Runtime } from "../../shared/runtime.js";
-import type { LeaseStore } from "../../shared/store/lease-store.js";
+import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
+import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { errorCodeOf, FakeWallClock, primaryOf, send } from "../helpers/route-requests.js";

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
-import { createRuntime, type Runtime } from "../../shared/runtime.js";
+import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { errorCodeOf, FakeWallClock, primaryOf, send } from "../helpers/route-requests.js";

@@ -1,6 +1,6 @@
 import { startEmbeddedAzurite, type EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
 import { createConfiguredStore } from "../../shared/store/create-store.js";
-import type { LeaseStore } from "../../shared/store/lease-store.js";
+import type { LeaseStore } from "../../shared/lease/lease-store.js";
 
 /** A real Azurite Table service on 127.0.0.1 (in memory), for one test file. */
 export function startTestAzurite(): Promise<EmbeddedAzurite> {

@@ -1,4 +1,4 @@
-import type { LeaseStore } from "../../shared/store/lease-store.js";
+import type { LeaseStore } from "../../shared/lease/lease-store.js";
 
 type Method = "read" | "create" | "replace" | "renew" | "list" | "ping";
 

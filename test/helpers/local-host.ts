@@ -1,6 +1,6 @@
 import { routes } from "../../functions/routes.js";
 import { startLocalHost, type LocalHost, type LocalHostOptions } from "../../shared/host/local-host.js";
-import { createRuntime, type Runtime } from "../../shared/runtime.js";
+import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 
 export interface TestHost {

@@ -1,7 +1,7 @@
 import { routes } from "../../functions/routes.js";
 import { HttpRequest, InvocationContext } from "../../shared/http/azure-functions.js";
 import { handleRoute } from "../../shared/http/route.js";
-import type { Runtime } from "../../shared/runtime.js";
+import type { Runtime } from "../../shared/http/runtime.js";
 
 /** ha_time for handler tests: a wall clock that moves only when the test says so. */
 export class FakeWallClock {

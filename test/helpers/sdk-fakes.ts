@@ -1,16 +1,7 @@
 import { expect } from "vitest";
 import type { ElectorClock, TimerHandle } from "../../shared/sdk/elector-clock.js";
 import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
-import type {
-  CallOptions,
-  HeartbeatRequest,
-  HeartbeatResult,
-  LeaseTransport,
-  LeaseView,
-  PrimaryView,
-  ReleaseOptions,
-  ReleaseResult,
-} from "../../shared/sdk/lease-transport.js";
+import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, PrimaryView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
 
 /** Lets every pending promise continuation run; not a sleep: no time passes on any clock. */
 export function settle(): Promise<void> {
@@ -84,7 +75,7 @@ type Method = "getPrimary" | "heartbeat" | "release";
 export interface PendingCall {
   readonly method: Method;
   readonly utype: string;
-  readonly request: HeartbeatRequest | undefined;
+  readonly request: HeartbeatBody | undefined;
   readonly uuid: string | undefined;
   /** ReleaseOptions for a release (with its `lease`), CallOptions otherwise. */
   readonly options: ReleaseOptions;
@@ -110,7 +101,7 @@ export class ScriptedTransport implements LeaseTransport {
     return this.#enqueue("getPrimary", utype, undefined, undefined, options) as Promise<LeaseView>;
   }
 
-  heartbeat(utype: string, request: HeartbeatRequest, options: CallOptions = {}): Promise<HeartbeatResult> {
+  heartbeat(utype: string, request: HeartbeatBody, options: CallOptions = {}): Promise<HeartbeatResult> {
     return this.#enqueue("heartbeat", utype, request, undefined, options) as Promise<HeartbeatResult>;
   }
 
@@ -132,7 +123,7 @@ export class ScriptedTransport implements LeaseTransport {
     expect(this.#queue.map((call) => `${call.method}(${call.utype})`)).toEqual([]);
   }
 
-  #enqueue(method: Method, utype: string, request: HeartbeatRequest | undefined, uuid: string | undefined, options: ReleaseOptions): Promise<unknown> {
+  #enqueue(method: Method, utype: string, request: HeartbeatBody | undefined, uuid: string | undefined, options: ReleaseOptions): Promise<unknown> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let timer: TimerHandle | undefined;

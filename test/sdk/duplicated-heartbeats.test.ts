@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LeaseService } from "../../shared/lease/lease-service.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
-import type { CallOptions, HeartbeatRequest, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/lease-transport.js";
+import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { FakeClock, I, T } from "../helpers/sdk-fakes.js";
@@ -23,7 +23,7 @@ class DuplicatingTransport implements LeaseTransport {
     return this.service.getPrimary(utype);
   }
 
-  async heartbeat(utype: string, request: HeartbeatRequest, _options?: CallOptions): Promise<HeartbeatResult> {
+  async heartbeat(utype: string, request: HeartbeatBody, _options?: CallOptions): Promise<HeartbeatResult> {
     const input = { utype, uuid: request.uuid, address: request.address, lease: request.lease };
     const results = await Promise.all(Array.from({ length: this.copies }, () => this.service.heartbeat(input)));
     this.outcomes.push(...results.map((result) => result.outcome));

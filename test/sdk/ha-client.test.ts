@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routes } from "../../functions/routes.js";
 import { startLocalHost, type LocalHost } from "../../shared/host/local-host.js";
-import { createRuntime } from "../../shared/runtime.js";
+import { createRuntime } from "../../shared/http/runtime.js";
 import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
 import { HaClient } from "../../shared/sdk/ha-client.js";
 import { HaRequestError } from "../../shared/sdk/ha-request-error.js";

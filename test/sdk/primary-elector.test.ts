@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
 import { type HaRequestError } from "../../shared/sdk/ha-request-error.js";
-import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk/lease-transport.js";
+import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/primary-elector.js";
 import { SlowRoundTripWarning } from "../../shared/sdk/slow-round-trip-warning.js";
 import { FakeClock, I, T, leaseView, primaryView, ScriptedTransport, settle, type PendingCall } from "../helpers/sdk-fakes.js";

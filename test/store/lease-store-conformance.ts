@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LeaseState } from "../../shared/lease/lease.js";
-import type { LeaseStore } from "../../shared/store/lease-store.js";
-import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
+import type { LeaseStore } from "../../shared/lease/lease-store.js";
+import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
 
 export interface ConformanceTarget {
   /** A store over empty storage; called once per test. */

@@ -1,8 +1,8 @@
 import { TableClient } from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
-import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
-import type { LeaseStore } from "../../shared/store/lease-store.js";
+import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { createFreshTableStore, startTestAzurite } from "../helpers/azurite.js";
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ChildSupervisor } from "../../shared/cli/child-supervisor.js";
 import { LeaseBoundCommand } from "../../shared/cli/lease-bound-command.js";
-import type { HeartbeatResult } from "../../shared/sdk/lease-transport.js";
+import type { HeartbeatResult } from "../../shared/sdk/index.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import { FakeProcessGroups, type GroupBehaviour } from "../helpers/fake-process-groups.js";
 import { FakeClock, I, T, leaseView, primaryView, ScriptedTransport, settle } from "../helpers/sdk-fakes.js";

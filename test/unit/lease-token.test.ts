@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_LEASE_TOKEN_LENGTH } from "../../shared/lease/input-rules.js";
+import { MAX_LEASE_TOKEN_LENGTH } from "../../shared/contract/input-rules.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 
 const claims = { utype: "scheduler", uuid: "holder", epoch: 7, etag: 'W/"datetime\'2026-11-20T10%3A00%3A00.1Z\'"', address: "10.0.0.4:5800" };

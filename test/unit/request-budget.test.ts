@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { LeaseService } from "../../shared/lease/lease-service.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
-import type { LeaseStore } from "../../shared/store/lease-store.js";
+import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
-import { StoreUnavailableError } from "../../shared/store/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { FakeWallClock } from "../helpers/route-requests.js";
 import { FakeClock } from "../helpers/sdk-fakes.js";

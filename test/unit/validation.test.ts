@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { HttpError } from "../../shared/http/http-error.js";
-import { MAX_BODY_BYTES, parseHeartbeatBody, parseId } from "../../shared/http/validation.js";
+import { MAX_BODY_BYTES } from "../../shared/contract/input-rules.js";
+import { parseHeartbeatBody, parseId } from "../../shared/http/validation.js";
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 

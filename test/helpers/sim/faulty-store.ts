@@ -1,6 +1,6 @@
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, WriteOutcome } from "../../../shared/store/lease-store.js";
-import { StoreUnavailableError } from "../../../shared/store/store-unavailable-error.js";
+import type { LeaseRenewal, LeaseStore, WriteOutcome } from "../../../shared/lease/lease-store.js";
+import { StoreUnavailableError } from "../../../shared/lease/store-unavailable-error.js";
 import type { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";
 import type { StoreFaults } from "./scenario.js";

@@ -1,9 +1,9 @@
 import { StallMonitor } from "../../../shared/http/stall-monitor.js";
 import { LeaseService } from "../../../shared/lease/lease-service.js";
 import type { LeaseTokenSigner } from "../../../shared/lease/lease-token.js";
-import type { LeaseView } from "../../../shared/lease/lease-view.js";
+import type { LeaseView } from "../../../shared/contract/lease-view.js";
 import type { RequestArrival } from "../../../shared/lease/request-budget.js";
-import type { LeaseStore } from "../../../shared/store/lease-store.js";
+import type { LeaseStore } from "../../../shared/lease/lease-store.js";
 import { FaultyStoreLink, type StoreWeather } from "./faulty-store.js";
 import { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";

@@ -2,15 +2,7 @@ import type { LeaseService } from "../../../shared/lease/lease-service.js";
 import type { RequestArrival } from "../../../shared/lease/request-budget.js";
 import { HaRequestError } from "../../../shared/sdk/ha-request-error.js";
 import type { TimerHandle } from "../../../shared/sdk/elector-clock.js";
-import type {
-  CallOptions,
-  HeartbeatRequest,
-  HeartbeatResult,
-  LeaseTransport,
-  LeaseView,
-  ReleaseOptions,
-  ReleaseResult,
-} from "../../../shared/sdk/lease-transport.js";
+import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../../shared/sdk/index.js";
 import type { SimInstance } from "./instance.js";
 import type { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";
@@ -47,7 +39,7 @@ export class SimTransport implements LeaseTransport {
     return this.#send((service, arrival) => service.getPrimary(utype, arrival), options);
   }
 
-  heartbeat(utype: string, request: HeartbeatRequest, options?: CallOptions): Promise<HeartbeatResult> {
+  heartbeat(utype: string, request: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
     const input = { utype, uuid: request.uuid, address: request.address, lease: request.lease };
     return this.#send(async (service, arrival) => {
       const result = await service.heartbeat(input, arrival);

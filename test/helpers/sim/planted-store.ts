@@ -1,5 +1,5 @@
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, StoreCallOptions, WriteOutcome } from "../../../shared/store/lease-store.js";
+import type { LeaseRenewal, LeaseStore, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
 import type { Prng } from "./prng.js";
 import type { PlantedBug } from "./scenario.js";
 

@@ -1,5 +1,5 @@
 import { LeaseTokenSigner } from "../../../shared/lease/lease-token.js";
-import type { LeaseStore } from "../../../shared/store/lease-store.js";
+import type { LeaseStore } from "../../../shared/lease/lease-store.js";
 import { Checker } from "./checker.js";
 import { ElectorSlots } from "./elector-slots.js";
 import type { StoreWeather } from "./faulty-store.js";

@@ -1,9 +1,9 @@
-import { systemClock, type Clock } from "./clock.js";
-import type { ServerConfig } from "./config/server-config.js";
-import { processStallMonitor } from "./http/stall-monitor.js";
-import { LeaseService } from "./lease/lease-service.js";
-import { LeaseTokenSigner } from "./lease/lease-token.js";
-import type { LeaseStore } from "./store/lease-store.js";
+import { systemClock, type Clock } from "../lease/clock.js";
+import type { ServerConfig } from "../config/server-config.js";
+import { processStallMonitor } from "./stall-monitor.js";
+import { LeaseService } from "../lease/lease-service.js";
+import { LeaseTokenSigner } from "../lease/lease-token.js";
+import type { LeaseStore } from "../lease/lease-store.js";
 
 /** Everything a request handler needs, built once per process. */
 export interface Runtime {

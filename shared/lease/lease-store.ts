@@ -1,4 +1,4 @@
-import type { LeaseRecord, LeaseState } from "../lease/lease.js";
+import type { LeaseRecord, LeaseState } from "./lease.js";
 
 /** Options every store call takes. The signal bounds the call's time budget. */
 export interface StoreCallOptions {

@@ -6,6 +6,12 @@
 /** utype and uuid: 1–128 characters of [A-Za-z0-9._:-], safe as Table keys and Cosmos ids. */
 export const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** ID_PATTERN in words, for the messages of the server and the SDK alike. */
+export const ID_RULE = "1–128 characters of A–Z, a–z, 0–9, '.', '_', ':' or '-'";
+
+/** The longest utype or uuid. */
+export const MAX_ID_LENGTH = 128;
+
 /**
  * "." and ".." match ID_PATTERN but cannot be addressed: URL resolution removes them as
  * path segments (`/api/primary/..` is `/api/`), so such a role could never be read back.
@@ -29,6 +35,10 @@ export function addressLength(value: string): number {
  */
 export const MAX_LEASE_TOKEN_LENGTH = 3800;
 
+/** Largest request body accepted, in bytes (SPEC §4: 4 KiB). */
+export const MAX_BODY_BYTES = 4096;
+
+/** A control character (C0 or DEL) makes an address unprintable: refused. */
 export function hasControlCharacter(value: string): boolean {
   for (const char of value) {
     const code = char.codePointAt(0) ?? 0;

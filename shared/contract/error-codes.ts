@@ -1,0 +1,31 @@
+/**
+ * Every error code the service answers, with its HTTP status (SPEC §4, and the local
+ * host's own refusals). Handlers, both hosts and the SDK read them from here, so a code
+ * can only be sent, or recognised, if it is listed.
+ */
+export const ERROR_STATUS = {
+  InvalidRequest: 400,
+  Unauthorized: 401,
+  NotFound: 404,
+  MethodNotAllowed: 405,
+  /** Local host: the request's headers or body did not arrive in time. */
+  RequestTimeout: 408,
+  LeaseHeld: 409,
+  LeaseRevoked: 409,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  /** The body has a content or transfer coding the service does not decode. */
+  UnsupportedMediaType: 415,
+  /** Local host: the request line and headers are over the parser's limit (16 KiB). */
+  HeadersTooLarge: 431,
+  /** Local host: a bug; the last resort, logged, never with a stack. */
+  InternalError: 500,
+  StoreUnavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The body of every error answer: `{"error": {"code", "message"}}`, sometimes with more fields. */
+export interface ErrorBody {
+  readonly error: { readonly code: ErrorCode; readonly message: string };
+}

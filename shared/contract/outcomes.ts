@@ -1,0 +1,31 @@
+import type { LeaseView } from "./lease-view.js";
+
+/**
+ * The answer to UpdateHeartBeat. `accepted` (200): the caller holds the lease, and `lease`
+ * is the token for the next renewal's fast path. Otherwise 409 with the view of who holds
+ * it now: `held` (LeaseHeld) another live holder has it; `revoked` (LeaseRevoked) the
+ * caller's term is over (its lease was revoked, or its uuid ended), so it must stop acting
+ * as primary and compete again with a new uuid; `conflict` (Conflict) the caller's write
+ * lost a race with another write, and nothing was retried.
+ */
+export type HeartbeatResult =
+  | { readonly outcome: "accepted"; readonly view: LeaseView; readonly lease: string }
+  | { readonly outcome: "held" | "conflict" | "revoked"; readonly view: LeaseView };
+
+/**
+ * The answer to a release. `released` (200): nothing of the caller's is held any more
+ * (primary null, or someone else's expired lease). `revoked` (200): the caller's live
+ * lease is marked revoked and runs out on its own. `held` (409 LeaseHeld): another live
+ * uuid holds it. `conflict` (409 Conflict): the write lost a race.
+ */
+export interface ReleaseResult {
+  readonly outcome: "released" | "revoked" | "held" | "conflict";
+  readonly view: LeaseView;
+}
+
+/** Which 409 error code each refused outcome is sent with. */
+export const REFUSED_OUTCOME_CODES = {
+  held: "LeaseHeld",
+  revoked: "LeaseRevoked",
+  conflict: "Conflict",
+} as const;
