@@ -13,6 +13,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { operations } from "../functions/routes.js";
 import { startService } from "../shared/cli/serve.js";
 import { loadServerConfig } from "../shared/config/server-config.js";
 
@@ -48,7 +49,7 @@ const service = await startService(loadServerConfig({ HA_LEASE_SECRET: "bench-se
   dataDir,
   inMemory: false,
   apiKey: undefined,
-});
+}, operations);
 const put = (utype: string, body: object): Promise<Response> =>
   fetch(`${service.url}/primary/${utype}`, {
     method: "PUT",

@@ -7,7 +7,7 @@
  * store operations each one cost (counted by a wrapper around the real Table store).
  */
 import { performance } from "node:perf_hooks";
-import { routes } from "../functions/routes.js";
+import { operations } from "../functions/routes.js";
 import { startEmbeddedAzurite } from "../shared/host/embedded-azurite.js";
 import { startLocalHost } from "../shared/host/local-host.js";
 import { createRuntime } from "../shared/http/runtime.js";
@@ -75,7 +75,7 @@ const configured = createConfiguredStore({
 await configured.prepare();
 const { store, take } = counted(configured.store);
 const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, store);
-const host = await startLocalHost({ routes, runtime: async () => runtime, port: 0 });
+const host = await startLocalHost({ operations, runtime: async () => runtime, port: 0 });
 const put = (body: object): Promise<Response> =>
   fetch(`${host.url}/primary/bench`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 

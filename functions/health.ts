@@ -1,7 +1,7 @@
-import type { HttpRequest, HttpResponseInit } from "@azure/functions";
-import { errorResponse, json, type RouteDefinition } from "../shared/http/route.js";
-import type { RequestArrival } from "../shared/lease/request-budget.js";
+import { errorResponse, json } from "../shared/http/answers.js";
+import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
 import type { Runtime } from "../shared/http/runtime.js";
+import type { RequestArrival } from "../shared/lease/request-budget.js";
 import { StoreUnavailableError } from "../shared/lease/store-unavailable-error.js";
 
 /** GET /api/health — 200 when the lease store answers, 503 when it does not. */
@@ -14,5 +14,3 @@ export async function health(_request: HttpRequest, { service }: Runtime, arriva
   }
   return json(200, { status: "ok", store: service.storeKind });
 }
-
-export const healthRoutes: RouteDefinition[] = [{ name: "health", route: "health", handlers: { GET: health } }];

@@ -1,14 +1,14 @@
 /**
- * The Azure Functions entry point (package.json "main"). It registers every route of the
- * shared route table with app.http; the local host (`npm start`) serves the same table.
+ * The Azure Functions entry point (package.json "main"): the composition root for Azure.
+ * It registers every operation of the route table as a function of its own (see
+ * registerFunctions); the local host (`npm start`) serves the same table.
  */
-import { app } from "../shared/http/azure-functions.js";
 import { loadServerConfig } from "../shared/config/server-config.js";
-import { handleRoute } from "../shared/http/route.js";
-import { ROUTE_METHODS } from "../shared/http/route.js";
+import { app } from "../shared/http/azure-functions.js";
+import { registerFunctions } from "../shared/http/register-functions.js";
 import { createRuntime, type Runtime } from "../shared/http/runtime.js";
 import { createConfiguredStore } from "../shared/store/create-store.js";
-import { routes } from "./routes.js";
+import { operations } from "./routes.js";
 
 // Read and validate once, at start-up: a bad setting stops the app with a message naming it.
 const config = loadServerConfig(process.env);
@@ -28,11 +28,4 @@ function getRuntime(): Promise<Runtime> {
   return ready;
 }
 
-for (const route of routes) {
-  app.http(route.name, {
-    route: route.route,
-    methods: ROUTE_METHODS,
-    authLevel: "function",
-    handler: (request, context) => handleRoute(route, request, context, getRuntime),
-  });
-}
+registerFunctions(app, operations, getRuntime);

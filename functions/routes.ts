@@ -1,6 +1,19 @@
-import type { RouteDefinition } from "../shared/http/route.js";
-import { healthRoutes } from "./health.js";
-import { primaryRoutes } from "./primary.js";
+import type { Operation } from "../shared/http/route.js";
+import { getPrimary } from "./get-primary.js";
+import { health } from "./health.js";
+import { listPrimaries } from "./list-primaries.js";
+import { releasePrimary } from "./release-primary.js";
+import { updateHeartBeat } from "./update-heart-beat.js";
 
-/** The REST contract (SPEC §4): the one route table both hosts serve. */
-export const routes: readonly RouteDefinition[] = [...primaryRoutes, ...healthRoutes];
+/**
+ * The REST contract (SPEC §4): the one table both hosts serve. Each operation is an Azure
+ * function of its own, named for the seed; operations may share a route when their
+ * methods differ, and a route's other methods are answered 405 with `Allow`.
+ */
+export const operations: readonly Operation[] = [
+  { name: "getPrimary", route: "primary/{utype}", method: "GET", handler: getPrimary },
+  { name: "updateHeartBeat", route: "primary/{utype}", method: "PUT", handler: updateHeartBeat },
+  { name: "releasePrimary", route: "primary/{utype}", method: "DELETE", handler: releasePrimary },
+  { name: "listPrimaries", route: "primary", method: "GET", handler: listPrimaries },
+  { name: "health", route: "health", method: "GET", handler: health },
+];

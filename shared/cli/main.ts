@@ -1,4 +1,9 @@
 #!/usr/bin/env node
+/**
+ * The `ha-module` binary: the composition root of the command line, and the one file in
+ * shared/ that imports functions/ (the route table, which `serve` puts on the local host).
+ */
+import { operations } from "../../functions/routes.js";
 import { electCommand } from "./elect.js";
 import { primaryCommand } from "./primary.js";
 import { runCommand } from "./run.js";
@@ -11,7 +16,7 @@ async function main(argv: string[]): Promise<number> {
     switch (command) {
       case "serve":
         if (rest.length > 0) throw new UsageError(`serve takes no arguments; it is configured by environment (got ${rest.join(" ")}).`);
-        return await serveCommand(process.env);
+        return await serveCommand(process.env, operations);
       case "primary":
         return await primaryCommand(rest, process.env);
       case "elect":

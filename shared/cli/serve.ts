@@ -1,10 +1,10 @@
-import { routes } from "../../functions/routes.js";
 import { ConfigError } from "../config/config-error.js";
 import { readBoolean, readInteger, readString, type Env } from "../config/env.js";
 import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
 import { DataDirInUseError } from "../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
 import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
+import type { Operation } from "../http/route.js";
 import { startLocalHost } from "../host/local-host.js";
 import { createRuntime } from "../http/runtime.js";
 import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../store/create-store.js";
@@ -33,11 +33,11 @@ export function loadServeSettings(env: Env): ServeSettings {
 }
 
 /**
- * `npm start` / `ha-module serve`: the functions on a local host, over the configured
- * store, or over an embedded Azurite (or, with HA_STORE=cosmos, an embedded Cosmos
- * emulator) when none is configured.
+ * `npm start` / `ha-module serve`: the route table (`operations`, given by the composition
+ * root) on a local host, over the configured store, or over an embedded Azurite (or, with
+ * HA_STORE=cosmos, an embedded Cosmos emulator) when none is configured.
  */
-export async function startService(config: ServerConfig, settings: ServeSettings): Promise<RunningService> {
+export async function startService(config: ServerConfig, settings: ServeSettings, operations: readonly Operation[]): Promise<RunningService> {
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -71,7 +71,7 @@ export async function startService(config: ServerConfig, settings: ServeSettings
     await configured.prepare({ abortSignal: AbortSignal.timeout(30_000) });
     const runtime = createRuntime(config, configured.store);
     const host = await startLocalHost({
-      routes,
+      operations,
       runtime: async () => runtime,
       port: settings.port,
       apiKey: settings.apiKey,
@@ -119,7 +119,7 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
  * Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting or
  * when another service holds HA_DATA_DIR.
  */
-export async function serveCommand(env: Env): Promise<number> {
+export async function serveCommand(env: Env, operations: readonly Operation[]): Promise<number> {
   let config: ServerConfig;
   let settings: ServeSettings;
   try {
@@ -134,7 +134,7 @@ export async function serveCommand(env: Env): Promise<number> {
   }
   let service: RunningService;
   try {
-    service = await startService(config, settings);
+    service = await startService(config, settings, operations);
   } catch (error) {
     if (error instanceof DataDirInUseError) {
       console.error(`ha-module: ${error.message}`);

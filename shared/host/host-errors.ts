@@ -1,7 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type { HttpResponseInit } from "../http/azure-functions.js";
 import { ERROR_STATUS, type ErrorCode } from "../contract/error-codes.js";
-import { errorResponse } from "../http/route.js";
+import { errorResponse } from "../http/answers.js";
 
 /**
  * Answers of the local host for requests that never reach a handler, because its HTTP

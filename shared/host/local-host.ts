@@ -1,16 +1,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import type { RouteDefinition } from "../http/route.js";
+import { allowedMethods, routesOf, type Operation } from "../http/route.js";
 import type { Runtime } from "../http/runtime.js";
 import { answerClientError, answerConnect, type Exchange } from "./socket-answers.js";
 import { hostError } from "./host-errors.js";
 import { resolveHostTimeouts, type LocalHostTimeouts } from "./host-timeouts.js";
-import { compileRoute, allowedMethods } from "./route-table.js";
+import { compileRoute } from "./route-table.js";
 import { serveRequest, writeResponse, type HostContext, type HostLog } from "./serve-request.js";
 
 export interface LocalHostOptions {
-  readonly routes: readonly RouteDefinition[];
+  /** The route table (functions/routes.ts), given by the composition root. */
+  readonly operations: readonly Operation[];
   readonly runtime: () => Promise<Runtime>;
   /** 0 picks a free port. */
   readonly port: number;
@@ -41,9 +42,10 @@ export interface LocalHost {
 export async function startLocalHost(options: LocalHostOptions): Promise<LocalHost> {
   const timeouts = resolveHostTimeouts(options.timeouts);
   const log = options.log ?? ((level, message) => console[level](message));
-  const compiled = options.routes.map(compileRoute);
+  const routes = routesOf(options.operations);
+  const compiled = routes.map(compileRoute);
   const host: HostContext = { routes: compiled, runtime: options.runtime, apiKey: options.apiKey, timeouts, log };
-  const everyMethod = [...new Set(compiled.flatMap(allowedMethods))];
+  const everyMethod = [...new Set(routes.flatMap(allowedMethods))];
   const exchanges = new WeakMap<Duplex, Exchange>();
 
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {

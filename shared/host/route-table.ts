@@ -1,7 +1,7 @@
-import type { RouteDefinition } from "../http/route.js";
+import type { Route } from "../http/route.js";
 
 export interface CompiledRoute {
-  readonly definition: RouteDefinition;
+  readonly route: Route;
   readonly pattern: RegExp;
   readonly paramNames: readonly string[];
 }
@@ -12,9 +12,9 @@ export interface RouteMatch {
 }
 
 /** Turns "primary/{utype}" into a pattern under /api, as the Functions host routes it. */
-export function compileRoute(definition: RouteDefinition): CompiledRoute {
+export function compileRoute(route: Route): CompiledRoute {
   const paramNames: string[] = [];
-  const source = definition.route
+  const source = route.route
     .split("/")
     .map((segment) => {
       const param = /^\{([A-Za-z]+)\}$/.exec(segment);
@@ -23,7 +23,7 @@ export function compileRoute(definition: RouteDefinition): CompiledRoute {
       return "([^/]+)";
     })
     .join("/");
-  return { definition, paramNames, pattern: new RegExp(`^/api/${source}/?$`) };
+  return { route, paramNames, pattern: new RegExp(`^/api/${source}/?$`) };
 }
 
 export function matchRoute(routes: readonly CompiledRoute[], pathname: string): RouteMatch | undefined {
@@ -42,14 +42,4 @@ export function matchRoute(routes: readonly CompiledRoute[], pathname: string): 
     return { route, params };
   }
   return undefined;
-}
-
-/** The methods a route serves, for 405 and its Allow header. */
-export function allowedMethods(route: CompiledRoute): string[] {
-  return Object.keys(route.definition.handlers);
-}
-
-/** Own properties only: a method named like an Object.prototype member is not a handler. */
-export function servesMethod(route: CompiledRoute, method: string): boolean {
-  return Object.hasOwn(route.definition.handlers, method);
 }

@@ -1,16 +1,18 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "../http/azure-functions.js";
-import { handleRoute } from "../http/route.js";
 import { MAX_BODY_BYTES } from "../contract/input-rules.js";
+import { announcesBody, codingRefusal } from "../http/content-coding.js";
+import { handleRoute, methodNotAllowed } from "../http/dispatch.js";
+import { operationFor } from "../http/route.js";
 import type { Runtime } from "../http/runtime.js";
 import { closeWith } from "./socket-answers.js";
 import { hostError, rawErrorResponse } from "./host-errors.js";
 import type { HostTimeouts } from "./host-timeouts.js";
-import { declaredLength, hasKey, lacksHost, unsupportedCoding } from "./request-checks.js";
+import { declaredLength, hasKey, lacksHost } from "./request-checks.js";
 import { discardRest, readBody } from "./request-body.js";
 import { parseRequestTarget } from "./request-target.js";
-import { allowedMethods, matchRoute, servesMethod, type CompiledRoute } from "./route-table.js";
+import { matchRoute, type CompiledRoute } from "./route-table.js";
 
 export type HostLog = (level: "warn" | "error", message: string) => void;
 
@@ -44,20 +46,14 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
   if (match === undefined) {
     return refuse(hostError("NotFound", `No route ${url.pathname.slice(0, 200)}; see the REST contract in the README.`));
   }
-  // Checked here, not left to handleRoute: HttpRequest cannot even be built for TRACE or TRACK.
+  // Before an HttpRequest is built (it cannot be for TRACE or TRACK) and before the body is
+  // read: the answers are handleRoute's own, given early so that a refused body is not read.
   const method = request.method ?? "";
-  if (!servesMethod(match.route, method)) {
-    const allow = allowedMethods(match.route).join(", ");
-    return refuse(
-      hostError("MethodNotAllowed", `${method} is not allowed on /api/${match.route.definition.route}; use ${allow}.`, { allow }),
-    );
-  }
-  const coding = unsupportedCoding(request);
-  if (coding !== undefined) {
-    return refuse(
-      hostError("UnsupportedMediaType", `${coding} is not supported: send the JSON body as it is, uncompressed (it is at most ${MAX_BODY_BYTES} bytes).`),
-    );
-  }
+  const route = match.route.route;
+  if (operationFor(route, method) === undefined) return refuse(methodNotAllowed(route, method));
+  const header = (name: string): string | undefined => headerOf(request, name);
+  const coding = codingRefusal(header, announcesBody(header));
+  if (coding !== undefined) return refuse(hostError(coding.code, coding.message));
   if (declaredLength(request) > MAX_BODY_BYTES) return refuse(tooLarge(`${declaredLength(request)} bytes`));
 
   const body = await readBody(request, { limitBytes: MAX_BODY_BYTES, timeoutMs: host.timeouts.bodyTimeoutMs });
@@ -87,18 +83,23 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     ...(body.bytes.byteLength > 0 ? { body: { bytes: body.bytes } } : {}),
   });
   const context = new InvocationContext({
-    functionName: match.route.definition.name,
+    functionName: operationFor(route, method)?.name ?? route.methodNotAllowedName,
     invocationId: randomUUID(),
     logHandler: (level, ...args) => {
       if (level === "warning") host.log("warn", args.map(String).join(" "));
       if (level === "error" || level === "critical") host.log("error", args.map(String).join(" "));
     },
   });
-  writeResponse(response, await handleRoute(match.route.definition, httpRequest, context, host.runtime));
+  writeResponse(response, await handleRoute(route, httpRequest, context, host.runtime));
 }
 
 function tooLarge(size: string): HttpResponseInit {
   return hostError("PayloadTooLarge", `The request body is ${size}; the limit is ${MAX_BODY_BYTES}.`);
+}
+
+function headerOf(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
 }
 
 function flattenHeaders(request: IncomingMessage): Record<string, string> {

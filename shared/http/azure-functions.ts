@@ -9,4 +9,4 @@ export const HttpRequest = functions.HttpRequest;
 export type HttpRequest = functions.HttpRequest;
 export const InvocationContext = functions.InvocationContext;
 export type InvocationContext = functions.InvocationContext;
-export type { HttpMethod, HttpResponseInit } from "@azure/functions";
+export type { HttpFunctionOptions, HttpMethod, HttpResponseInit } from "@azure/functions";

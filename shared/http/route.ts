@@ -1,69 +1,67 @@
-import type { HttpMethod, HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
+import type { HttpMethod, HttpRequest, HttpResponseInit } from "./azure-functions.js";
 import type { RequestArrival } from "../lease/request-budget.js";
 import type { Runtime } from "./runtime.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
-import { ERROR_STATUS, type ErrorCode } from "../contract/error-codes.js";
-import { HttpError } from "./http-error.js";
-import { processStallMonitor } from "./stall-monitor.js";
 
 /** `arrival` is when the request arrived: its store calls must fit in the budget from there. */
 export type RouteHandler = (request: HttpRequest, runtime: Runtime, arrival: RequestArrival) => Promise<HttpResponseInit>;
 
 /**
- * One route of the REST contract, declared once. The Functions registration
- * (functions/index.ts) and the local host (shared/host) both serve it through
- * `handleRoute`, so they answer alike, down to 405 for a method the route lacks.
+ * One operation of the REST contract, declared once in functions/routes.ts. In Azure each
+ * is a function of its own (named for the seed: getPrimary, updateHeartBeat, …), so
+ * Application Insights counts and times them apart; the local host serves the same table.
  */
-export interface RouteDefinition {
+export interface Operation {
   /** The function's name in Azure. */
   readonly name: string;
   /** The route below /api, in Functions syntax: "primary/{utype}". */
   readonly route: string;
-  readonly handlers: Partial<Record<HttpMethod, RouteHandler>>;
+  readonly method: HttpMethod;
+  readonly handler: RouteHandler;
 }
 
-/** Registered for every route so that a wrong method gets 405, not the host's 404. */
-export const ROUTE_METHODS: HttpMethod[] = ["GET", "PUT", "DELETE", "POST", "PATCH"];
+/** The operations that share one route, by method: what a request to that path may be. */
+export interface Route {
+  readonly route: string;
+  /** The name of the function that answers the route's other methods with 405 in Azure. */
+  readonly methodNotAllowedName: string;
+  readonly handlers: Readonly<Partial<Record<string, Operation>>>;
+}
 
-export async function handleRoute(
-  route: RouteDefinition,
-  request: HttpRequest,
-  context: InvocationContext,
-  runtime: () => Promise<Runtime>,
-): Promise<HttpResponseInit> {
-  // Taken first, before waiting for anything: the request's time budget runs from here,
-  // or from the start of a stall of this process that it sat through (SPEC §2).
-  const reachedAt = performance.now();
-  const arrivedAt = processStallMonitor.start().arrivalOf(reachedAt);
-  if (arrivedAt < reachedAt) {
-    context.warn(`${route.name}: this process did not run for ${Math.round(reachedAt - arrivedAt)} ms; the request's time budget counts from before that.`);
-  }
-  const handler = route.handlers[request.method as HttpMethod];
-  if (handler === undefined) {
-    const allowed = Object.keys(route.handlers).join(", ");
-    return {
-      ...errorResponse("MethodNotAllowed", `${request.method} is not allowed on /api/${route.route}; use ${allowed}.`),
-      headers: { allow: allowed },
-    };
-  }
-  try {
-    return await handler(request, await runtime(), { arrivedAt });
-  } catch (error) {
-    if (error instanceof HttpError) return errorResponse(error.code, error.message);
-    if (error instanceof StoreUnavailableError) {
-      context.warn(`${route.name}: ${error.message}`);
-      return errorResponse("StoreUnavailable", "The lease store is unavailable; retry shortly.");
+/**
+ * The methods every route is registered for in Azure: those a route does not serve go to
+ * its 405 function, so a wrong method gets our 405 with `Allow`, never the host's 404.
+ */
+export const ROUTE_METHODS: readonly HttpMethod[] = ["GET", "PUT", "DELETE", "POST", "PATCH"];
+
+/** Groups the table by route, in the table's order; two operations on one route and method are a bug. */
+export function routesOf(operations: readonly Operation[]): Route[] {
+  const routes = new Map<string, { route: string; methodNotAllowedName: string; handlers: Record<string, Operation> }>();
+  for (const operation of operations) {
+    let route = routes.get(operation.route);
+    if (route === undefined) {
+      route = { route: operation.route, methodNotAllowedName: `${camelName(operation.route)}MethodNotAllowed`, handlers: {} };
+      routes.set(operation.route, route);
     }
-    context.error(`${route.name}: unexpected error`, error);
-    throw error;
+    if (Object.hasOwn(route.handlers, operation.method)) {
+      throw new Error(`Two operations serve ${operation.method} /api/${operation.route}: ${route.handlers[operation.method]?.name} and ${operation.name}.`);
+    }
+    route.handlers[operation.method] = operation;
   }
+  return [...routes.values()];
 }
 
-export function json(status: number, body: unknown): HttpResponseInit {
-  return { status, jsonBody: body, headers: { "cache-control": "no-store" } };
+/** The methods a route serves, for 405 and its Allow header. */
+export function allowedMethods(route: Route): string[] {
+  return Object.keys(route.handlers);
 }
 
-/** The contract's error answer: the code's status, `{"error": {code, message}}` and `extra`. */
-export function errorResponse(code: ErrorCode, message: string, extra: object = {}): HttpResponseInit {
-  return json(ERROR_STATUS[code], { error: { code, message }, ...extra });
+/** The operation for `method`; own properties only, so "constructor" or "toString" is no method. */
+export function operationFor(route: Route, method: string): Operation | undefined {
+  return Object.hasOwn(route.handlers, method) ? route.handlers[method] : undefined;
+}
+
+/** "primary/{utype}" → "primaryUtype": a valid Azure function name for the route. */
+function camelName(route: string): string {
+  const words = route.split(/[^A-Za-z0-9]+/).filter((word) => word !== "");
+  return words.map((word, index) => (index === 0 ? word : `${word[0]?.toUpperCase()}${word.slice(1)}`)).join("");
 }

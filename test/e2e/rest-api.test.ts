@@ -19,6 +19,7 @@ const TIMING = { HA_INTERVAL_MS: "500", HA_TIMEOUT_MS: "2500" };
 interface Reply {
   status: number;
   body: Record<string, unknown>;
+  headers: Headers;
 }
 
 async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
@@ -29,7 +30,7 @@ async function call(base: string, method: string, path: string, body?: unknown, 
   }
   const response = await fetch(`${base}${path}`, init);
   const text = await response.text();
-  return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>), headers: response.headers };
 }
 
 const primaryOf = (reply: Reply): Record<string, unknown> | null => reply.body["primary"] as Record<string, unknown> | null;
@@ -244,6 +245,7 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
     const wrong = await call(api, "POST", `/primary/${freshUtype()}`, { uuid: "a" });
     expect(wrong.status).toBe(405);
     expect(errorCodeOf(wrong)).toBe("MethodNotAllowed");
+    expect(wrong.headers.get("allow")).toBe("GET, PUT, DELETE");
   });
 });
 

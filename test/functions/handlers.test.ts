@@ -6,7 +6,7 @@ import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
 import { CountingStore, failingStore } from "../helpers/counting-store.js";
-import { FakeWallClock as FakeClock, primaryOf, send } from "../helpers/route-requests.js";
+import { FakeWallClock as FakeClock, primaryOf, send, sendWithHeaders } from "../helpers/route-requests.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -186,9 +186,29 @@ describe("handlers over a counting store: the cost of each call", () => {
   });
 
   it("a method the route lacks is 405 with Allow", async () => {
-    const reply = await send(runtime, "PATCH", "/primary/scheduler", { uuid: "a" });
+    const reply = await sendWithHeaders(runtime, "PATCH", "/primary/scheduler", { uuid: "a" });
     expect(reply.status).toBe(405);
     expect(reply.body["error"]).toMatchObject({ code: "MethodNotAllowed" });
+    expect(reply.headers["allow"]).toBe("GET, PUT, DELETE");
+    const health = await sendWithHeaders(runtime, "DELETE", "/health");
+    expect(health.status).toBe(405);
+    expect(health.headers["allow"]).toBe("GET");
+    expect(store.calls).toEqual([]);
+  });
+
+  it.each([
+    ["Content-Encoding gzip", { "content-encoding": "gzip" }, /Content-Encoding "gzip" is not supported/],
+    ["Transfer-Encoding gzip", { "transfer-encoding": "gzip, chunked" }, /Transfer-Encoding "gzip" is not supported/],
+  ])("a body sent with %s is 415 UnsupportedMediaType before any store call, as the local host answers it", async (_name, headers, message) => {
+    const reply = await sendWithHeaders(runtime, "PUT", "/primary/scheduler", { uuid: "a" }, new InvocationContext(), headers);
+    expect(reply.status).toBe(415);
+    expect(reply.body["error"]).toMatchObject({ code: "UnsupportedMediaType", message: expect.stringMatching(message) });
+    expect(store.calls).toEqual([]);
+  });
+
+  it("an identity Content-Encoding is no coding at all: the heartbeat is accepted", async () => {
+    const reply = await sendWithHeaders(runtime, "PUT", "/primary/scheduler", { uuid: "a" }, new InvocationContext(), { "content-encoding": "identity" });
+    expect(reply.status).toBe(200);
   });
 });
 

@@ -1,4 +1,4 @@
-import { routes } from "../../functions/routes.js";
+import { operations } from "../../functions/routes.js";
 import { startLocalHost, type LocalHost, type LocalHostOptions } from "../../shared/host/local-host.js";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
@@ -22,7 +22,7 @@ export async function startTestHost(options: Partial<LocalHostOptions> = {}): Pr
     new MemoryLeaseStore(),
   );
   const host = await startLocalHost({
-    routes,
+    operations,
     runtime: async () => runtime,
     port: 0,
     log: (level, message) => logs.push(`${level}: ${message}`),

@@ -1,6 +1,7 @@
-import { routes } from "../../functions/routes.js";
+import { operations } from "../../functions/routes.js";
 import { HttpRequest, InvocationContext } from "../../shared/http/azure-functions.js";
-import { handleRoute } from "../../shared/http/route.js";
+import { handleRoute } from "../../shared/http/dispatch.js";
+import { routesOf } from "../../shared/http/route.js";
 import type { Runtime } from "../../shared/http/runtime.js";
 
 /** ha_time for handler tests: a wall clock that moves only when the test says so. */
@@ -17,14 +18,23 @@ export interface Reply {
   body: Record<string, unknown>;
 }
 
+const routes = routesOf(operations);
+
 /** Sends one request through the same route table and dispatcher the Functions host uses. */
-export async function send(
+export async function send(runtime: Runtime, method: string, path: string, body?: unknown, context = new InvocationContext()): Promise<Reply> {
+  const { status, body: answer } = await sendWithHeaders(runtime, method, path, body, context);
+  return { status, body: answer };
+}
+
+/** As `send`, with request headers, and the answer's headers too. */
+export async function sendWithHeaders(
   runtime: Runtime,
   method: string,
   path: string,
   body?: unknown,
   context = new InvocationContext(),
-): Promise<Reply> {
+  headers: Record<string, string> = {},
+): Promise<Reply & { headers: Record<string, string> }> {
   const url = new URL(`http://localhost/api${path}`);
   const segments = url.pathname.replace(/^\/api\//, "").split("/");
   const route = routes.find((candidate) => candidate.route.split("/").length === segments.length && candidate.route.startsWith(segments[0] ?? ""));
@@ -34,10 +44,15 @@ export async function send(
     method,
     url: url.toString(),
     params,
+    headers,
     ...(body === undefined ? {} : { body: { string: typeof body === "string" ? body : JSON.stringify(body) } }),
   });
   const response = await handleRoute(route, request, context, async () => runtime);
-  return { status: response.status ?? 200, body: (response.jsonBody ?? {}) as Record<string, unknown> };
+  return {
+    status: response.status ?? 200,
+    body: (response.jsonBody ?? {}) as Record<string, unknown>,
+    headers: (response.headers ?? {}) as Record<string, string>,
+  };
 }
 
 export const primaryOf = (reply: Reply): Record<string, unknown> | null => reply.body["primary"] as Record<string, unknown> | null;

@@ -136,7 +136,7 @@ describe("timeout options", () => {
 
   it("refuses a bad headersTimeoutMs before it listens", async () => {
     await expect(
-      startLocalHost({ routes: [], runtime: () => Promise.reject(new Error("unused")), port: 0, timeouts: { headersTimeoutMs: 0 } }),
+      startLocalHost({ operations: [], runtime: () => Promise.reject(new Error("unused")), port: 0, timeouts: { headersTimeoutMs: 0 } }),
     ).rejects.toThrow(/`headersTimeoutMs`/);
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { routes } from "../../functions/routes.js";
+import { operations } from "../../functions/routes.js";
 import { startLocalHost, type LocalHost } from "../../shared/host/local-host.js";
 import { createRuntime } from "../../shared/http/runtime.js";
 import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
@@ -14,7 +14,7 @@ const timing = { intervalMs: 200, timeoutMs: 1500 };
 /** The real route table and lease service on a real local HTTP port, over the memory store. */
 async function startService(apiKey?: string): Promise<LocalHost> {
   const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret: undefined }, new MemoryLeaseStore());
-  return startLocalHost({ routes, runtime: async () => runtime, port: 0, apiKey, log: () => undefined });
+  return startLocalHost({ operations, runtime: async () => runtime, port: 0, apiKey, log: () => undefined });
 }
 
 describe("HaClient against the real service", () => {

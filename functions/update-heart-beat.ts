@@ -1,0 +1,28 @@
+import { errorResponse, json } from "../shared/http/answers.js";
+import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import { readBody, rejectUnknownQuery } from "../shared/http/request-parts.js";
+import type { Runtime } from "../shared/http/runtime.js";
+import { parseHeartbeatBody, parseId } from "../shared/http/validation.js";
+import type { RequestArrival } from "../shared/lease/request-budget.js";
+
+/** PUT /api/primary/{utype} — UpdateHeartBeat: acquire, renew or take over the lease. */
+export async function updateHeartBeat(request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+  rejectUnknownQuery(request, []);
+  const utype = parseId("utype", request.params["utype"]);
+  const body = parseHeartbeatBody(await readBody(request));
+  const result = await service.heartbeat({ utype, ...body }, arrival);
+  switch (result.outcome) {
+    case "accepted":
+      return json(200, { ...result.view, lease: result.lease });
+    case "held":
+      return errorResponse("LeaseHeld", `Another live primary holds ${utype}; retry after its lease expires.`, result.view);
+    case "revoked":
+      return errorResponse(
+        "LeaseRevoked",
+        `This uuid's term on ${utype} ended (its lease was released, revoked or taken over): stop acting as primary; a new term needs a new uuid.`,
+        result.view,
+      );
+    case "conflict":
+      return errorResponse("Conflict", `Another write to ${utype} won the race; read the primary and decide again.`, result.view);
+  }
+}

@@ -1,0 +1,54 @@
+import type { HttpRequest, HttpResponseInit, InvocationContext } from "./azure-functions.js";
+import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { errorResponse } from "./answers.js";
+import { announcesBody, codingRefusal } from "./content-coding.js";
+import { HttpError } from "./http-error.js";
+import { allowedMethods, operationFor, type Route } from "./route.js";
+import type { Runtime } from "./runtime.js";
+import { processStallMonitor } from "./stall-monitor.js";
+
+/**
+ * Answers one request to `route`, the same way under both hosts: the Functions
+ * registration (one function per operation, and one 405 function per route) and the local
+ * host both call it, so the arrival, the checks and the error mapping cannot differ.
+ */
+export async function handleRoute(
+  route: Route,
+  request: HttpRequest,
+  context: InvocationContext,
+  runtime: () => Promise<Runtime>,
+): Promise<HttpResponseInit> {
+  // Taken first, before waiting for anything: the request's time budget runs from here,
+  // or from the start of a stall of this process that it sat through (SPEC §2).
+  const reachedAt = performance.now();
+  const arrivedAt = processStallMonitor.start().arrivalOf(reachedAt);
+  const operation = operationFor(route, request.method);
+  const name = operation?.name ?? route.methodNotAllowedName;
+  if (arrivedAt < reachedAt) {
+    context.warn(`${name}: this process did not run for ${Math.round(reachedAt - arrivedAt)} ms; the request's time budget counts from before that.`);
+  }
+  if (operation === undefined) return methodNotAllowed(route, request.method);
+  const header = (name: string): string | undefined => request.headers.get(name) ?? undefined;
+  // A body without Content-Length (a stream handed over by the Functions host) is still a body.
+  const hasBody = announcesBody(header) || (header("content-length") === undefined && request.body !== null);
+  const refused = codingRefusal(header, hasBody);
+  if (refused !== undefined) return errorResponse(refused.code, refused.message);
+  try {
+    return await operation.handler(request, await runtime(), { arrivedAt });
+  } catch (error) {
+    if (error instanceof HttpError) return errorResponse(error.code, error.message);
+    if (error instanceof StoreUnavailableError) {
+      context.warn(`${name}: ${error.message}`);
+      return errorResponse("StoreUnavailable", "The lease store is unavailable; retry shortly.");
+    }
+    context.error(`${name}: unexpected error`, error);
+    throw error;
+  }
+}
+
+/** 405 with the Allow header, for a method `route` does not serve. */
+export function methodNotAllowed(route: Route, method: string): HttpResponseInit {
+  const allow = allowedMethods(route).join(", ");
+  const response = errorResponse("MethodNotAllowed", `${method} is not allowed on /api/${route.route}; use ${allow}.`);
+  return { ...response, headers: { ...(response.headers as Record<string, string>), allow } };
+}

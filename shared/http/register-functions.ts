@@ -1,0 +1,31 @@
+import type { HttpFunctionOptions, HttpMethod } from "./azure-functions.js";
+import { handleRoute } from "./dispatch.js";
+import { allowedMethods, ROUTE_METHODS, routesOf, type Operation } from "./route.js";
+import type { Runtime } from "./runtime.js";
+
+/** The part of @azure/functions' `app` that registration uses; tests pass a recorder. */
+export interface FunctionsApp {
+  http(name: string, options: HttpFunctionOptions): void;
+}
+
+/**
+ * Registers the route table with the Functions host: one function per operation, named
+ * for it and bound to its one method, so Application Insights counts and times heartbeats
+ * apart from polls; and per route one function for the methods no operation serves, which
+ * answers our 405 with `Allow` (the Functions host would answer 404). Functions may share a
+ * route when their methods differ; every function of a route dispatches through the same
+ * handleRoute as the local host.
+ */
+export function registerFunctions(app: FunctionsApp, operations: readonly Operation[], runtime: () => Promise<Runtime>): void {
+  for (const route of routesOf(operations)) {
+    const handler: HttpFunctionOptions["handler"] = (request, context) => handleRoute(route, request, context, runtime);
+    for (const method of allowedMethods(route)) {
+      const operation = route.handlers[method] as Operation;
+      app.http(operation.name, { route: route.route, methods: [operation.method], authLevel: "function", handler });
+    }
+    const others = ROUTE_METHODS.filter((method: HttpMethod) => !allowedMethods(route).includes(method));
+    if (others.length > 0) {
+      app.http(route.methodNotAllowedName, { route: route.route, methods: others, authLevel: "function", handler });
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { operations } from "../../functions/routes.js";
+import { HttpRequest, InvocationContext, type HttpFunctionOptions } from "../../shared/http/azure-functions.js";
+import { registerFunctions } from "../../shared/http/register-functions.js";
+import { ROUTE_METHODS } from "../../shared/http/route.js";
+import { createRuntime } from "../../shared/http/runtime.js";
+import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
+import { CountingStore } from "../helpers/counting-store.js";
+
+/** What functions/index.ts registers with the Functions host, recorded instead of registered. */
+function recordRegistrations(): { functions: Map<string, HttpFunctionOptions>; store: CountingStore } {
+  const functions = new Map<string, HttpFunctionOptions>();
+  const store = new CountingStore(new MemoryLeaseStore());
+  const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, store);
+  registerFunctions(
+    {
+      http: (name, options) => {
+        expect(functions.has(name), `${name} registered twice`).toBe(false);
+        functions.set(name, options);
+      },
+    },
+    operations,
+    async () => runtime,
+  );
+  return { functions, store };
+}
+
+async function invoke(options: HttpFunctionOptions | undefined, method: string, path: string, body?: unknown): Promise<{ status: number | undefined; body: unknown; headers: unknown }> {
+  if (options === undefined) throw new Error("no such function");
+  const request = new HttpRequest({
+    method,
+    url: `http://localhost/api/${path}`,
+    params: path.startsWith("primary/") ? { utype: path.slice("primary/".length) } : {},
+    ...(body === undefined ? {} : { body: { string: JSON.stringify(body) } }),
+  });
+  const response = await options.handler(request, new InvocationContext());
+  const init = response as { status?: number; jsonBody?: unknown; headers?: unknown };
+  return { status: init.status, body: init.jsonBody, headers: init.headers };
+}
+
+describe("the Azure Functions registration", () => {
+  it("registers each operation as a function of its own, named for the seed and bound to its one method", () => {
+    const { functions } = recordRegistrations();
+    const bound = (name: string): unknown => ({ route: functions.get(name)?.route, methods: functions.get(name)?.methods, authLevel: functions.get(name)?.authLevel });
+    expect(bound("getPrimary")).toEqual({ route: "primary/{utype}", methods: ["GET"], authLevel: "function" });
+    expect(bound("updateHeartBeat")).toEqual({ route: "primary/{utype}", methods: ["PUT"], authLevel: "function" });
+    expect(bound("releasePrimary")).toEqual({ route: "primary/{utype}", methods: ["DELETE"], authLevel: "function" });
+    expect(bound("listPrimaries")).toEqual({ route: "primary", methods: ["GET"], authLevel: "function" });
+    expect(bound("health")).toEqual({ route: "health", methods: ["GET"], authLevel: "function" });
+  });
+
+  it("gives every route one 405 function for its other methods: each method of a route is bound exactly once", () => {
+    const { functions } = recordRegistrations();
+    expect([...functions.keys()].filter((name) => name.endsWith("MethodNotAllowed")).sort()).toEqual([
+      "healthMethodNotAllowed",
+      "primaryMethodNotAllowed",
+      "primaryUtypeMethodNotAllowed",
+    ]);
+    const byRoute = new Map<string, string[]>();
+    for (const options of functions.values()) byRoute.set(options.route ?? "", [...(byRoute.get(options.route ?? "") ?? []), ...(options.methods ?? [])]);
+    for (const [route, methods] of byRoute) expect([...methods].sort(), route).toEqual([...ROUTE_METHODS].sort());
+  });
+
+  it("answers a wrong method with the contract's 405 and Allow, without touching the store", async () => {
+    const { functions, store } = recordRegistrations();
+    const reply = await invoke(functions.get("primaryUtypeMethodNotAllowed"), "POST", "primary/scheduler", { uuid: "a" });
+    expect(reply.status).toBe(405);
+    expect(reply.body).toMatchObject({ error: { code: "MethodNotAllowed" } });
+    expect(reply.headers).toMatchObject({ allow: "GET, PUT, DELETE" });
+    expect(store.calls).toEqual([]);
+  });
+
+  it("runs the operation's handler through the shared dispatcher: a heartbeat is accepted, then read back", async () => {
+    const { functions, store } = recordRegistrations();
+    const accepted = await invoke(functions.get("updateHeartBeat"), "PUT", "primary/scheduler", { uuid: "a" });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toMatchObject({ utype: "scheduler", primary: { uuid: "a", epoch: 1 }, lease: expect.any(String) });
+    const read = await invoke(functions.get("getPrimary"), "GET", "primary/scheduler");
+    expect(read.body).toMatchObject({ primary: { uuid: "a", epoch: 1 } });
+    expect(store.calls).toEqual(["read", "create", "read"]);
+  });
+});
