@@ -1,7 +1,7 @@
 /** A worker that does its job only while it is the primary scheduler. Run several; one works. */
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { PrimaryElector } from "../shared/sdk/index.js";
+import { PrimaryElector } from "ha-module/sdk";
 
 const elector = new PrimaryElector({ utype: "scheduler", endpoint: process.env["HA_ENDPOINT"] ?? "http://127.0.0.1:7071/api", address: hostname() });
 let stopWork = new AbortController();

@@ -3,8 +3,13 @@
  * Builds the deployable zip for Azure Functions Flex Consumption (`npm run package`):
  *
  *   host.json, package.json        at the root, as the Functions host expects
- *   dist/functions, dist/shared    compiled from a clean TypeScript build
- *   node_modules                   production dependencies only, `npm ci --omit=dev` from the lockfile
+ *   dist/functions, dist/shared    compiled JavaScript from a clean TypeScript build, without
+ *                                  what Azure never runs: the CLI (dist/shared/cli), the local
+ *                                  host and its embedded stores (dist/shared/host, with the
+ *                                  emulator's certificate code) and the type declarations
+ *   node_modules                   production dependencies only, `npm ci --omit=dev` from the
+ *                                  lockfile (the Azure packages are optionalDependencies,
+ *                                  which npm installs unless told --omit=optional)
  *
  * The archive is reproducible: entries in byte order of their paths, one fixed timestamp,
  * modes normalised, no directory entries, no symlinks. The same commit, Node and npm give
@@ -83,6 +88,13 @@ async function listFiles(base, dir) {
   return files;
 }
 
+/** Only what the Functions host loads: compiled JavaScript (and its source maps) of the app. */
+function runsInAzure(file) {
+  if (!/\.js(\.map)?$/.test(file)) return false;
+  if (file.startsWith("dist/shared/cli/") || file.startsWith("dist/shared/host/")) return false;
+  return file.startsWith("dist/functions/") || file.startsWith("dist/shared/");
+}
+
 async function exists(file) {
   return stat(file).then(() => true, () => false);
 }
@@ -132,7 +144,7 @@ async function main() {
       { zipPath: "host.json", realPath: path.join(ROOT, "host.json") },
       { zipPath: "package.json", realPath: path.join(ROOT, "package.json") },
       ...(await listFiles(stage, path.join(stage, "dist")))
-        .filter((file) => file.startsWith("dist/functions/") || file.startsWith("dist/shared/"))
+        .filter(runsInAzure)
         .map((file) => ({ zipPath: file, realPath: path.join(stage, file) })),
       ...(await listFiles(stage, path.join(stage, "node_modules"))).map((file) => ({
         zipPath: file,

@@ -18,7 +18,7 @@ const BUILD_TIMEOUT_MS = 240_000;
 
 interface PackageJson {
   main: string;
-  dependencies: Record<string, string>;
+  optionalDependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 }
 const repoPackage = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as PackageJson;
@@ -85,15 +85,25 @@ describe("npm run package", () => {
     expect(entries.map((found) => found.name).filter((name) => !allowed.test(name))).toEqual([]);
   });
 
-  it("includes every production dependency", () => {
-    for (const dependency of Object.keys(repoPackage.dependencies)) {
+  it("leaves out what Azure never runs: the CLI, the local host, the emulator certificate code and type declarations", () => {
+    const shipped = [...names];
+    expect(shipped.filter((name) => name.startsWith("dist/shared/cli/") || name.startsWith("dist/shared/host/"))).toEqual([]);
+    expect(shipped.filter((name) => /certificate|azurite|embedded/i.test(name) && name.startsWith("dist/"))).toEqual([]);
+    expect(shipped.filter((name) => name.startsWith("dist/") && name.endsWith(".d.ts"))).toEqual([]);
+    // …while what the functions need is there.
+    expect(names).toContain("dist/shared/http/register-functions.js");
+    expect(names).toContain("dist/shared/store/create-store.js");
+  });
+
+  it("includes every production dependency (the Azure packages, optional for SDK-only installs)", () => {
+    for (const dependency of Object.keys(repoPackage.optionalDependencies)) {
       expect(names, dependency).toContain(`node_modules/${dependency}/package.json`);
     }
     expect([...names].some((name) => name.startsWith("node_modules/@azure/functions/"))).toBe(true);
   });
 
   it("leaves out every devDependency", () => {
-    const devOnly = Object.keys(repoPackage.devDependencies).filter((name) => !(name in repoPackage.dependencies));
+    const devOnly = Object.keys(repoPackage.devDependencies).filter((name) => !(name in repoPackage.optionalDependencies));
     expect(devOnly).toEqual(expect.arrayContaining(["vitest", "azurite", "typescript"]));
     const leaked = devOnly.filter((dependency) => [...names].some((name) => name.startsWith(`node_modules/${dependency}/`)));
     expect(leaked).toEqual([]);

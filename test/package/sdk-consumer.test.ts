@@ -1,0 +1,133 @@
+/**
+ * `ha-module/sdk` as users get it: the project is compiled and packed (`npm pack`), the
+ * tarball installed into a scratch project without optional dependencies (no Azure
+ * packages), and the README's worker type-checked there under `strict` and NodeNext with
+ * the project's own TypeScript, then the SDK loaded by Node.
+ */
+import { execFile } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const execFileAsync = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const TSC = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+const STEP_TIMEOUT_MS = 120_000;
+
+let workDir: string;
+let consumer: string;
+const seconds: Record<string, number> = {};
+
+async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await run();
+  } finally {
+    seconds[name] = (performance.now() - started) / 1000;
+  }
+}
+
+/** npm as `npm run` invoked it (vitest under npm test), or the one on PATH. */
+function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
+  const npmCli = process.env["npm_execpath"];
+  const [command, prefix] = npmCli !== undefined && /npm-cli\.js$/.test(npmCli) ? [process.execPath, [npmCli]] : ["npm", []];
+  return execFileAsync(command, [...prefix, ...args], { cwd, timeout: STEP_TIMEOUT_MS, env: { ...process.env, npm_config_loglevel: "error" } });
+}
+
+/** The worker the README shows under "In your workers: the SDK". */
+function readmeWorker(): string {
+  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const block = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((found) => found[1] ?? "").find((code) => code.includes('from "ha-module/sdk"'));
+  if (block === undefined) throw new Error('README.md has no ```ts block importing "ha-module/sdk"');
+  return block;
+}
+
+beforeAll(async () => {
+  workDir = mkdtempSync(path.join(os.tmpdir(), "ha-module-sdk-consumer-"));
+  const packageDir = path.join(workDir, "package");
+  mkdirSync(packageDir);
+  await step("compile", () =>
+    execFileAsync(process.execPath, [TSC, "-p", path.join(ROOT, "tsconfig.build.json"), "--outDir", path.join(packageDir, "dist"), "--tsBuildInfoFile", path.join(workDir, "tsbuildinfo")], {
+      cwd: ROOT,
+      timeout: STEP_TIMEOUT_MS,
+    }),
+  );
+  for (const file of ["package.json", "host.json"]) cpSync(path.join(ROOT, file), path.join(packageDir, file));
+  const packed = await step("pack", () => npm(["pack", "--ignore-scripts", "--json", "--pack-destination", workDir], packageDir));
+  const tarball = path.join(workDir, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename);
+
+  consumer = path.join(workDir, "consumer");
+  mkdirSync(consumer);
+  writeFileSync(path.join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  await step("install", () => npm(["install", tarball, "--omit=optional", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], consumer));
+  writeFileSync(
+    path.join(consumer, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        target: "ES2022",
+        lib: ["ES2023"],
+        types: ["node"],
+        // @types/node from this repository: the consumer installs nothing but ha-module.
+        typeRoots: [path.join(ROOT, "node_modules", "@types")],
+        // The package's own declarations are checked too, not trusted.
+        skipLibCheck: false,
+        noEmit: true,
+      },
+      include: ["*.ts"],
+    }),
+  );
+  writeFileSync(path.join(consumer, "readme-worker.ts"), readmeWorker());
+  writeFileSync(path.join(consumer, "example-worker.ts"), readFileSync(path.join(ROOT, "examples", "worker.ts"), "utf8"));
+  // If the SDK's types were `any`, these directives would be unused, which is an error itself.
+  writeFileSync(
+    path.join(consumer, "misuse.ts"),
+    [
+      'import { HaClient, PrimaryElector, type HeartbeatResult } from "ha-module/sdk";',
+      "// @ts-expect-error utype must be a string",
+      "new PrimaryElector({ utype: 1, endpoint: 'http://127.0.0.1:7071/api' });",
+      "declare const result: HeartbeatResult;",
+      "// @ts-expect-error only an accepted heartbeat carries a lease token",
+      "export const token: string = result.lease;",
+      "// @ts-expect-error heartbeat takes the PUT body, which has a uuid",
+      "void new HaClient({ endpoint: 'http://127.0.0.1:7071/api' }).heartbeat('scheduler', { address: 'x' });",
+      "",
+    ].join("\n"),
+  );
+}, 4 * STEP_TIMEOUT_MS);
+
+afterAll(() => {
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe("ha-module/sdk, packed and installed into a fresh project", () => {
+  it("installs without the Azure server packages when optional dependencies are omitted", () => {
+    console.log(`sdk consumer: ${Object.entries(seconds).map(([name, s]) => `${name} ${s.toFixed(1)} s`).join(", ")}`);
+    expect(existsSync(path.join(consumer, "node_modules", "ha-module", "dist", "shared", "sdk", "index.d.ts"))).toBe(true);
+    expect(existsSync(path.join(consumer, "node_modules", "@azure"))).toBe(false);
+  });
+
+  it("type-checks the README worker and examples/worker.ts under strict and NodeNext, and refuses misuse", async () => {
+    const checked = await step("typecheck", () =>
+      execFileAsync(process.execPath, [TSC, "-p", path.join(consumer, "tsconfig.json")], { cwd: consumer, timeout: STEP_TIMEOUT_MS }).then(
+        () => "",
+        (error: { stdout?: string }) => error.stdout ?? String(error),
+      ),
+    );
+    expect(checked).toBe("");
+  });
+
+  it("loads at run time with nothing but the SDK installed", async () => {
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      ["--input-type=module", "-e", "const sdk = await import('ha-module/sdk'); console.log(Object.keys(sdk).sort().join(' '));"],
+      { cwd: consumer, timeout: 30_000 },
+    );
+    expect(stdout.trim()).toBe("CorruptedMessageError HaClient HaRequestError PrimaryElector SlowRoundTripWarning systemElectorClock");
+  });
+});
