@@ -1,6 +1,7 @@
 import type { HeartbeatBody, ReleaseQuery } from "../contract/heartbeat-body.js";
 import type { LeaseView } from "../contract/lease-view.js";
 import type { HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
+import { debuglog } from "node:util";
 import type { LeaseTiming } from "../contract/timing.js";
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "./clock.js";
 import { decide, type LeaseAction } from "./decision.js";
@@ -23,7 +24,11 @@ export interface LeaseServiceDeps {
   readonly tokens: LeaseTokenSigner;
   /** The time budget of all store calls made for one request, from its arrival. */
   readonly storeTimeoutMs: number;
+  /** Where a renewal that leaves the fast path is logged; by default Node's debuglog (NODE_DEBUG=ha-module). */
+  readonly debug?: (message: string) => void;
 }
+
+const defaultDebug = debuglog("ha-module");
 
 /**
  * GetPrimary, UpdateHeartBeat and Release over one LeaseStore (SPEC §2). Each method makes
@@ -33,9 +38,11 @@ export interface LeaseServiceDeps {
  */
 export class LeaseService {
   readonly #monotonic: MonotonicClock;
+  readonly #debug: (message: string) => void;
 
   constructor(private readonly deps: LeaseServiceDeps) {
     this.#monotonic = deps.monotonic ?? systemMonotonicClock;
+    this.#debug = deps.debug ?? defaultDebug;
   }
 
   get timing(): LeaseTiming {
@@ -131,13 +138,19 @@ export class LeaseService {
   async #renewWithToken(input: ForUtype<HeartbeatBody>, budget: RequestBudget): Promise<HeartbeatResult | undefined> {
     if (input.lease === undefined) return undefined;
     const claims = this.deps.tokens.verify(input.lease, input);
-    if (claims === undefined) return undefined;
+    if (claims === undefined) {
+      this.#debug(`${input.utype}: the lease token of ${input.uuid} did not verify (another secret, or not this caller's): slow path.`);
+      return undefined;
+    }
     const options = budget.forStoreCall("write");
     const haTime = this.deps.clock.now();
     // An omitted address is not written, so the stored one (the token's) stays.
     const renewal = input.address === undefined ? { renewedAt: haTime } : { renewedAt: haTime, address: input.address };
     const outcome = await this.deps.store.renew(input.utype, renewal, claims.etag, options);
-    if (!outcome.ok) return undefined;
+    if (!outcome.ok) {
+      this.#debug(`${input.utype}: the fast-path renewal of ${input.uuid} found the entry ${outcome.reason}: slow path.`);
+      return undefined;
+    }
     const address = input.address === undefined ? claims.address : input.address;
     return this.#accepted({ utype: input.utype, uuid: input.uuid, address, epoch: claims.epoch, renewedAt: haTime, revoked: false }, outcome.etag, haTime);
   }

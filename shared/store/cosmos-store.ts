@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { debuglog } from "node:util";
 import type { Container, IndexingPolicy, ItemDefinition, PatchOperation, RequestOptions } from "@azure/cosmos";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type {
@@ -7,6 +9,11 @@ import type {
   WriteOutcome,
 } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { describeCosmosError, lostRace, statusOf, throttleWaitOf, throwIfOwnerMissing } from "./cosmos-errors.js";
+import { toLeaseRecord } from "./lease-row.js";
+import { unavailable, written } from "./store-failure.js";
+
+const STORE = "Cosmos DB";
 
 /** The container's partition key path: one logical partition per utype. */
 export const LEASE_PARTITION_KEY_PATH = "/utype";
@@ -26,13 +33,8 @@ export const LEASE_INDEXING_POLICY: IndexingPolicy = {
 /** An id no utype can name (`~` is outside the utype charset), point-read by `ping`. */
 const HEALTH_ID = "~health";
 
-/** Cosmos answers 404 with this substatus when the database or container is missing. */
-const OWNER_RESOURCE_NOT_FOUND = 1003;
-
 const DEFAULT_MAX_ATTEMPTS = 3;
 const DEFAULT_MAX_THROTTLE_WAIT_IN_MS = 1000;
-/** Used when a 429 carries no retry-after hint (Cosmos always sends one). */
-const FALLBACK_RETRY_AFTER_IN_MS = 100;
 
 export interface CosmosLeaseStoreOptions {
   /** Attempts one call makes while Cosmos answers 429, the first one included. */
@@ -44,7 +46,14 @@ export interface CosmosLeaseStoreOptions {
   readonly maxThrottleWaitInMs?: number;
   /** Waits `ms` or rejects when the signal aborts; injected by tests. */
   readonly sleep?: (ms: number, abortSignal: AbortSignal | undefined) => Promise<void>;
+  /** Where a waited-out 429 is logged; by default Node's debuglog (NODE_DEBUG=ha-module). */
+  readonly debug?: (message: string) => void;
 }
+
+const defaultDebug = debuglog("ha-module");
+const abortableSleep = async (ms: number, abortSignal: AbortSignal | undefined): Promise<void> => {
+  await sleep(ms, undefined, abortSignal === undefined ? {} : { signal: abortSignal });
+};
 
 /** The item stored per utype: id and partition key are both the utype. */
 interface LeaseItem extends ItemDefinition {
@@ -75,6 +84,7 @@ export class CosmosLeaseStore implements LeaseStore {
   readonly #maxAttempts: number;
   readonly #maxThrottleWaitInMs: number;
   readonly #sleep: (ms: number, abortSignal: AbortSignal | undefined) => Promise<void>;
+  readonly #debug: (message: string) => void;
 
   constructor(
     private readonly container: Container,
@@ -83,6 +93,7 @@ export class CosmosLeaseStore implements LeaseStore {
     this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     this.#maxThrottleWaitInMs = options.maxThrottleWaitInMs ?? DEFAULT_MAX_THROTTLE_WAIT_IN_MS;
     this.#sleep = options.sleep ?? abortableSleep;
+    this.#debug = options.debug ?? defaultDebug;
     if (!Number.isSafeInteger(this.#maxAttempts) || this.#maxAttempts < 1) {
       throw new RangeError(`Expected \`maxAttempts\` to be a positive integer (got ${this.#maxAttempts}).`);
     }
@@ -128,7 +139,7 @@ export class CosmosLeaseStore implements LeaseStore {
     return this.#call("create a lease", options, async (requestOptions) => {
       try {
         const response = await this.container.items.create<LeaseItem>(toItem(lease), requestOptions);
-        return written(response.etag);
+        return written(STORE, response.etag);
       } catch (error) {
         if (statusOf(error) === 409) return { ok: false, reason: "exists" };
         throw error;
@@ -142,7 +153,7 @@ export class CosmosLeaseStore implements LeaseStore {
         const response = await this.container
           .item(lease.utype, lease.utype)
           .replace<LeaseItem>(toItem(lease), ifMatch(requestOptions, etag));
-        return written(response.etag);
+        return written(STORE, response.etag);
       } catch (error) {
         return lostRace(error);
       }
@@ -155,18 +166,13 @@ export class CosmosLeaseStore implements LeaseStore {
    * patch sets renewedAt (and the address, when given) and leaves the rest as stored;
    * If-Match proves it is what the lease token was issued for.
    */
-  async renew(
-    utype: string,
-    renewal: LeaseRenewal,
-    etag: string,
-    options?: StoreCallOptions,
-  ): Promise<WriteOutcome> {
+  async renew(utype: string, renewal: LeaseRenewal, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
     const operations: PatchOperation[] = [{ op: "set", path: "/renewedAt", value: renewal.renewedAt }];
     if (renewal.address !== undefined) operations.push({ op: "set", path: "/address", value: renewal.address });
     return this.#call("renew a lease", options, async (requestOptions) => {
       try {
         const response = await this.container.item(utype, utype).patch<LeaseItem>(operations, ifMatch(requestOptions, etag));
-        return written(response.etag);
+        return written(STORE, response.etag);
       } catch (error) {
         return lostRace(error);
       }
@@ -205,17 +211,18 @@ export class CosmosLeaseStore implements LeaseStore {
         return await call({ abortSignal });
       } catch (error) {
         if (error instanceof StoreUnavailableError) throw error;
-        const retryAfterInMs = statusOf(error) === 429 ? retryAfterOf(error) : undefined;
+        const retryAfterInMs = throttleWaitOf(error);
         const canWait =
           retryAfterInMs !== undefined &&
           attempt < this.#maxAttempts &&
           waitedInMs + retryAfterInMs <= this.#maxThrottleWaitInMs &&
           !abortSignal?.aborted;
-        if (!canWait) throw unavailable(what, error);
+        if (!canWait) throw unavailable(STORE, what, describeCosmosError(error), error);
+        this.#debug(`Cosmos DB throttled "${what}" (429): waiting ${retryAfterInMs} ms as it asks, then attempt ${attempt + 1} of ${this.#maxAttempts}.`);
         try {
           await this.#sleep(retryAfterInMs, abortSignal);
         } catch (sleepError) {
-          throw unavailable(what, sleepError);
+          throw unavailable(STORE, what, describeCosmosError(sleepError), sleepError);
         }
         waitedInMs += retryAfterInMs;
       }
@@ -237,107 +244,15 @@ function toItem(lease: LeaseState): LeaseItem {
 }
 
 function toRecord(item: LeaseItem, etag: string | undefined): LeaseRecord {
-  const recordEtag = etag ?? item._etag;
-  if (recordEtag === undefined) throw new StoreUnavailableError("Cosmos DB returned a lease without an ETag.");
-  return {
-    utype: item.utype,
-    uuid: typeof item.uuid === "string" ? item.uuid : "",
-    address: typeof item.address === "string" ? item.address : null,
-    epoch: Number(item.epoch),
-    renewedAt: Number(item.renewedAt),
-    // Items written before these fields existed have neither.
-    revoked: item.revoked === true,
-    endedUuids: Array.isArray(item.endedUuids) ? item.endedUuids.filter((uuid): uuid is string => typeof uuid === "string") : [],
-    etag: recordEtag,
-  };
+  // A point read's ETag is the response's; a feed read's is the item's own _etag.
+  const { utype, uuid, address, epoch, renewedAt, revoked, endedUuids } = item;
+  return toLeaseRecord({ utype, uuid, address, epoch, renewedAt, revoked, endedUuids, etag: etag ?? item._etag }, STORE);
 }
 
 function ifMatch(requestOptions: RequestOptions, etag: string): RequestOptions {
   return { ...requestOptions, accessCondition: { type: "IfMatch", condition: etag } };
 }
 
-function written(etag: string | undefined): WriteOutcome {
-  if (etag === undefined) throw new StoreUnavailableError("Cosmos DB answered a write without an ETag.");
-  return { ok: true, etag };
-}
-
-/** The typed outcomes of an If-Match write; anything else is rethrown. */
-function lostRace(error: unknown): WriteOutcome {
-  const status = statusOf(error);
-  if (status === 412 || status === 409) return { ok: false, reason: "changed" };
-  if (status === 404 && substatusOf(error) !== OWNER_RESOURCE_NOT_FOUND) return { ok: false, reason: "missing" };
-  throw error;
-}
-
-/** A missing database or container is a misconfiguration, never "no lease yet". */
-function throwIfOwnerMissing(substatus: number | undefined): void {
-  if (substatus === OWNER_RESOURCE_NOT_FOUND) {
-    throw new StoreUnavailableError(
-      "Cosmos DB has no such database or container (HTTP 404/1003): check HA_COSMOS_DATABASE and HA_COSMOS_CONTAINER, or set HA_STORE_CREATE=true.",
-    );
-  }
-}
-
-/** The SDK's ErrorResponse carries the HTTP status as a numeric `code`. */
-function statusOf(error: unknown): number | undefined {
-  const code = fieldOf(error, "code");
-  return typeof code === "number" ? code : undefined;
-}
-
-function substatusOf(error: unknown): number | undefined {
-  const substatus = fieldOf(error, "substatus");
-  return typeof substatus === "number" ? substatus : undefined;
-}
-
-/** The retry-after hint of a 429, from the parsed field or the raw header. */
-function retryAfterOf(error: unknown): number {
-  const parsed = fieldOf(error, "retryAfterInMs");
-  if (typeof parsed === "number" && Number.isFinite(parsed) && parsed >= 0) return parsed;
-  const headers = fieldOf(error, "headers");
-  const raw = typeof headers === "object" && headers !== null ? (headers as Record<string, unknown>)["x-ms-retry-after-ms"] : undefined;
-  const header = Number(raw);
-  return raw !== undefined && Number.isFinite(header) && header >= 0 ? header : FALLBACK_RETRY_AFTER_IN_MS;
-}
-
-function fieldOf(error: unknown, name: string): unknown {
-  return typeof error === "object" && error !== null ? (error as Record<string, unknown>)[name] : undefined;
-}
-
 function throwIfAborted(what: string, abortSignal: AbortSignal | undefined): void {
-  if (abortSignal?.aborted) {
-    throw new StoreUnavailableError(`Could not ${what} in Cosmos DB (timed out).`, { cause: abortSignal.reason });
-  }
-}
-
-function unavailable(what: string, error: unknown): StoreUnavailableError {
-  if (error instanceof StoreUnavailableError) return error;
-  const status = statusOf(error);
-  const substatus = substatusOf(error);
-  const detail =
-    status !== undefined
-      ? `HTTP ${status}${substatus ? `/${substatus}` : ""}`
-      : error instanceof Error && error.name === "AbortError"
-        ? "timed out"
-        : error instanceof Error
-          ? error.message
-          : String(error);
-  return new StoreUnavailableError(`Could not ${what} in Cosmos DB (${detail}).`, { cause: error });
-}
-
-function abortableSleep(ms: number, abortSignal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (abortSignal?.aborted) {
-      reject(abortSignal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortSignal?.reason);
-    };
-    const timer = setTimeout(() => {
-      abortSignal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    abortSignal?.addEventListener("abort", onAbort, { once: true });
-  });
+  if (abortSignal?.aborted) throw unavailable(STORE, what, "timed out", abortSignal.reason);
 }

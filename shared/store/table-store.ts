@@ -1,4 +1,4 @@
-import { RestError, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type {
   LeaseRenewal,
@@ -7,6 +7,11 @@ import type {
   WriteOutcome,
 } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { toLeaseRecord } from "./lease-row.js";
+import { unavailable, written } from "./store-failure.js";
+import { describeTableError, isEntityNotFound, statusOf } from "./table-errors.js";
+
+const STORE = "Azure Table Storage";
 
 /** Every utype has one row: PartitionKey = utype, RowKey = this constant. */
 export const LEASE_ROW_KEY = "lease";
@@ -65,7 +70,7 @@ export class TableLeaseStore implements LeaseStore {
         const response = await this.client.createEntity(toEntity(lease), {
           abortSignal: options?.abortSignal,
         });
-        return written(response.etag);
+        return written(STORE, response.etag);
       } catch (error) {
         if (statusOf(error) === 409) return { ok: false, reason: "exists" };
         throw error;
@@ -77,12 +82,7 @@ export class TableLeaseStore implements LeaseStore {
     return this.#update(toEntity(lease), "Replace", etag, options);
   }
 
-  async renew(
-    utype: string,
-    renewal: LeaseRenewal,
-    etag: string,
-    options?: StoreCallOptions,
-  ): Promise<WriteOutcome> {
+  async renew(utype: string, renewal: LeaseRenewal, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
     // A Merge writes only the properties it names: without `address` the stored one stays.
     const patch = {
       partitionKey: utype,
@@ -97,7 +97,7 @@ export class TableLeaseStore implements LeaseStore {
     return guard("list leases", async () => {
       const records: LeaseRecord[] = [];
       const entities = this.client.listEntities<Record<string, unknown>>({
-        queryOptions: { filter: `RowKey eq '${LEASE_ROW_KEY}'` },
+        queryOptions: { filter: odata`RowKey eq ${LEASE_ROW_KEY}` },
         abortSignal: options?.abortSignal,
       });
       for await (const entity of entities) records.push(toRecord(entity));
@@ -127,7 +127,7 @@ export class TableLeaseStore implements LeaseStore {
           etag,
           abortSignal: options?.abortSignal,
         });
-        return written(response.etag);
+        return written(STORE, response.etag);
       } catch (error) {
         if (statusOf(error) === 412) return { ok: false, reason: "changed" };
         if (isEntityNotFound(error)) return { ok: false, reason: "missing" };
@@ -150,29 +150,31 @@ function toEntity(lease: LeaseState): LeaseEntity {
   };
 }
 
+/** Table Storage has no null, no arrays and returns Int64 as bigint: undone here, then validated. */
 function toRecord(entity: StoredEntity): LeaseRecord {
-  const address = typeof entity["address"] === "string" ? entity["address"] : "";
-  return {
-    utype: entity.partitionKey ?? "",
-    uuid: typeof entity["uuid"] === "string" ? entity["uuid"] : "",
-    address: address === "" ? null : address,
-    epoch: toNumber(entity["epoch"]),
-    renewedAt: toNumber(entity["renewedAt"]),
-    // Rows written before these properties existed have neither.
-    revoked: entity["revoked"] === true,
-    endedUuids: parseEndedUuids(entity["endedUuids"]),
-    etag: entity.etag,
-  };
+  const address = entity["address"];
+  return toLeaseRecord(
+    {
+      utype: entity.partitionKey,
+      uuid: entity["uuid"],
+      address: address === "" ? null : address,
+      epoch: toNumber(entity["epoch"]),
+      renewedAt: toNumber(entity["renewedAt"]),
+      revoked: entity["revoked"],
+      endedUuids: parseJsonArray(entity["endedUuids"]),
+      etag: entity.etag,
+    },
+    STORE,
+  );
 }
 
-/** The stored JSON array; anything else (absent, damaged) reads as no ended uuids. */
-function parseEndedUuids(value: unknown): string[] {
-  if (typeof value !== "string") return [];
+/** The stored JSON array; absent stays absent, and what does not parse is passed on to be refused. */
+function parseJsonArray(value: unknown): unknown {
+  if (typeof value !== "string") return value;
   try {
-    const parsed: unknown = JSON.parse(value);
-    return Array.isArray(parsed) ? parsed.filter((uuid): uuid is string => typeof uuid === "string") : [];
+    return JSON.parse(value) as unknown;
   } catch {
-    return [];
+    return value;
   }
 }
 
@@ -181,32 +183,11 @@ function int64(value: number): { value: string; type: "Int64" } {
 }
 
 /** Int64 comes back as a bigint by default, as `{value, type}` when type conversion is off. */
-function toNumber(value: unknown): number {
-  if (typeof value === "bigint" || typeof value === "number") return Number(value);
-  if (typeof value === "string") return Number(value);
-  if (typeof value === "object" && value !== null && "value" in value) return Number(value.value);
-  return Number.NaN;
-}
-
-function written(etag: string | undefined): WriteOutcome {
-  if (etag === undefined) throw new StoreUnavailableError("The table answered a write without an ETag.");
-  return { ok: true, etag };
-}
-
-function statusOf(error: unknown): number | undefined {
-  return error instanceof RestError ? error.statusCode : undefined;
-}
-
-function errorCodeOf(error: unknown): string | undefined {
-  if (!(error instanceof RestError)) return undefined;
-  const details = error.details as { errorCode?: unknown; odataError?: { code?: unknown } } | undefined;
-  const code = details?.errorCode ?? details?.odataError?.code ?? error.code;
-  return typeof code === "string" ? code : undefined;
-}
-
-/** 404 for the entity itself, as opposed to a missing table (a misconfiguration). */
-function isEntityNotFound(error: unknown): boolean {
-  return statusOf(error) === 404 && errorCodeOf(error) !== "TableNotFound";
+function toNumber(value: unknown): unknown {
+  if (typeof value === "bigint") return Number(value);
+  if (typeof value === "string" && /^[0-9]+$/.test(value)) return Number(value);
+  if (typeof value === "object" && value !== null && "value" in value) return toNumber(value.value);
+  return value;
 }
 
 /** Runs one store call; anything that is not a typed outcome becomes StoreUnavailableError. */
@@ -215,14 +196,6 @@ async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (error) {
     if (error instanceof StoreUnavailableError) throw error;
-    const status = statusOf(error);
-    const code = errorCodeOf(error);
-    const detail = status === undefined ? describe(error) : `HTTP ${status}${code ? ` ${code}` : ""}`;
-    throw new StoreUnavailableError(`Could not ${what} in Azure Table Storage (${detail}).`, { cause: error });
+    throw unavailable(STORE, what, describeTableError(error), error);
   }
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) return error.name === "AbortError" ? "timed out" : error.message;
-  return String(error);
 }

@@ -61,11 +61,24 @@ function storeWith(answers: Answer[], options: CosmosLeaseStoreOptions = {}) {
 }
 
 describe("Cosmos store throttling (429)", () => {
-  it("waits out retry-after and retries the same conditional write", async () => {
-    const { store, calls, waits } = storeWith([throttled(40), created]);
+  it("waits out retry-after and retries the same conditional write, with a debug line for the wait", async () => {
+    const debug: string[] = [];
+    const { store, calls, waits } = storeWith([throttled(40), created], { debug: (message) => debug.push(message) });
     expect(await store.create(lease)).toEqual({ ok: true, etag: '"e2"' });
     expect(calls).toEqual(["create", "create"]);
     expect(waits).toEqual([40]);
+    expect(debug).toEqual(['Cosmos DB throttled "create a lease" (429): waiting 40 ms as it asks, then attempt 2 of 3.']);
+  });
+
+  it("waits on node:timers/promises by default, and an abort cuts the wait short", async () => {
+    const budget = new AbortController();
+    const { container, calls } = fakeContainer([throttled(60_000)]);
+    const store = new CosmosLeaseStore(container, { maxThrottleWaitInMs: 120_000, debug: () => undefined });
+    const started = performance.now();
+    setTimeout(() => budget.abort(new Error("budget spent")), 20);
+    await expect(store.read("scheduler", { abortSignal: budget.signal })).rejects.toThrow(/Could not read a lease in Cosmos DB \(timed out\)/);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(calls).toHaveLength(1);
   });
 
   it("reads the hint from the x-ms-retry-after-ms header when the field is absent", async () => {
@@ -161,6 +174,20 @@ describe("Cosmos store status mapping", () => {
       expect(calls).toHaveLength(1);
     });
   }
+});
+
+describe("Cosmos store on damaged items", () => {
+  it.each([
+    ["an epoch that is not a number", { epoch: "three" }, /epoch/],
+    ["an ended list that is not a list", { endedUuids: "u1" }, /endedUuids/],
+  ])("refuses %s as unavailable instead of reading it", async (_name, damage, field) => {
+    const item = { id: "scheduler", utype: "scheduler", uuid: "u", address: null, epoch: 4, renewedAt: 1000, ...damage };
+    const { store } = storeWith([{ response: { statusCode: 200, resource: item, etag: '"e1"' } }]);
+    const error = await store.read("scheduler").catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/^Cosmos DB holds a corrupt lease for "scheduler"/);
+    expect((error as Error).message).toMatch(field);
+  });
 });
 
 describe("Cosmos store on items written before `revoked` and `endedUuids` existed", () => {

@@ -73,12 +73,16 @@ describe("Table store on rows written before `revoked` and `endedUuids` existed"
     expect(await store.read("old")).toMatchObject({ revoked: true, endedUuids: ["x"] });
   });
 
-  it("reads a damaged ended list as empty rather than failing the request", async () => {
+  it("refuses a damaged row (an epoch that is no number, an ended list that is no list) as unavailable, naming the field", async () => {
     const tableName = `damaged${process.pid}`;
     const raw = TableClient.fromConnectionString(legacy.connectionString, tableName, { allowInsecureConnection: true });
     await raw.createTable();
-    await raw.createEntity({ partitionKey: "bad", rowKey: "lease", uuid: "u", address: "", epoch: 1, renewedAt: 1, revoked: "yes", endedUuids: "[not json" });
+    await raw.createEntity({ partitionKey: "badlist", rowKey: "lease", uuid: "u", address: "", epoch: 1, renewedAt: 1, endedUuids: "[not json" });
+    await raw.createEntity({ partitionKey: "badepoch", rowKey: "lease", uuid: "u", address: "", epoch: "three", renewedAt: 1 });
     const store = await createFreshTableStore(legacy, tableName);
-    expect(await store.read("bad")).toMatchObject({ uuid: "u", revoked: false, endedUuids: [] });
+    await expect(store.read("badlist")).rejects.toThrow(/corrupt lease for "badlist": endedUuids/);
+    // Today's NaN: an epoch that reads as NaN would make every takeover's epoch NaN too.
+    await expect(store.read("badepoch")).rejects.toThrow(/corrupt lease for "badepoch": epoch/);
+    await expect(store.read("badepoch")).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 });

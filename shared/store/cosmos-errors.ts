@@ -1,0 +1,57 @@
+import { ErrorResponse } from "@azure/cosmos";
+import type { WriteOutcome } from "../lease/lease-store.js";
+import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { describeFailure } from "./store-failure.js";
+
+/** Cosmos answers 404 with this substatus when the database or container is missing. */
+export const OWNER_RESOURCE_NOT_FOUND = 1003;
+
+/** Used when a 429 carries no retry-after hint (Cosmos always sends one). */
+const FALLBACK_RETRY_AFTER_IN_MS = 100;
+
+/**
+ * The HTTP status of a Cosmos SDK error. Its ErrorResponse carries the status as a numeric
+ * `code` (a network failure has a string code such as "ECONNREFUSED": no status).
+ */
+export function statusOf(error: unknown): number | undefined {
+  return error instanceof ErrorResponse && typeof error.code === "number" ? error.code : undefined;
+}
+
+export function substatusOf(error: unknown): number | undefined {
+  return error instanceof ErrorResponse && typeof error.substatus === "number" ? error.substatus : undefined;
+}
+
+/** The wait a 429 asks for: the parsed hint, the raw header, or a short fallback; undefined for any other error. */
+export function throttleWaitOf(error: unknown): number | undefined {
+  if (!(error instanceof ErrorResponse) || error.code !== 429) return undefined;
+  const parsed = error.retryAfterInMs;
+  if (typeof parsed === "number" && Number.isFinite(parsed) && parsed >= 0) return parsed;
+  const raw: unknown = error.headers?.["x-ms-retry-after-ms"];
+  const header = Number(raw);
+  return raw !== undefined && Number.isFinite(header) && header >= 0 ? header : FALLBACK_RETRY_AFTER_IN_MS;
+}
+
+/** The typed outcomes of an If-Match write (412/409 changed, 404 missing); anything else is rethrown. */
+export function lostRace(error: unknown): WriteOutcome {
+  const status = statusOf(error);
+  if (status === 412 || status === 409) return { ok: false, reason: "changed" };
+  if (status === 404 && substatusOf(error) !== OWNER_RESOURCE_NOT_FOUND) return { ok: false, reason: "missing" };
+  throw error;
+}
+
+/** A missing database or container is a misconfiguration, never "no lease yet". */
+export function throwIfOwnerMissing(substatus: number | undefined): void {
+  if (substatus === OWNER_RESOURCE_NOT_FOUND) {
+    throw new StoreUnavailableError(
+      "Cosmos DB has no such database or container (HTTP 404/1003): check HA_COSMOS_DATABASE and HA_COSMOS_CONTAINER, or set HA_STORE_CREATE=true.",
+    );
+  }
+}
+
+/** For the StoreUnavailableError message: `HTTP 503/1002`, or what failed without a status. */
+export function describeCosmosError(error: unknown): string {
+  const status = statusOf(error);
+  if (status === undefined) return describeFailure(error);
+  const substatus = substatusOf(error);
+  return `HTTP ${status}${substatus ? `/${substatus}` : ""}`;
+}

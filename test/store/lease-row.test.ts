@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { toLeaseRecord, type StoredLease } from "../../shared/store/lease-row.js";
+
+const good: StoredLease = {
+  utype: "scheduler",
+  uuid: "holder-1",
+  address: "10.0.0.4:5800",
+  epoch: 3,
+  renewedAt: 1_700_000_000_000,
+  revoked: false,
+  endedUuids: ["old-1"],
+  etag: 'W/"1"',
+};
+
+describe("a lease row read from a store", () => {
+  it("is taken as it is when every field holds", () => {
+    expect(toLeaseRecord(good, "Test store")).toEqual(good);
+  });
+
+  it("reads a row from before revocation and ended uuids as not revoked, with none ended; a released one keeps its epoch", () => {
+    const legacy = { ...good, uuid: "", address: null, revoked: undefined, endedUuids: undefined };
+    expect(toLeaseRecord(legacy, "Test store")).toEqual({ ...good, uuid: "", address: null, revoked: false, endedUuids: [] });
+  });
+
+  // Each would otherwise become a NaN epoch, a lost revocation or a forgotten ended uuid.
+  it.each<[string, Partial<StoredLease>, RegExp]>([
+    ["an epoch that is not a number", { epoch: Number.NaN }, /epoch/],
+    ["an epoch stored as text", { epoch: "3" }, /epoch/],
+    ["a fractional renewedAt", { renewedAt: 1.5 }, /renewedAt/],
+    ["a negative epoch", { epoch: -1 }, /epoch/],
+    ["a revoked flag that is not a boolean", { revoked: "yes" }, /revoked/],
+    ["an ended list that is not a list", { endedUuids: "[not json" }, /endedUuids/],
+    ["an ended list with a number in it", { endedUuids: ["a", 1] }, /endedUuids/],
+    ["a uuid outside the id rule", { uuid: "a b" }, /uuid/],
+    ["a missing utype", { utype: undefined }, /utype/],
+    ["an address that is a number", { address: 5800 }, /address/],
+    ["no ETag", { etag: undefined }, /ETag/],
+  ])("refuses %s as a StoreUnavailableError that names the field", (_name, damage, field) => {
+    const read = (): unknown => toLeaseRecord({ ...good, ...damage }, "Test store");
+    expect(read).toThrow(StoreUnavailableError);
+    expect(read).toThrow(field);
+    expect(read).toThrow(/^Test store holds a corrupt lease/);
+  });
+});
