@@ -16,14 +16,16 @@ import { performance } from "node:perf_hooks";
 import { operations } from "../functions/routes.js";
 import { startService } from "../shared/cli/serve.js";
 import { loadServerConfig } from "../shared/config/server-config.js";
+import { nearestRank } from "../shared/sdk/round-trip-stats.js";
 
 const rounds = Number(process.argv[2] ?? 300);
 const parallel = Number(process.argv[3] ?? 16);
 if (!Number.isSafeInteger(rounds) || rounds < 10) throw new Error("Expected `rounds` to be an integer of at least 10.");
 if (!Number.isSafeInteger(parallel) || parallel < 1) throw new Error("Expected `parallel` to be a positive integer.");
 
+/** The SDK's nearest-rank percentile, so the bench and `stats()` report the same p99. */
 function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+  return nearestRank(sorted, p) ?? Number.NaN;
 }
 
 function report(name: string, times: number[], wallMs?: number): void {

@@ -13,6 +13,7 @@ import { startLocalHost } from "../shared/host/local-host.js";
 import { createRuntime } from "../shared/http/runtime.js";
 import { createConfiguredStore } from "../shared/store/create-store.js";
 import type { LeaseStore } from "../shared/lease/lease-store.js";
+import { nearestRank } from "../shared/sdk/round-trip-stats.js";
 
 const rounds = Number(process.argv[2] ?? 500);
 if (!Number.isSafeInteger(rounds) || rounds < 10) throw new Error("Expected `rounds` to be an integer of at least 10.");
@@ -44,8 +45,9 @@ function counted(inner: LeaseStore): { store: LeaseStore; take(): number } {
   };
 }
 
+/** The SDK's nearest-rank percentile, so the bench and `stats()` report the same p99. */
 function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+  return nearestRank(sorted, p) ?? Number.NaN;
 }
 
 async function measure(name: string, take: () => number, call: () => Promise<Response>): Promise<void> {

@@ -21,9 +21,17 @@ export class RoundTripWindow {
 
   /** The nearest-rank percentile (0 < p ≤ 100), or undefined before any sample. */
   percentile(p: number): number | undefined {
-    if (this.#samples.length === 0) return undefined;
-    const sorted = [...this.#samples].sort((a, b) => a - b);
-    const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
-    return sorted[rank - 1];
+    return nearestRank([...this.#samples].sort((a, b) => a - b), p);
   }
+}
+
+/**
+ * The nearest-rank percentile of ascending `sorted` (0 < p ≤ 100): the smallest sample
+ * that at least p % of the samples do not exceed; undefined when there are none. The one
+ * definition of the project: the elector's stats and the benchmarks report it alike.
+ */
+export function nearestRank(sorted: readonly number[], p: number): number | undefined {
+  if (sorted.length === 0) return undefined;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1];
 }

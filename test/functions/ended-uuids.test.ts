@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
-import { errorCodeOf, FakeWallClock, primaryOf, send } from "../helpers/route-requests.js";
+import { errorCodeOf, primaryOf, send, WALL_START } from "../helpers/route-requests.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -12,13 +13,13 @@ const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
  * term, so a late heartbeat of a dead incarnation cannot resurrect a lease nobody is behind.
  */
 describe("ended uuids never start a new term", () => {
-  let clock: FakeWallClock;
+  let clock: FakeClock;
   let store: CountingStore;
   let runtime: Runtime;
   const put = (utype: string, body: object) => send(runtime, "PUT", `/primary/${utype}`, body);
 
   beforeEach(() => {
-    clock = new FakeWallClock();
+    clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
     runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
   });
@@ -38,7 +39,7 @@ describe("ended uuids never start a new term", () => {
 
   it("a uuid that was taken over stays ended after the next holder releases", async () => {
     const token = (await put("scheduler", { uuid: "old" })).body["lease"] as string;
-    clock.advance(5001);
+    await clock.advance(5001);
     const next = await put("scheduler", { uuid: "next" });
     await send(runtime, "DELETE", `/primary/scheduler?uuid=next&lease=${encodeURIComponent(next.body["lease"] as string)}`);
     for (const body of [{ uuid: "old", lease: token }, { uuid: "old" }]) {
@@ -52,7 +53,7 @@ describe("ended uuids never start a new term", () => {
   it("a revoked holder stays ended after it was taken over", async () => {
     await put("scheduler", { uuid: "old" });
     await send(runtime, "DELETE", "/primary/scheduler?uuid=old");
-    clock.advance(5001);
+    await clock.advance(5001);
     const next = await put("scheduler", { uuid: "next" });
     expect(primaryOf(next)).toMatchObject({ uuid: "next", epoch: 2 });
     await send(runtime, "DELETE", `/primary/scheduler?uuid=next&lease=${encodeURIComponent(next.body["lease"] as string)}`);
@@ -87,7 +88,7 @@ describe("ended uuids never start a new term", () => {
     const reply = await send(runtime, "DELETE", "/primary/scheduler?uuid=stopping");
     expect(reply.status).toBe(409);
     expect(errorCodeOf(reply)).toBe("LeaseHeld");
-    clock.advance(5001);
+    await clock.advance(5001);
     expect(errorCodeOf(await put("scheduler", { uuid: "stopping" }))).toBe("LeaseRevoked");
   });
 });

@@ -6,7 +6,8 @@ import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
 import { CountingStore, failingStore } from "../helpers/counting-store.js";
-import { FakeWallClock as FakeClock, primaryOf, send, sendWithHeaders } from "../helpers/route-requests.js";
+import { primaryOf, send, sendWithHeaders, WALL_START } from "../helpers/route-requests.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -17,7 +18,7 @@ describe("handlers over a counting store: the cost of each call", () => {
   let runtime: Runtime;
 
   beforeEach(() => {
-    clock = new FakeClock();
+    clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
     runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
   });
@@ -35,7 +36,7 @@ describe("handlers over a counting store: the cost of each call", () => {
       uuid: "a",
       address: "h:1",
       epoch: 1,
-      renewedAt: new Date(clock.time).toISOString(),
+      renewedAt: new Date(clock.now()).toISOString(),
       expiresInMs: 5000,
       revoked: false,
     });
@@ -44,7 +45,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
   it("a renewal that presents its lease token costs exactly one store operation, with no read", async () => {
     const first = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
-    clock.advance(1000);
+    await clock.advance(1000);
     store.reset();
     const renewed = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a", address: "h:2", lease: first.body["lease"] });
     expect(renewed.status).toBe(200);
@@ -58,7 +59,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
   it("a renewal without a token costs a read and a write, and answers the same", async () => {
     await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
-    clock.advance(1000);
+    await clock.advance(1000);
     store.reset();
     const renewed = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
     expect(renewed.status).toBe(200);
@@ -68,7 +69,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
   it("a takeover after expiry costs a read and a write and raises the epoch", async () => {
     await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
-    clock.advance(5001);
+    await clock.advance(5001);
     store.reset();
     const takeover = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
     expect(takeover.status).toBe(200);
@@ -78,7 +79,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
   it("a rejection costs one read and writes nothing", async () => {
     await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
-    clock.advance(5000); // exactly T: still live
+    await clock.advance(5000); // exactly T: still live
     store.reset();
     const rival = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
     expect(rival.status).toBe(409);
@@ -89,7 +90,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
   it("a stale token falls back to the slow path: the old holder, taken over, is told its term ended", async () => {
     const first = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
-    clock.advance(5001);
+    await clock.advance(5001);
     await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
     store.reset();
     const stale = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a", lease: first.body["lease"] });
@@ -150,11 +151,11 @@ describe("handlers over a counting store: the cost of each call", () => {
 
   it("lists only live primaries, sorted by utype", async () => {
     await send(runtime, "PUT", "/primary/zeta", { uuid: "z" });
-    clock.advance(3000);
+    await clock.advance(3000);
     await send(runtime, "PUT", "/primary/alpha", { uuid: "a" });
     const lease = (await send(runtime, "PUT", "/primary/mid", { uuid: "m" })).body["lease"] as string;
     await send(runtime, "DELETE", `/primary/mid?uuid=m&lease=${encodeURIComponent(lease)}`);
-    clock.advance(2500); // zeta is now 5500 ms old: expired
+    await clock.advance(2500); // zeta is now 5500 ms old: expired
     const listed = await send(runtime, "GET", "/primary");
     expect((listed.body["primaries"] as Array<{ utype: string }>).map((view) => view.utype)).toEqual(["alpha"]);
   });
@@ -214,7 +215,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
 describe("handlers over a store that is down", () => {
   const down = failingStore(new StoreUnavailableError("connect ECONNREFUSED 127.0.0.1:10002 at TableClient.getEntity (/x/y.js:1:2)"));
-  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, down, new FakeClock());
+  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, down, new FakeClock(WALL_START));
 
   it.each([
     ["GET", "/primary/scheduler", undefined],
@@ -249,7 +250,7 @@ describe("handlers over a store that is down", () => {
       list: (options) => hang(options),
       ping: (options) => hang(options),
     };
-    const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, hanging, new FakeClock());
+    const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, hanging, new FakeClock(WALL_START));
     const reply = await send(budgeted, "PUT", "/primary/scheduler", { uuid: "a" });
     expect(reply.status).toBe(503);
     expect(reply.body["error"]).toMatchObject({ code: "StoreUnavailable" });
@@ -267,7 +268,7 @@ describe("handlers over a store that is down", () => {
     const broken = createRuntime(
       { timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET },
       failingStore(new TypeError("bug")),
-      new FakeClock(),
+      new FakeClock(WALL_START),
     );
     const errors: unknown[] = [];
     const context = new InvocationContext({ logHandler: (level, ...args) => level === "error" && errors.push(...args) });

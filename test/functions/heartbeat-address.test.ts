@@ -2,24 +2,25 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
-import { FakeWallClock, primaryOf, send } from "../helpers/route-requests.js";
+import { primaryOf, send, WALL_START } from "../helpers/route-requests.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
 
 /** SPEC §2: a heartbeat that omits `address` keeps the stored one; `"address": null` clears it. */
 describe("UpdateHeartBeat and the holder's address", () => {
-  let clock: FakeWallClock;
+  let clock: FakeClock;
   let store: CountingStore;
   let runtime: Runtime;
   let token: string;
 
   beforeEach(async () => {
-    clock = new FakeWallClock();
+    clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
     runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
     token = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", address: "10.0.0.4:5800" })).body["lease"] as string;
-    clock.advance(1000);
+    await clock.advance(1000);
     store.reset();
   });
 
@@ -59,7 +60,7 @@ describe("UpdateHeartBeat and the holder's address", () => {
 
   it("on create and take-over, omitted means no address: the former holder's is not inherited", async () => {
     expect(primaryOf(await send(runtime, "PUT", "/primary/fresh", { uuid: "a" }))).toMatchObject({ address: null });
-    clock.advance(5001);
+    await clock.advance(5001);
     const takeover = await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby" });
     expect(primaryOf(takeover)).toMatchObject({ uuid: "standby", epoch: 2, address: null });
   });

@@ -4,7 +4,8 @@ import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
-import { errorCodeOf, FakeWallClock, primaryOf, send } from "../helpers/route-requests.js";
+import { errorCodeOf, primaryOf, send, WALL_START } from "../helpers/route-requests.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -16,17 +17,17 @@ const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
  * sentAt, which is sound only then.
  */
 describe("a heartbeat that loses the race to its own echo", () => {
-  let clock: FakeWallClock;
+  let clock: FakeClock;
   let memory: MemoryLeaseStore;
   let runtime: Runtime;
   let token: string;
 
   beforeEach(async () => {
-    clock = new FakeWallClock();
+    clock = new FakeClock(WALL_START);
     memory = new MemoryLeaseStore();
     runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, memory, clock);
     token = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", address: "h:1" })).body["lease"] as string;
-    clock.advance(1000);
+    await clock.advance(1000);
   });
 
   it("4 concurrent renewals with one token all answer 200 for the holder", async () => {

@@ -3,7 +3,8 @@ import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
-import { errorCodeOf, FakeWallClock, primaryOf, send } from "../helpers/route-requests.js";
+import { errorCodeOf, primaryOf, send, WALL_START } from "../helpers/route-requests.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -14,18 +15,18 @@ const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
  * over at once); without it, a revoke (nobody takes over before the lease expires).
  */
 describe("DELETE /api/primary/{utype}: proven release or revoke", () => {
-  let clock: FakeWallClock;
+  let clock: FakeClock;
   let store: CountingStore;
   let runtime: Runtime;
   let token: string;
 
   beforeEach(async () => {
-    clock = new FakeWallClock();
+    clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
     runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
     const acquired = await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", address: "10.0.0.4:5800" });
     token = acquired.body["lease"] as string;
-    clock.advance(1000);
+    await clock.advance(1000);
     store.reset();
   });
 
@@ -49,9 +50,9 @@ describe("DELETE /api/primary/{utype}: proven release or revoke", () => {
       expect(primaryOf(refused)).toMatchObject({ uuid: "holder", revoked: true });
     }
 
-    clock.advance(4000); // exactly T since the last renewal: still live
+    await clock.advance(4000); // exactly T since the last renewal: still live
     expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby" })).status).toBe(409);
-    clock.advance(1);
+    await clock.advance(1);
     const takeover = await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby" });
     expect(takeover.status).toBe(200);
     expect(primaryOf(takeover)).toMatchObject({ uuid: "standby", epoch: 2, revoked: false });
@@ -125,7 +126,7 @@ describe("DELETE /api/primary/{utype}: proven release or revoke", () => {
   });
 
   it("an expired holder's DELETE without a token clears it: nobody believes in it any more", async () => {
-    clock.advance(5001);
+    await clock.advance(5001);
     const reply = await send(runtime, "DELETE", "/primary/scheduler?uuid=holder");
     expect(reply.status).toBe(200);
     expect(primaryOf(reply)).toBeNull();

@@ -1,5 +1,5 @@
 import type { CommandProcess, LeaderExit, Lifeline, ProcessGroups } from "../../shared/cli/child-supervisor.js";
-import type { FakeClock } from "./sdk-fakes.js";
+import type { FakeClock } from "./fake-clock.js";
 
 /** How a fake command's group answers signals. */
 export interface GroupBehaviour {

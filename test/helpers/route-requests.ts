@@ -4,14 +4,8 @@ import { handleRoute } from "../../shared/http/dispatch.js";
 import { routesOf } from "../../shared/http/route.js";
 import type { Runtime } from "../../shared/http/runtime.js";
 
-/** ha_time for handler tests: a wall clock that moves only when the test says so. */
-export class FakeWallClock {
-  constructor(public time = Date.UTC(2026, 10, 20, 10, 0, 0)) {}
-  now = (): number => this.time;
-  advance(ms: number): void {
-    this.time += ms;
-  }
-}
+/** Where handler tests start their FakeClock: ha_time as a real wall-clock time, for renewedAt. */
+export const WALL_START = Date.UTC(2026, 10, 20, 10, 0, 0);
 
 export interface Reply {
   status: number;

@@ -1,63 +1,8 @@
 import { expect } from "vitest";
-import type { ElectorClock, TimerHandle } from "../../shared/sdk/elector-clock.js";
+import type { TimerHandle } from "../../shared/sdk/elector-clock.js";
+import type { FakeClock } from "./fake-clock.js";
 import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, PrimaryView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
-
-/** Lets every pending promise continuation run; not a sleep: no time passes on any clock. */
-export function settle(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * A manual monotonic clock. Timers fire only inside advance(), in time order, with the
- * microtasks they start drained before the next one fires.
- */
-export class FakeClock implements ElectorClock {
-  #now = 1_000_000;
-  #seq = 0;
-  readonly #timers = new Map<number, { at: number; seq: number; callback: () => void }>();
-
-  now(): number {
-    return this.#now;
-  }
-
-  setTimeout(callback: () => void, delayMs: number): TimerHandle {
-    const id = ++this.#seq;
-    this.#timers.set(id, { at: this.#now + Math.max(0, delayMs), seq: id, callback });
-    return id;
-  }
-
-  clearTimeout(handle: TimerHandle): void {
-    this.#timers.delete(handle as number);
-  }
-
-  /** Moves time forward by `ms`, firing every timer that falls due on the way. */
-  async advance(ms: number): Promise<void> {
-    const target = this.#now + ms;
-    await settle();
-    for (;;) {
-      const due = [...this.#timers.entries()]
-        .filter(([, timer]) => timer.at <= target)
-        .sort(([, a], [, b]) => a.at - b.at || a.seq - b.seq)[0];
-      if (due === undefined) break;
-      const [id, timer] = due;
-      this.#timers.delete(id);
-      this.#now = Math.max(this.#now, timer.at);
-      timer.callback();
-      await settle();
-    }
-    this.#now = target;
-    await settle();
-  }
-
-  /**
-   * A process pause (SIGSTOP, a long GC): time moves on and no timer fires. The overdue
-   * timers fire at the next advance(), as they would when the process resumes.
-   */
-  pause(ms: number): void {
-    this.#now += ms;
-  }
-}
 
 export const I = 1000;
 export const T = 5000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GroupCommit } from "../../shared/host/group-commit.js";
-import { settle } from "../helpers/sdk-fakes.js";
+import { settle } from "../helpers/fake-clock.js";
 
 /** A save whose every run is finished by the test, in the order it chooses. */
 function controlledSave(): { save: () => Promise<void>; runs: Array<{ succeed(): void; fail(error: Error): void }> } {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SavedState } from "../../shared/host/saved-state.js";
-import { settle } from "../helpers/sdk-fakes.js";
+import { settle } from "../helpers/fake-clock.js";
 
 /**
  * A fake database: `value` is the in-memory state, `disk` what the last successful save

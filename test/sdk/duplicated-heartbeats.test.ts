@@ -4,7 +4,8 @@ import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
-import { FakeClock, I, T } from "../helpers/sdk-fakes.js";
+import { I, T } from "../helpers/sdk-fakes.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 /**
  * A network that delivers every heartbeat several times at once (a retry after a timeout,

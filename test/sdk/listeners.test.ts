@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Listeners } from "../../shared/sdk/listeners.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
-import { FakeClock, leaseView, primaryView, ScriptedTransport, settle } from "../helpers/sdk-fakes.js";
+import { leaseView, primaryView, ScriptedTransport } from "../helpers/sdk-fakes.js";
+import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { collectUncaught } from "../helpers/uncaught.js";
 
 interface Events {

@@ -4,7 +4,8 @@ import { type HaRequestError } from "../../shared/sdk/ha-request-error.js";
 import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/primary-elector.js";
 import { SlowRoundTripWarning } from "../../shared/sdk/slow-round-trip-warning.js";
-import { FakeClock, I, T, leaseView, primaryView, ScriptedTransport, settle, type PendingCall } from "../helpers/sdk-fakes.js";
+import { I, T, leaseView, primaryView, ScriptedTransport, type PendingCall } from "../helpers/sdk-fakes.js";
+import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { collectUncaught } from "../helpers/uncaught.js";
 
 const UTYPE = "scheduler";

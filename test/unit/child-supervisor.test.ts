@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ChildSupervisor, type CommandExit } from "../../shared/cli/child-supervisor.js";
 import { FakeProcessGroups, type GroupBehaviour } from "../helpers/fake-process-groups.js";
-import { FakeClock } from "../helpers/sdk-fakes.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 const GRACE = 1500;
 const POLL = 25;

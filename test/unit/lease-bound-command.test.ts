@@ -4,7 +4,8 @@ import { LeaseBoundCommand } from "../../shared/cli/lease-bound-command.js";
 import type { HeartbeatResult } from "../../shared/sdk/index.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import { FakeProcessGroups, type GroupBehaviour } from "../helpers/fake-process-groups.js";
-import { FakeClock, I, T, leaseView, primaryView, ScriptedTransport, settle } from "../helpers/sdk-fakes.js";
+import { I, T, leaseView, primaryView, ScriptedTransport } from "../helpers/sdk-fakes.js";
+import { FakeClock, settle } from "../helpers/fake-clock.js";
 
 const UTYPE = "scheduler";
 /** The default for I = 1000, T = 5000: (T − 2·I)/2. */

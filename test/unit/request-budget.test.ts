@@ -5,8 +5,8 @@ import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
 import { CountingStore } from "../helpers/counting-store.js";
-import { FakeWallClock } from "../helpers/route-requests.js";
-import { FakeClock } from "../helpers/sdk-fakes.js";
+import { WALL_START } from "../helpers/route-requests.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const BUDGET_MS = 500;
@@ -18,7 +18,7 @@ const BUDGET_MS = 500;
 describe("the request's time budget (HA_STORE_TIMEOUT_MS), on injected clocks", () => {
   function setup(initialSlowReadMs = 0) {
     const slowness = { readMs: initialSlowReadMs };
-    const wall = new FakeWallClock();
+    const wall = new FakeClock(WALL_START);
     const monotonic = new FakeClock();
     const memory = new MemoryLeaseStore();
     // A read that takes `slowReadMs` of the budget.
@@ -104,7 +104,7 @@ describe("the store calls' abort signal is what is left of the budget", () => {
     };
     const service = new LeaseService({
       store: hanging,
-      clock: new FakeWallClock(),
+      clock: new FakeClock(WALL_START),
       timing: TIMING,
       tokens: new LeaseTokenSigner(),
       storeTimeoutMs: 1000,

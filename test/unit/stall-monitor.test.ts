@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { StallMonitor } from "../../shared/http/stall-monitor.js";
-import { FakeClock } from "../helpers/sdk-fakes.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 /**
  * A frozen process cannot see when its queued requests arrived. The monitor ticks every

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { WatchdogCore } from "../../shared/cli/watchdog-core.js";
-import { FakeClock } from "../helpers/sdk-fakes.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 function setup(killIn = 4000) {
   const clock = new FakeClock();
