@@ -71,7 +71,7 @@ const azurite = await startEmbeddedAzurite({ dataDir: "", inMemory: true });
 const configured = createConfiguredStore({
   kind: "table",
   tableName: "leases",
-  connection: { mode: "connectionString", connectionString: azurite.connectionString },
+  connection: { mode: "connection-string", connectionString: azurite.connectionString },
   createIfMissing: true,
 });
 await configured.prepare();

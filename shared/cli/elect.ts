@@ -1,6 +1,8 @@
 import { createCliElector } from "./cli-elector.js";
 import { onlyUtype, parseCommandLine } from "./client-flags.js";
-import { guardOutput, note, printElectorEvents, stdoutLost } from "./event-lines.js";
+import { printElectorEvents } from "./elector-event-lines.js";
+import { note } from "./output-lines.js";
+import { guardOutput, stdoutLost } from "./stdout-guard.js";
 import { untilSignal } from "./stop-signals.js";
 
 /**

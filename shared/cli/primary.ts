@@ -1,7 +1,7 @@
 import { HaClient } from "../sdk/ha-client.js";
 import { checkId } from "../sdk/option-checks.js";
 import { parseCommandLine } from "./client-flags.js";
-import { asUsageError } from "./event-lines.js";
+import { asUsageError } from "./cli-elector.js";
 import { UsageError } from "./usage.js";
 
 /** `ha-module primary [utype]`: GetPrimary as one JSON line; every live primary without a utype. */

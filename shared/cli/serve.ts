@@ -50,7 +50,7 @@ export async function startService(config: ServerConfig, settings: ServeSettings
       closers.push(() => azurite.close());
       storeConfig = {
         ...storeConfig,
-        connection: { mode: "connectionString", connectionString: azurite.connectionString },
+        connection: { mode: "connection-string", connectionString: azurite.connectionString },
         createIfMissing: true,
       };
     }
@@ -98,7 +98,7 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
     switch (store.connection.mode) {
       case "embedded":
         return `table "${store.tableName}" on embedded Azurite (${settings.inMemory ? "in memory" : `data in ${settings.dataDir}`})`;
-      case "connectionString":
+      case "connection-string":
         return `table "${store.tableName}" via HA_TABLE_CONNECTION_STRING`;
       case "identity":
         return `table "${store.tableName}" at ${store.connection.endpoint} (DefaultAzureCredential)`;

@@ -11,7 +11,7 @@ export type StoreConfig =
       readonly kind: "table";
       readonly tableName: string;
       readonly connection:
-        | { readonly mode: "connectionString"; readonly connectionString: string }
+        | { readonly mode: "connection-string"; readonly connectionString: string }
         | { readonly mode: "identity"; readonly endpoint: string }
         | { readonly mode: "embedded" };
       readonly createIfMissing: boolean;
@@ -115,7 +115,7 @@ function loadTableConfig(env: Env): StoreConfig {
   }
   const connection =
     connectionString !== undefined
-      ? ({ mode: "connectionString", connectionString } as const)
+      ? ({ mode: "connection-string", connectionString } as const)
       : endpoint !== undefined
         ? ({ mode: "identity", endpoint } as const)
         : ({ mode: "embedded" } as const);

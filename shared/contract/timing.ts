@@ -2,11 +2,13 @@
  * The protocol's two durations (SPEC §1), from server configuration, never from a caller:
  * heartbeat interval I and lease timeout T, with T > 2·I.
  *
- * Naming rule for durations, everywhere in this project: a field or variable that holds
- * milliseconds ends in `Ms` (`intervalMs`, `expiresInMs` is "expires in" + `Ms`). The
- * one exception is an option the caller passes to an SDK or store method, which ends in
- * `InMs` (`timeoutInMs`, `retryDelayInMs`, `maxThrottleWaitInMs`), the convention of the
- * Azure SDKs those options sit beside.
+ * The naming rule for milliseconds, everywhere in this project: a name that holds a
+ * duration or a time in milliseconds ends in `Ms` (`intervalMs`, `storeTimeoutMs`,
+ * `graceMs`; `expiresInMs` is "expires in" + `Ms`). The one exception is a field of a
+ * public options bag of the SDK or of a store adapter, which ends in `InMs`
+ * (`timeoutInMs`, `retryDelayInMs`, `maxThrottleWaitInMs`): the Azure SDK convention of
+ * the options they sit beside. Inside, the value is held in an `Ms` name again.
+ * Constants follow the same rule in capitals (`DEFAULT_TIMEOUT_MS`).
  */
 export interface LeaseTiming {
   readonly intervalMs: number;

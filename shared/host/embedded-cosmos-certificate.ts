@@ -9,7 +9,7 @@ export interface SelfSignedCertificate {
 const OID_ECDSA_WITH_SHA256 = "1.2.840.10045.4.3.2";
 const OID_COMMON_NAME = "2.5.4.3";
 const OID_SUBJECT_ALT_NAME = "2.5.29.17";
-const HOUR_IN_MS = 3_600_000;
+const HOUR_MS = 3_600_000;
 
 /**
  * Makes a fresh self-signed certificate (ECDSA P-256) for 127.0.0.1 and localhost.
@@ -38,7 +38,7 @@ export function createSelfSignedCertificate(commonName: string, now: Date = new 
     integer(serial),
     signatureAlgorithm,
     name,
-    sequence(time(new Date(now.getTime() - HOUR_IN_MS)), time(new Date(now.getTime() + 365 * 24 * HOUR_IN_MS))),
+    sequence(time(new Date(now.getTime() - HOUR_MS)), time(new Date(now.getTime() + 365 * 24 * HOUR_MS))),
     name,
     publicKey.export({ type: "spki", format: "der" }),
     tlv(0xa3, sequence(sequence(oid(OID_SUBJECT_ALT_NAME), tlv(0x04, subjectAltName)))),

@@ -11,9 +11,9 @@ export const MAX_DISCARD_BYTES = 16 * 1024 * 1024;
 export type BodyRead =
   | { readonly kind: "complete"; readonly bytes: Uint8Array }
   /** More than the limit arrived; the rest is left to `discardRest`. */
-  | { readonly kind: "tooLarge" }
+  | { readonly kind: "too-large" }
   /** The body did not finish within the deadline. */
-  | { readonly kind: "timedOut" }
+  | { readonly kind: "timed-out" }
   /** The client went away before the body ended: nobody is left to answer. */
   | { readonly kind: "aborted" };
 
@@ -37,12 +37,12 @@ export function readBody(request: IncomingMessage, { limitBytes, timeoutMs }: Re
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.byteLength;
-      if (size > limitBytes) finish({ kind: "tooLarge" });
+      if (size > limitBytes) finish({ kind: "too-large" });
       else chunks.push(chunk);
     };
     const onEnd = (): void => finish({ kind: "complete", bytes: Buffer.concat(chunks) });
     const onAbort = (): void => finish({ kind: "aborted" });
-    const timer = setTimeout(() => finish({ kind: "timedOut" }), timeoutMs);
+    const timer = setTimeout(() => finish({ kind: "timed-out" }), timeoutMs);
     request.on("data", onData);
     request.once("end", onEnd);
     request.once("error", onAbort);

@@ -61,9 +61,9 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     case "aborted":
       response.destroy();
       return;
-    case "tooLarge":
+    case "too-large":
       return refuse(tooLarge(`over ${MAX_BODY_BYTES} bytes`));
-    case "timedOut":
+    case "timed-out":
       // Answered on the socket, not through Node's response, which would close at once
       // and so reset a connection the slow client is still sending on.
       discardRest(request);

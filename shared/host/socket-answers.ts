@@ -85,11 +85,11 @@ export function answerConnect(socket: Duplex, allow: readonly string[]): void {
  * - the request in flight was answered while its body still arrives (a 413): it is owed
  *   nothing more, and the connection is cut.
  */
-function owedAnswer(exchange: Exchange | undefined): "now" | "afterResponse" | "nothing" {
+function owedAnswer(exchange: Exchange | undefined): "now" | "after-response" | "nothing" {
   if (exchange === undefined) return "now";
   const { request, response } = exchange;
   if (response.writableFinished) return request.complete ? "now" : "nothing";
-  return request.complete ? "afterResponse" : "now";
+  return request.complete ? "after-response" : "now";
 }
 
 const closing = new WeakSet<Duplex>();

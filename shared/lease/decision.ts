@@ -34,7 +34,7 @@ export type RejectReason = "held" | "revoked" | "ended";
 export type LeaseAction =
   | { readonly kind: "create"; readonly next: LeaseState }
   | { readonly kind: "renew"; readonly next: LeaseState }
-  | { readonly kind: "takeOver"; readonly next: LeaseState }
+  | { readonly kind: "take-over"; readonly next: LeaseState }
   /** The holder is cleared (proven release, or an expired holder's own DELETE); the epoch is kept. */
   | { readonly kind: "release"; readonly next: LeaseState }
   /** The live holder is marked revoked; nothing else changes. */
@@ -91,7 +91,7 @@ function decideHeartbeat(
   }
   if (!isLive(entry, haTime, timeoutMs)) {
     return {
-      kind: "takeOver",
+      kind: "take-over",
       next: {
         utype,
         uuid,

@@ -87,7 +87,7 @@ export class LeaseService {
         return { outcome: action.reason === "held" ? "held" : "revoked", view: this.#view(input.utype, entry, haTime) };
       case "create":
       case "renew":
-      case "takeOver": {
+      case "take-over": {
         const outcome = await this.#write(action, entry, budget);
         if (!outcome.ok) return this.#afterLostRace(input, action.next.epoch, arrivedHaTime, budget);
         return this.#accepted(action.next, outcome.etag, haTime);

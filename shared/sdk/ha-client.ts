@@ -40,7 +40,7 @@ interface Answer {
 export class HaClient implements LeaseTransport {
   readonly endpoint: string;
   readonly #apiKey: string | undefined;
-  readonly #timeoutInMs: number;
+  readonly #timeoutMs: number;
 
   constructor(options: HaClientOptions) {
     if (typeof options !== "object" || options === null) {
@@ -48,7 +48,7 @@ export class HaClient implements LeaseTransport {
     }
     this.endpoint = checkEndpoint("endpoint", options.endpoint);
     this.#apiKey = checkOptionalString("apiKey", options.apiKey);
-    this.#timeoutInMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
+    this.#timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
   }
 
   /** GetPrimary: the live primary of `utype`, or `primary: null`. */
@@ -114,10 +114,10 @@ export class HaClient implements LeaseTransport {
 
   async #call(method: string, path: string, body: string | undefined, options: CallOptions, what: string): Promise<Answer> {
     const callerSignal = checkOptionalSignal("abortSignal", options.abortSignal);
-    const timeoutInMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, this.#timeoutInMs);
+    const timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, this.#timeoutMs);
     callerSignal?.throwIfAborted();
     // AbortSignal.timeout takes whole milliseconds; round a computed budget up, never to 0.
-    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(timeoutInMs)));
+    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(timeoutMs)));
     const signal = callerSignal === undefined ? timeout : AbortSignal.any([callerSignal, timeout]);
     const headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
@@ -133,7 +133,7 @@ export class HaClient implements LeaseTransport {
     } catch (error) {
       if (callerSignal?.aborted) throw callerSignal.reason;
       if (timeout.aborted) {
-        throw new HaRequestError(`${what}: no answer from ${this.endpoint} within ${Math.ceil(timeoutInMs)} ms.`, "Timeout", undefined, { cause: error });
+        throw new HaRequestError(`${what}: no answer from ${this.endpoint} within ${Math.ceil(timeoutMs)} ms.`, "Timeout", undefined, { cause: error });
       }
       if (error instanceof CorruptedMessageError) throw error;
       const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);

@@ -7,7 +7,7 @@ import { describeFailure } from "./store-failure.js";
 export const OWNER_RESOURCE_NOT_FOUND = 1003;
 
 /** Used when a 429 carries no retry-after hint (Cosmos always sends one). */
-const FALLBACK_RETRY_AFTER_IN_MS = 100;
+const FALLBACK_RETRY_AFTER_MS = 100;
 
 /**
  * The HTTP status of a Cosmos SDK error. Its ErrorResponse carries the status as a numeric
@@ -28,7 +28,7 @@ export function throttleWaitOf(error: unknown): number | undefined {
   if (typeof parsed === "number" && Number.isFinite(parsed) && parsed >= 0) return parsed;
   const raw: unknown = error.headers?.["x-ms-retry-after-ms"];
   const header = Number(raw);
-  return raw !== undefined && Number.isFinite(header) && header >= 0 ? header : FALLBACK_RETRY_AFTER_IN_MS;
+  return raw !== undefined && Number.isFinite(header) && header >= 0 ? header : FALLBACK_RETRY_AFTER_MS;
 }
 
 /** The typed outcomes of an If-Match write (412/409 changed, 404 missing); anything else is rethrown. */

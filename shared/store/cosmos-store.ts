@@ -34,7 +34,7 @@ export const LEASE_INDEXING_POLICY: IndexingPolicy = {
 const HEALTH_ID = "~health";
 
 const DEFAULT_MAX_ATTEMPTS = 3;
-const DEFAULT_MAX_THROTTLE_WAIT_IN_MS = 1000;
+const DEFAULT_MAX_THROTTLE_WAIT_MS = 1000;
 
 export interface CosmosLeaseStoreOptions {
   /** Attempts one call makes while Cosmos answers 429, the first one included. */
@@ -82,7 +82,7 @@ interface LeaseItem extends ItemDefinition {
 export class CosmosLeaseStore implements LeaseStore {
   readonly kind = "cosmos";
   readonly #maxAttempts: number;
-  readonly #maxThrottleWaitInMs: number;
+  readonly #maxThrottleWaitMs: number;
   readonly #sleep: (ms: number, abortSignal: AbortSignal | undefined) => Promise<void>;
   readonly #debug: (message: string) => void;
 
@@ -91,14 +91,14 @@ export class CosmosLeaseStore implements LeaseStore {
     options: CosmosLeaseStoreOptions = {},
   ) {
     this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    this.#maxThrottleWaitInMs = options.maxThrottleWaitInMs ?? DEFAULT_MAX_THROTTLE_WAIT_IN_MS;
+    this.#maxThrottleWaitMs = options.maxThrottleWaitInMs ?? DEFAULT_MAX_THROTTLE_WAIT_MS;
     this.#sleep = options.sleep ?? abortableSleep;
     this.#debug = options.debug ?? defaultDebug;
     if (!Number.isSafeInteger(this.#maxAttempts) || this.#maxAttempts < 1) {
       throw new RangeError(`Expected \`maxAttempts\` to be a positive integer (got ${this.#maxAttempts}).`);
     }
-    if (!(this.#maxThrottleWaitInMs >= 0)) {
-      throw new RangeError(`Expected \`maxThrottleWaitInMs\` to be a non-negative number (got ${this.#maxThrottleWaitInMs}).`);
+    if (!(this.#maxThrottleWaitMs >= 0)) {
+      throw new RangeError(`Expected \`maxThrottleWaitInMs\` to be a non-negative number (got ${this.#maxThrottleWaitMs}).`);
     }
   }
 
@@ -204,27 +204,27 @@ export class CosmosLeaseStore implements LeaseStore {
     call: (requestOptions: RequestOptions) => Promise<T>,
   ): Promise<T> {
     const abortSignal = options?.abortSignal;
-    let waitedInMs = 0;
+    let waitedMs = 0;
     for (let attempt = 1; ; attempt += 1) {
       throwIfAborted(what, abortSignal);
       try {
         return await call({ abortSignal });
       } catch (error) {
         if (error instanceof StoreUnavailableError) throw error;
-        const retryAfterInMs = throttleWaitOf(error);
+        const retryAfterMs = throttleWaitOf(error);
         const canWait =
-          retryAfterInMs !== undefined &&
+          retryAfterMs !== undefined &&
           attempt < this.#maxAttempts &&
-          waitedInMs + retryAfterInMs <= this.#maxThrottleWaitInMs &&
+          waitedMs + retryAfterMs <= this.#maxThrottleWaitMs &&
           !abortSignal?.aborted;
         if (!canWait) throw unavailable(STORE, what, describeCosmosError(error), error);
-        this.#debug(`Cosmos DB throttled "${what}" (429): waiting ${retryAfterInMs} ms as it asks, then attempt ${attempt + 1} of ${this.#maxAttempts}.`);
+        this.#debug(`Cosmos DB throttled "${what}" (429): waiting ${retryAfterMs} ms as it asks, then attempt ${attempt + 1} of ${this.#maxAttempts}.`);
         try {
-          await this.#sleep(retryAfterInMs, abortSignal);
+          await this.#sleep(retryAfterMs, abortSignal);
         } catch (sleepError) {
           throw unavailable(STORE, what, describeCosmosError(sleepError), sleepError);
         }
-        waitedInMs += retryAfterInMs;
+        waitedMs += retryAfterMs;
       }
     }
   }

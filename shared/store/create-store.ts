@@ -50,7 +50,7 @@ export function createConfiguredStore(config: StoreConfig, options: CreateConfig
   const connection = config.connection;
   let client: TableClient;
   switch (connection.mode) {
-    case "connectionString":
+    case "connection-string":
       client = TableClient.fromConnectionString(connection.connectionString, config.tableName, {
         ...TABLE_CLIENT_OPTIONS,
         // Azurite and other local endpoints speak plain http; Azure endpoints are https.

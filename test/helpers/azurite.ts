@@ -18,7 +18,7 @@ export async function createFreshTableStore(azurite: EmbeddedAzurite, tableName?
   const configured = createConfiguredStore({
     kind: "table",
     tableName: tableName ?? `leases${process.pid}x${tableCounter}`,
-    connection: { mode: "connectionString", connectionString: azurite.connectionString },
+    connection: { mode: "connection-string", connectionString: azurite.connectionString },
     createIfMissing: tableName === undefined,
   });
   await configured.prepare();

@@ -70,7 +70,7 @@ describe("embedded Azurite on disk: every answered write is in the data file", (
     const configured = createConfiguredStore({
       kind: "table",
       tableName: "leases",
-      connection: { mode: "connectionString", connectionString: azurite!.connectionString },
+      connection: { mode: "connection-string", connectionString: azurite!.connectionString },
       createIfMissing: true,
     });
     await configured.prepare();
@@ -87,7 +87,7 @@ describe("embedded Azurite on disk: every answered write is in the data file", (
     const configured = createConfiguredStore({
       kind: "table",
       tableName: "leases",
-      connection: { mode: "connectionString", connectionString: azurite!.connectionString },
+      connection: { mode: "connection-string", connectionString: azurite!.connectionString },
       createIfMissing: true,
     });
     await configured.prepare();
@@ -111,7 +111,7 @@ describe("embedded Azurite on disk: every answered write is in the data file", (
     const configured = createConfiguredStore({
       kind: "table",
       tableName: "leases",
-      connection: { mode: "connectionString", connectionString: azurite!.connectionString },
+      connection: { mode: "connection-string", connectionString: azurite!.connectionString },
       createIfMissing: true,
     });
     await configured.prepare();

@@ -92,25 +92,25 @@ describe("decide (SPEC §2), table-driven", () => {
       name: "boundary: T + 1 is expired, so a rival takes over with epoch + 1 and the old holder ends",
       entry: entry({ renewedAt: NOW - T - 1 }),
       request: heartbeat("rival", "r:1"),
-      expected: { kind: "takeOver", next: { utype: "scheduler", uuid: "rival", address: "r:1", epoch: 4, renewedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: "r:1", epoch: 4, renewedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
     },
     {
       name: "an expired revoked lease is taken over; the takeover is not revoked",
       entry: entry({ revoked: true, renewedAt: NOW - T - 1 }),
       request: heartbeat("rival"),
-      expected: { kind: "takeOver", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 4, renewedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 4, renewedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
     },
     {
       name: "a released entry can be taken at once; the epoch and the ended list survive the release",
       entry: entry({ uuid: "", address: null, renewedAt: NOW }),
       request: heartbeat("rival"),
-      expected: { kind: "takeOver", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 4, renewedAt: NOW, revoked: false, endedUuids: ["gone-1"] } },
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 4, renewedAt: NOW, revoked: false, endedUuids: ["gone-1"] } },
     },
     {
       name: "a retired-only entry (epoch 0) is taken with epoch 1",
       entry: entry({ uuid: "", address: null, epoch: 0, endedUuids: ["stopping"] }),
       request: heartbeat("first"),
-      expected: { kind: "takeOver", next: { utype: "scheduler", uuid: "first", address: null, epoch: 1, renewedAt: NOW, revoked: false, endedUuids: ["stopping"] } },
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "first", address: null, epoch: 1, renewedAt: NOW, revoked: false, endedUuids: ["stopping"] } },
     },
     // ---- Release ------------------------------------------------------------------------
     {
@@ -174,7 +174,7 @@ describe("decide (SPEC §2), table-driven", () => {
     const epochs: number[] = [];
     for (let i = 0; i < 5; i += 1) {
       const action = decide(state, heartbeat(`holder-${i}`), haTime, T);
-      if (action.kind !== "create" && action.kind !== "takeOver") throw new Error(action.kind);
+      if (action.kind !== "create" && action.kind !== "take-over") throw new Error(action.kind);
       state = action.next;
       epochs.push(state.epoch);
       if (i % 2 === 0) {
@@ -193,11 +193,11 @@ describe("decide (SPEC §2), table-driven", () => {
     let state = decide(undefined, heartbeat("u0"), NOW, T);
     let haTime = NOW;
     for (let i = 1; i <= MAX_ENDED_UUIDS + 1; i += 1) {
-      if (state.kind !== "create" && state.kind !== "takeOver") throw new Error(state.kind);
+      if (state.kind !== "create" && state.kind !== "take-over") throw new Error(state.kind);
       haTime += T + 1;
       state = decide(state.next, heartbeat(`u${i}`), haTime, T);
     }
-    if (state.kind !== "takeOver") throw new Error(state.kind);
+    if (state.kind !== "take-over") throw new Error(state.kind);
     const ended = state.next.endedUuids;
     expect(ended).toHaveLength(MAX_ENDED_UUIDS);
     expect(ended[0]).toBe("u1");

@@ -59,7 +59,7 @@ describe("store configuration", () => {
     expect(loadStoreConfig({ HA_TABLE_CONNECTION_STRING: connectionString, HA_TABLE_NAME: "haLeases" })).toEqual({
       kind: "table",
       tableName: "haLeases",
-      connection: { mode: "connectionString", connectionString },
+      connection: { mode: "connection-string", connectionString },
       createIfMissing: true,
     });
   });
