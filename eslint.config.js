@@ -1,6 +1,65 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+/**
+ * The dependency direction of shared/ (README, "Project layout"): each folder lists what
+ * it may import (an allow-list regex) or what it may not (a deny-list). Flat config keeps
+ * the last block's options for a rule, so every source file falls in exactly one zone.
+ * test/unit/import-rules.test.ts proves each zone fires.
+ */
+const only = (allowed, message) => ({
+  "no-restricted-imports": ["error", { patterns: [{ regex: `^(?!${allowed.join("|")})`, message }] }],
+});
+const never = (denied, message) => ({
+  "no-restricted-imports": ["error", { patterns: [{ regex: `^(${denied.join("|")})`, message }] }],
+});
+const SIBLING = "\\./";
+const NODE = "node:";
+const CONTRACT = "\\.\\./contract/";
+
+const importZones = [
+  {
+    files: ["shared/contract/**/*.ts"],
+    rules: only([SIBLING], "shared/contract/ imports nothing: it is the REST contract every other part depends on."),
+  },
+  {
+    files: ["shared/lease/**/*.ts"],
+    rules: only([SIBLING, CONTRACT, NODE], "shared/lease/ (the domain) imports only shared/contract/ and Node: the store port lives here, adapters depend on it."),
+  },
+  {
+    files: ["shared/config/**/*.ts"],
+    rules: only([SIBLING, CONTRACT, NODE], "shared/config/ imports only shared/contract/ and Node."),
+  },
+  {
+    files: ["shared/sdk/**/*.ts"],
+    rules: only([SIBLING, CONTRACT, NODE], "shared/sdk/ imports only shared/contract/ (and Node): SDK users install none of the server."),
+  },
+  {
+    files: ["shared/store/**/*.ts"],
+    rules: never(["\\.\\./(http|host|sdk|cli)/", "\\.\\./\\.\\./functions/"], "shared/store/ (the adapters) may use contract/, lease/ and config/, never the layers above them."),
+  },
+  {
+    files: ["shared/http/**/*.ts"],
+    rules: never(["\\.\\./(store|host|sdk|cli)/", "\\.\\./\\.\\./functions/"], "shared/http/ (Functions glue) takes the store through lease/'s port; it never imports adapters, the local host, the SDK, the CLI or functions/."),
+  },
+  {
+    files: ["shared/host/**/*.ts"],
+    rules: never(["\\.\\./(store|sdk|cli)/", "\\.\\./\\.\\./functions/"], "shared/host/ is given its routes and runtime by a composition root; it never imports functions/, stores, the SDK or the CLI."),
+  },
+  {
+    files: ["shared/cli/**/*.ts"],
+    rules: never(["\\.\\./\\.\\./functions/"], "Only the CLI's composition root (shared/cli/main.ts) imports functions/."),
+  },
+  {
+    files: ["shared/cli/main.ts"],
+    rules: { "no-restricted-imports": "off" },
+  },
+  {
+    files: ["functions/**/*.ts"],
+    rules: never(["\\.\\./shared/(host|cli|sdk)/"], "functions/ is what Azure runs: it never imports the local host, the CLI or the SDK."),
+  },
+];
+
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "coverage/", ".ha-data/"] },
   js.configs.recommended,
@@ -13,4 +72,5 @@ export default tseslint.config(
       "no-console": "off",
     },
   },
+  ...importZones,
 );
