@@ -16,3 +16,5 @@ export const CLI_PATH = join(DIST, "shared/cli/main.js");
 export const AZURITE_PROCESS_PATH = join(DIST, "test/chaos/azurite-process.js");
 /** worker.ts, compiled. */
 export const WORKER_PATH = join(DIST, "test/chaos/worker.js");
+/** main.ts, compiled: what `npm run chaos` runs. */
+export const CHAOS_MAIN_PATH = join(DIST, "test/chaos/main.js");
