@@ -22,6 +22,10 @@ async function main(): Promise<number> {
     console.error(`chaos: ${error.message}\n\n${USAGE}`);
     return 2;
   }
+  if (options.help) {
+    console.log(USAGE);
+    return 0;
+  }
   const workDir = options.workDir === undefined ? mkdtempSync(join(tmpdir(), "ha-chaos-")) : resolve(options.workDir);
   mkdirSync(workDir, { recursive: true });
   if (readdirSync(workDir).length > 0) {

@@ -3,6 +3,8 @@ import { ALL_FAULTS, PARTICIPANT_FAULTS, SERVICE_FAULTS, type FaultKind } from "
 import { randomSeed } from "./prng.js";
 
 export interface ChaosOptions {
+  /** --help: print USAGE and run nothing. */
+  readonly help: boolean;
   readonly seed: number;
   readonly cycles: number;
   readonly participants: number;
@@ -44,6 +46,7 @@ export const USAGE = `Usage: npm run chaos -- [options]
                         directory, removed after a clean run)
   --keep                keep the temporary directory after a clean run
   --report-json FILE    write the fault record and the verdict as JSON
+  --help                this text
 
 Exit code: 0 no violation, 1 violations, 2 bad options or a harness failure.`;
 
@@ -71,6 +74,7 @@ export function parseChaosOptions(args: readonly string[]): ChaosOptions {
         "work-dir": { type: "string" },
         keep: { type: "boolean" },
         "report-json": { type: "string" },
+        help: { type: "boolean", short: "h" },
       },
     }));
   } catch (error) {
@@ -95,6 +99,7 @@ export function parseChaosOptions(args: readonly string[]): ChaosOptions {
   const allowed: readonly FaultKind[] =
     store === "process" ? ALL_FAULTS : plant === "two-services" ? PARTICIPANT_FAULTS : [...PARTICIPANT_FAULTS, ...SERVICE_FAULTS];
   return {
+    help: values.help ?? false,
     seed: integer("--seed", values.seed, randomSeed(), 0, 2 ** 32 - 1),
     cycles: integer("--cycles", values.cycles, 20, 0, 100_000),
     participants: integer("--participants", values.participants, 3, 2, 16),
