@@ -98,14 +98,20 @@ export class Participant {
    * Signals the whole participant, as a container stop or a VM freeze would: `run`'s
    * process group and its command's group (whose leader must still be run's child). Not
    * the watchdog: `run` keeps it in a session of its own.
+   *
+   * SIGKILL is made atomic, as a container kill is: both groups are stopped first. Two
+   * kill(2) calls are not atomic on a busy machine, and a `run` that outlived its command
+   * by a few milliseconds would see it die, release the lease and make the "crash" a
+   * graceful hand-over.
    */
   signalGroups(signal: NodeJS.Signals): void {
     const run = this.#run;
     if (run === undefined || !run.running()) return;
     if (ends(signal)) run.expectExit();
     const pgid = this.#commandPgid;
-    if (pgid !== undefined && isLiveChildOf(pgid, run.pid)) sendSignal(-pgid, signal);
-    sendSignal(-run.pid, signal);
+    const groups = pgid !== undefined && isLiveChildOf(pgid, run.pid) ? [-run.pid, -pgid] : [-run.pid];
+    if (signal === "SIGKILL") for (const group of groups) sendSignal(group, "SIGSTOP");
+    for (const group of groups) sendSignal(group, signal);
   }
 
   /** SIGTERM to run (a graceful stop); SIGKILL to its groups if it has not exited after `timeoutMs`. Resolves true if it stopped in time. */
