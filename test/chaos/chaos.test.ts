@@ -14,9 +14,12 @@ const SEED = process.env["HA_CHAOS_SEED"] === undefined ? randomSeed() : Number(
 
 describe("npm run chaos, ten cycles", () => {
   it("injects every fault kind once and the judge finds no violation", async () => {
-    // 1.5 s of slack: other test files start processes on the same two cores. A standby that
-    // waited 2·T instead of T would still miss the crash bound (T + I + slack = 3.7 s).
-    const args = ["--store", "process", "--cycles", "10", "--slack-ms", "1500", "--seed", String(SEED)];
+    // 2.5 s of slack: other test files start processes on the same two cores, and on an
+    // overloaded machine a new primary's worker can take a second to start (a 200-cycle run
+    // at load 5 had two failovers of 4.0 and 4.6 s, against T + I = 2.2 s). Here the bounds
+    // catch a failover that never comes or comes seconds late; the distributions, with 1 s
+    // of slack, are the long runs' job (docs/chaos.md).
+    const args = ["--store", "process", "--cycles", "10", "--slack-ms", "2500", "--seed", String(SEED)];
     const { code, output, report } = await runChaosCli(args, 150_000);
     console.log(output.slice(output.indexOf("== chaos summary")));
     expect(code, output).toBe(0);
