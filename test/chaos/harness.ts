@@ -58,7 +58,8 @@ export async function runChaos(options: ChaosOptions, workDir: string, say: (tex
     const firstWorkerMs = first === undefined ? undefined : nsToMs(first.atNs - startedAt);
     say(first === undefined ? `no worker started within ${FIRST_WORKER_TIMEOUT_MS} ms; no faults injected` : `first worker: ${first.participant}, epoch ${first.epoch}, ${firstWorkerMs} ms after the participants started`);
     await allCompeting(cluster, say);
-    await sleep(2 * options.intervalMs);
+    // A lease's length for every participant to be elected or to see who is, and start its worker.
+    await sleep(options.timeoutMs);
     const schedule = new FaultSchedule(new Prng(options.seed), options.faults, options);
     const recoveryWaitMs = options.timeoutMs + 2 * options.intervalMs + options.slackMs + 5000;
     for (let cycle = 1; first !== undefined && cycle <= options.cycles && !abortSignal.aborted; cycle += 1) {

@@ -9,7 +9,8 @@ import { isRunning } from "./processes.js";
  */
 describe("npm run chaos with a planted bug", () => {
   it("a worker that leaves its process group (setsid) outlives its SIGKILLed run: split brain and orphans", async () => {
-    const { code, output, report } = await runChaosCli(["--plant", "escaped-worker", "--participants", "2", "--faults", "run-kill", "--cycles", "1", "--seed", "1"], 90_000);
+    // Two cycles, so that a run-kill meets the primary even if a loaded machine hides it from the first.
+    const { code, output, report } = await runChaosCli(["--plant", "escaped-worker", "--participants", "2", "--faults", "run-kill", "--cycles", "2", "--seed", "1"], 90_000);
     expect(code, output).toBe(1);
     expect(report!.verdict.violationCounts["overlap"], output).toBeGreaterThanOrEqual(1);
     expect(report!.verdict.violationCounts["epoch-backwards"], output).toBeGreaterThanOrEqual(1);
@@ -20,7 +21,9 @@ describe("npm run chaos with a planted bug", () => {
   }, 120_000);
 
   it("two participants on two services that share nothing are both primary at once", async () => {
-    const { code, output, report } = await runChaosCli(["--plant", "two-services", "--participants", "2", "--cycles", "0", "--seed", "1"], 60_000);
+    // Two short cycles keep both workers running for a few seconds, even on a machine so
+    // loaded that a worker takes a second or two to start.
+    const { code, output, report } = await runChaosCli(["--plant", "two-services", "--participants", "2", "--faults", "run-term", "--cycles", "2", "--seed", "1"], 60_000);
     expect(code, output).toBe(1);
     expect(report!.verdict.violationCounts["overlap"], output).toBeGreaterThanOrEqual(1);
     expect(output).toMatch(/VIOLATIONS: \d+ \(overlap \d+/);
