@@ -25,7 +25,9 @@ export async function runChaosCli(args: readonly string[], timeoutMs: number): P
   const dir = mkdtempSync(join(tmpdir(), "ha-chaos-test-"));
   const reportPath = join(dir, "report.json");
   try {
-    const child = spawn(process.execPath, [CHAOS_MAIN_PATH, ...args, "--report-json", reportPath], { stdio: ["ignore", "pipe", "pipe"] });
+    // Its work directory inside ours: a run with violations keeps it, and this removes it.
+    const workDir = join(dir, "work");
+    const child = spawn(process.execPath, [CHAOS_MAIN_PATH, ...args, "--work-dir", workDir, "--report-json", reportPath], { stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
