@@ -76,6 +76,12 @@ export interface ChildSupervisorOptions {
   readonly pollMs?: number;
   /** How long after SIGKILL members may linger (a process in uninterruptible I/O) before the group counts as gone anyway. Default 2000 ms. */
   readonly killWaitMs?: number;
+  /**
+   * How long to wait for the watchdog's exit after the leader was SIGKILLed by someone other
+   * than this process before its deadline, before calling it the command's own exit. A
+   * watchdog that fired exits at once. Default 1000 ms.
+   */
+  readonly lifelineReportMs?: number;
 }
 
 interface Current {
@@ -116,6 +122,7 @@ export class ChildSupervisor {
   readonly #o: ChildSupervisorOptions;
   readonly #pollMs: number;
   readonly #killWaitMs: number;
+  readonly #lifelineReportMs: number;
   #current: Current | undefined;
   #idle: { promise: Promise<void>; resolve: () => void } | undefined;
 
@@ -123,6 +130,7 @@ export class ChildSupervisor {
     this.#o = options;
     this.#pollMs = options.pollMs ?? 25;
     this.#killWaitMs = options.killWaitMs ?? 2000;
+    this.#lifelineReportMs = options.lifelineReportMs ?? 1000;
   }
 
   get state(): "idle" | "running" | "stopping" {
@@ -238,6 +246,12 @@ export class ChildSupervisor {
   #lifelineLost(current: Current, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
     if (current !== this.#current) return;
     current.lifeline = undefined;
+    if (current.leader !== undefined) {
+      // The leader is gone already: nothing to stop. A watchdog that exits 0 fired, so the
+      // lease ended the command (see #awaitingWatchdog).
+      if (exit.code === 0) current.requested = true;
+      return this.#poll(current);
+    }
     const how = exit.code === 0 ? "killed the group and exited" : `died (${exit.signal ?? `exit code ${exit.code}`})`;
     const killAt = Math.min(this.#o.clock.now() + this.#o.graceMs, current.killBy);
     this.#windDown(current, killAt, `its watchdog ${how}, and the command must not run without one`, true);
@@ -249,7 +263,7 @@ export class ChildSupervisor {
     const { clock, groups, note } = this.#o;
     if (current.pollTimer !== undefined) clock.clearTimeout(current.pollTimer);
     current.pollTimer = undefined;
-    if (current.leader !== undefined && !groups.hasLiveMember(current.pgid)) return this.#finish(current);
+    if (current.leader !== undefined && !groups.hasLiveMember(current.pgid) && !this.#awaitingWatchdog(current)) return this.#finish(current);
     if (current.sigkillAt !== undefined && clock.now() - current.sigkillAt >= this.#killWaitMs) {
       // SIGKILL was delivered: nothing in the group can run code any more, whatever is left.
       note(`ha-module run: process group ${current.pgid} still has members ${this.#killWaitMs} ms after SIGKILL; counting it as gone.`);
@@ -258,6 +272,20 @@ export class ChildSupervisor {
     if (current.phase === "stopping" || current.leader !== undefined) {
       current.pollTimer = clock.setTimeout(() => this.#poll(current), this.#pollMs);
     }
+  }
+
+  /**
+   * The leader was SIGKILLed before the deadline this process last gave the watchdog, and
+   * not by this process: that may still be the watchdog, firing at an earlier kill time —
+   * this process was starved past it and has moved the kill time on since, or the watchdog
+   * read the new one late. A watchdog that fired exits at once, and its exit may come after
+   * the leader's, so the command's end is not called its own until the watchdog has had
+   * `lifelineReportMs` to say so.
+   */
+  #awaitingWatchdog(current: Current): boolean {
+    if (current.leader?.signal !== "SIGKILL" || current.sigkillAt !== undefined || current.requested || current.lifeline === undefined) return false;
+    const exitedAt = current.leaderExitedAt ?? this.#o.clock.now();
+    return exitedAt < current.killBy && this.#o.clock.now() - exitedAt < this.#lifelineReportMs;
   }
 
   #finish(current: Current): void {

@@ -77,6 +77,11 @@ export class FakeLifeline implements Lifeline {
   die(signal: NodeJS.Signals): void {
     for (const listener of this.lostListeners) listener({ code: null, signal });
   }
+
+  /** The watchdog fired (the test kills the group) and exits 0, as watchdog.ts does. */
+  firedAndExited(): void {
+    for (const listener of this.lostListeners) listener({ code: 0, signal: null });
+  }
 }
 
 /**

@@ -6,6 +6,7 @@ import { FakeClock } from "../helpers/fake-clock.js";
 const GRACE = 1500;
 const POLL = 25;
 const KILL_WAIT = 2000;
+const LIFELINE_REPORT = 1000;
 
 function setup(behaviour: GroupBehaviour = { onTerm: "exit" }) {
   const clock = new FakeClock();
@@ -26,6 +27,7 @@ function setup(behaviour: GroupBehaviour = { onTerm: "exit" }) {
     note: (text) => notes.push(text),
     pollMs: POLL,
     killWaitMs: KILL_WAIT,
+    lifelineReportMs: LIFELINE_REPORT,
   });
   const t0 = clock.now();
   const start = (killBy = t0 + 4000): void => supervisor.start({ env: { HA_EPOCH: "7" }, term: "uuid-1#7", epoch: 7, killBy });
@@ -169,13 +171,44 @@ describe("ChildSupervisor: one command as a process group (fake clock, fake proc
     expect(exits).toMatchObject([{ signal: "SIGKILL", exitCode: 137, requested: true, at: t0 + 1000 }]);
   });
 
-  it("a command that dies before the lease deadline, unasked, has exited on its own", async () => {
+  it("killed by its watchdog at a kill time run had just moved on from: the lease ended it, though the leader's exit came first", async () => {
+    // Found by `npm run chaos` (a 200-cycle run on a loaded machine): run, starved past the
+    // lease deadline it had given the watchdog, woke up, processed a renewal answered in time
+    // and moved the kill time on; the watchdog had already fired at the old one. run saw the
+    // leader die before the watchdog's exit, called it the command's own exit, and exited 137.
+    const { clock, groups, supervisor, exits, t0, start, signalsAt } = setup();
+    start(t0 + 1000);
+    await clock.advance(1000);
+    supervisor.keepUntil(t0 + 2800);
+    groups.last.leaderExits(null, "SIGKILL");
+    await clock.advance(0);
+    expect(exits).toEqual([]); // not decided before the watchdog has had its say
+    await clock.advance(5);
+    groups.last.lifeline!.firedAndExited();
+    await clock.advance(0);
+    expect(signalsAt()).toEqual([]);
+    expect(exits).toMatchObject([{ signal: "SIGKILL", exitCode: 137, requested: true, at: t0 + 1005 }]);
+  });
+
+  it("a command SIGKILLed by someone else before the lease deadline has exited on its own, once its watchdog stayed quiet for the report wait", async () => {
     const { clock, groups, exits, t0, start } = setup();
     start(t0 + 1000);
     await clock.advance(999);
     groups.last.leaderExits(null, "SIGKILL");
-    await clock.advance(0);
+    await clock.advance(LIFELINE_REPORT - 1);
+    expect(exits).toEqual([]);
+    await clock.advance(POLL);
     expect(exits).toMatchObject([{ signal: "SIGKILL", exitCode: 137, requested: false }]);
+    expect(exits[0]!.at - t0).toBeGreaterThanOrEqual(999 + LIFELINE_REPORT);
+  });
+
+  it("a command that exits with a code before the lease deadline has exited on its own, at once", async () => {
+    const { clock, groups, exits, t0, start } = setup();
+    start(t0 + 1000);
+    await clock.advance(500);
+    groups.last.leaderExits(3, null);
+    await clock.advance(0);
+    expect(exits).toMatchObject([{ code: 3, exitCode: 3, requested: false, at: t0 + 500 }]);
   });
 
   it("a command that cannot start is reported as exit 127, with the reason", async () => {

@@ -1,0 +1,139 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Incident } from "./judge.js";
+import type { ChaosOptions } from "./options.js";
+import { Participant } from "./participant.js";
+import type { LoggedProcess } from "./processes.js";
+import { startServe, startStoreProcess, type ServeProcess, type StoreProcess } from "./service-processes.js";
+
+export const UTYPE = "chaos";
+const STOP_TIMEOUT_MS = 15_000;
+
+/**
+ * Everything a chaos run starts: the store (when it runs as its own process), the
+ * service(s), and the participants. Each can be signalled, and started again on the same
+ * port and data directory after it was killed. Every exit the harness did not cause is an
+ * incident for the judge.
+ */
+export class Cluster {
+  readonly incidents: Incident[] = [];
+  readonly participants: Participant[] = [];
+  services: ServeProcess[] = [];
+  store: StoreProcess | undefined;
+
+  private constructor(
+    private readonly options: ChaosOptions,
+    private readonly workDir: string,
+    readonly logPath: string,
+  ) {}
+
+  static async start(options: ChaosOptions, workDir: string, logPath: string): Promise<Cluster> {
+    const cluster = new Cluster(options, workDir, logPath);
+    try {
+      if (options.store === "process") await cluster.startStore(0);
+      const serviceCount = options.plant === "two-services" ? 2 : 1;
+      for (let index = 0; index < serviceCount; index += 1) cluster.services.push(await cluster.#startServe(index, 0));
+      for (let index = 0; index < options.participants; index += 1) {
+        const participant = new Participant({
+          name: `p${index}`,
+          utype: UTYPE,
+          // With --plant two-services, participants alternate between services that share nothing.
+          endpoint: cluster.services[index % serviceCount]!.url,
+          logPath,
+          outDir: workDir,
+          launch: options.plant === "escaped-worker" ? "escaped" : index % 2 === 1 ? "shell" : "direct",
+          onUnexpectedExit: (what, exit, tail) => cluster.#crashed(what, exit, tail),
+        });
+        cluster.participants.push(participant);
+        participant.start();
+      }
+      return cluster;
+    } catch (error) {
+      await cluster.kill();
+      throw error;
+    }
+  }
+
+  /** `ha-module serve` number `index`, on `port` (0: a free one). */
+  async #startServe(index: number, port: number): Promise<ServeProcess> {
+    const dataDir = join(this.workDir, `serve-${index}`);
+    mkdirSync(dataDir, { recursive: true });
+    const serve = await startServe({
+      port,
+      dataDir,
+      intervalMs: this.options.intervalMs,
+      timeoutMs: this.options.timeoutMs,
+      ...(this.store === undefined ? {} : { connectionString: this.store.connectionString }),
+      outFile: join(this.workDir, `serve-${index}.out`),
+      onUnexpectedExit: (child, exit) => this.#crashed(child.name, exit, child.tail()),
+    });
+    return serve;
+  }
+
+  async startStore(port: number): Promise<void> {
+    const dataDir = join(this.workDir, "azurite");
+    mkdirSync(dataDir, { recursive: true });
+    this.store = await startStoreProcess(dataDir, port, join(this.workDir, "azurite.out"), (child, exit) => this.#crashed(child.name, exit, child.tail()));
+  }
+
+  /** Kills service 0 and waits for it to be gone. */
+  async killServe(): Promise<void> {
+    await killAndWait(this.services[0]!.process);
+  }
+
+  /** Starts service 0 again on its port and data directory. */
+  async restartServe(): Promise<void> {
+    this.services[0] = await this.#startServe(0, this.services[0]!.port);
+  }
+
+  async killStore(): Promise<void> {
+    if (this.store !== undefined) await killAndWait(this.store.process);
+  }
+
+  async restartStore(): Promise<void> {
+    if (this.store === undefined) throw new Error("restartStore: the store does not run as its own process");
+    await this.startStore(this.store.port);
+  }
+
+  #crashed(what: string, exit: { code: number | null; signal: NodeJS.Signals | null }, tail: string): void {
+    const lastLines = tail.trim().split("\n").slice(-15).join("\n    ");
+    this.incidents.push({ kind: "crash", what: `${what} exited (${exit.signal ?? `code ${exit.code}`}) when nothing had stopped it; its last output:\n    ${lastLines}` });
+  }
+
+  /**
+   * The end of a run: every `run` gets SIGTERM (a graceful stop) at once and must exit
+   * within 15 s; then the services and the store stop.
+   */
+  async stop(): Promise<void> {
+    const stopped = await Promise.all(this.participants.map((p) => p.stop(STOP_TIMEOUT_MS).then((inTime) => ({ p, inTime }))));
+    for (const { p, inTime } of stopped) {
+      if (!inTime) this.incidents.push({ kind: "stuck", what: `${p.name}'s run did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM` });
+    }
+    for (const serve of this.services) await stopAndWait(serve.process);
+    if (this.store !== undefined) await stopAndWait(this.store.process);
+  }
+
+  /** Cleanup after a failure: SIGCONT and SIGKILL to everything still running. */
+  async kill(): Promise<void> {
+    await Promise.all(this.participants.map((p) => p.kill()));
+    for (const child of [...this.services.map((s) => s.process), ...(this.store === undefined ? [] : [this.store.process])]) {
+      await killAndWait(child);
+    }
+  }
+}
+
+async function killAndWait(child: LoggedProcess): Promise<void> {
+  child.expectExit();
+  child.signal("SIGCONT");
+  child.signal("SIGKILL");
+  await child.exited;
+}
+
+async function stopAndWait(child: LoggedProcess): Promise<void> {
+  child.expectExit();
+  child.signal("SIGCONT");
+  child.signal("SIGTERM");
+  const timer = setTimeout(() => child.signal("SIGKILL"), STOP_TIMEOUT_MS);
+  await child.exited;
+  clearTimeout(timer);
+}

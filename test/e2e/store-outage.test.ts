@@ -1,0 +1,189 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HaClient } from "../../shared/sdk/ha-client.js";
+import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { startServe, startStoreProcess, type ServeProcess, type StoreProcess } from "../chaos/service-processes.js";
+import { RecordingTransport } from "../helpers/recording-transport.js";
+
+/**
+ * The store alone fails while `ha-module serve` stays up: Azurite runs as its own process
+ * (the durable store of `npm start`, test/chaos/azurite-process.ts) and is frozen with
+ * SIGSTOP, then killed and started again on the same data and port. Two real electors hold
+ * and watch one lease. For each outage: the service answers 503 StoreUnavailable within
+ * its budget and never crashes or shows a stack trace; the holder stops being primary by
+ * its deadline (sentAt + T − I); nobody is elected while the store is gone; a primary is
+ * back within T + I of the store's return; and epochs only grow.
+ */
+const I = 200;
+const T = 2000;
+const BUDGET = 500;
+const UTYPE = "outage";
+/** Room for a loaded machine in the timing bounds (never in the safety checks). */
+const SLACK = 1000;
+
+interface Participant {
+  readonly name: string;
+  readonly elector: PrimaryElector;
+  readonly transport: RecordingTransport;
+}
+
+interface Event {
+  readonly who: string;
+  readonly kind: "elected" | "demoted";
+  readonly epoch: number;
+  readonly uuid: string;
+  readonly reason?: string;
+  readonly at: number;
+}
+
+describe("the store frozen or killed under a running ha-module serve", () => {
+  let dir: string;
+  let store: StoreProcess;
+  let serve: ServeProcess;
+  const crashes: string[] = [];
+  const participants: Participant[] = [];
+  const events: Event[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "ha-store-outage-"));
+    store = await startStoreProcess(join(dir, "azurite"), 0, join(dir, "azurite.out"), (child, exit) => crashes.push(`${child.name}: ${JSON.stringify(exit)}`));
+    serve = await startServe({
+      port: 0,
+      dataDir: join(dir, "serve"),
+      intervalMs: I,
+      timeoutMs: T,
+      connectionString: store.connectionString,
+      outFile: join(dir, "serve.out"),
+      env: { HA_STORE_TIMEOUT_MS: String(BUDGET) },
+      onUnexpectedExit: (child, exit) => crashes.push(`${child.name}: ${JSON.stringify(exit)}`),
+    });
+    for (const name of ["a", "b"]) {
+      const transport = new RecordingTransport(new HaClient({ endpoint: serve.url }));
+      const elector = new PrimaryElector({ utype: UTYPE, transport, address: name });
+      elector.on("elected", ({ uuid, epoch }) => void events.push({ who: name, kind: "elected", uuid, epoch, at: performance.now() }));
+      elector.on("demoted", ({ uuid, epoch, reason }) => void events.push({ who: name, kind: "demoted", uuid, epoch, reason, at: performance.now() }));
+      elector.on("error", () => undefined); // 503s and refused connections are expected here
+      elector.start();
+      participants.push({ name, elector, transport });
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all(participants.map((p) => p.elector.stop()));
+    serve?.process.expectExit();
+    serve?.process.signal("SIGTERM");
+    await serve?.process.exited;
+    store?.process.expectExit();
+    store?.process.signal("SIGCONT");
+    store?.process.signal("SIGTERM");
+    await store?.process.exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const call = async (method: string, path: string, body?: object): Promise<{ status: number; body: unknown; ms: number }> => {
+    const started = performance.now();
+    const response = await fetch(`${serve.url}${path}`, {
+      method,
+      ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await response.text();
+    return { status: response.status, body: JSON.parse(text) as unknown, ms: performance.now() - started };
+  };
+
+  /**
+   * One outage: `begin` takes the store away, `end` brings it back; returns the measured
+   * figures. `steadyMs`: how long the holder must have been primary first.
+   */
+  async function outage(steadyMs: number, begin: () => Promise<void>, end: () => Promise<void>): Promise<Record<string, number>> {
+    const holder = await waitFor(() => participants.find((p) => p.elector.isPrimary()), 20_000);
+    await sleep(steadyMs);
+    expect(holder.elector.isPrimary()).toBe(true);
+    const term = events.filter((e) => e.who === holder.name && e.kind === "elected").pop()!;
+    const mark = events.length;
+    // When the holder last reported itself primary, sampled every 5 ms.
+    let lastPrimaryAt = performance.now();
+    const sampler = setInterval(() => {
+      if (holder.elector.isPrimary()) lastPrimaryAt = performance.now();
+    }, 5);
+
+    const from = performance.now();
+    await begin();
+    const probes = await Promise.all([call("GET", `/primary/${UTYPE}`), call("PUT", `/primary/${UTYPE}`, { uuid: "probe" }), call("GET", "/health")]);
+    for (const probe of probes) {
+      expect(probe.status).toBe(503);
+      expect(probe.body).toMatchObject({ error: { code: "StoreUnavailable", message: expect.stringMatching(/^The lease store is (unavailable; retry shortly|unreachable)\.$/) } });
+      expect(probe.ms).toBeLessThan(BUDGET + SLACK);
+    }
+
+    const demotion = await waitFor(() => events.slice(mark).find((e) => e.who === holder.name && e.kind === "demoted"), 2 * T);
+    clearInterval(sampler);
+    const deadline = holder.transport.lastAcceptedSentAt(term.uuid, demotion.at)! + T - I;
+    expect(demotion.reason).toBe("lease-expired");
+    expect(lastPrimaryAt).toBeLessThanOrEqual(deadline);
+    expect(demotion.at - deadline).toBeLessThan(SLACK);
+
+    await sleep(Math.max(0, from + T + 500 - performance.now()));
+    expect(events.slice(mark).filter((e) => e.kind === "elected")).toEqual([]);
+    await end();
+    const back = performance.now();
+    const next = await waitFor(() => events.slice(mark).find((e) => e.kind === "elected"), 10_000);
+    expect(next.at - back).toBeLessThan(T + I);
+    expect(next.epoch).toBeGreaterThan(term.epoch);
+    return {
+      answer503Ms: Math.round(Math.max(...probes.map((p) => p.ms))),
+      stepDownAfterDeadlineMs: Math.round(demotion.at - deadline),
+      lastPrimaryBeforeDeadlineMs: Math.round(deadline - lastPrimaryAt),
+      primaryBackMs: Math.round(next.at - back),
+    };
+  }
+
+  it("frozen (SIGSTOP) past T: 503 within the budget, the holder steps down by its deadline, a primary within T + I of SIGCONT", async () => {
+    const figures = await outage(
+      3 * I,
+      async () => store.process.signal("SIGSTOP"),
+      async () => store.process.signal("SIGCONT"),
+    );
+    console.log(`store frozen: ${JSON.stringify(figures)} (I=${I}, T=${T}, HA_STORE_TIMEOUT_MS=${BUDGET})`);
+  });
+
+  it("killed (SIGKILL) and started again on the same data and port: the same, and no epoch is lost", async () => {
+    // Killed right after the term change that ended the freeze: a store that lost its last
+    // answered writes (Azurite as shipped saves every 5 s) would hand the next primary an
+    // epoch that is not higher.
+    const figures = await outage(
+      0,
+      async () => {
+        store.process.expectExit();
+        store.process.signal("SIGKILL");
+        await store.process.exited;
+      },
+      async () => {
+        store = await startStoreProcess(join(dir, "azurite"), store.port, join(dir, "azurite.out"), (child, exit) => crashes.push(`${child.name}: ${JSON.stringify(exit)}`));
+      },
+    );
+    console.log(`store killed: ${JSON.stringify(figures)} (I=${I}, T=${T}, HA_STORE_TIMEOUT_MS=${BUDGET})`);
+  });
+
+  it("through both outages: epochs only grew, the service never crashed and never printed a stack trace", () => {
+    const terms = events.filter((e) => e.kind === "elected").sort((x, y) => x.at - y.at);
+    expect(terms.length).toBeGreaterThanOrEqual(3);
+    terms.slice(1).forEach((term, index) => expect(term.epoch).toBeGreaterThan(terms[index]!.epoch));
+    expect(crashes).toEqual([]);
+    expect(serve.process.running()).toBe(true);
+    expect(readFileSync(join(dir, "serve.out"), "utf8")).not.toMatch(/^\s+at /m);
+  });
+});
+
+async function waitFor<T>(find: () => T | undefined, timeoutMs: number): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const found = find();
+    if (found !== undefined) return found;
+    if (performance.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await sleep(10);
+  }
+}
