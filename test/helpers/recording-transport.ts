@@ -1,12 +1,7 @@
-import type {
-  CallOptions,
-  HeartbeatRequest,
-  HeartbeatResult,
-  LeaseTransport,
-  LeaseView,
-  ReleaseOptions,
-  ReleaseResult,
-} from "../../shared/sdk/lease-transport.js";
+import type { HeartbeatBody } from "../../shared/contract/heartbeat-body.js";
+import type { LeaseView } from "../../shared/contract/lease-view.js";
+import type { HeartbeatResult, ReleaseResult } from "../../shared/contract/outcomes.js";
+import type { CallOptions, LeaseTransport, ReleaseOptions } from "../../shared/sdk/lease-transport.js";
 
 /** One UpdateHeartBeat as the elector sent it: when (performance.now()), and what came of it. */
 export interface SentHeartbeat {
@@ -31,7 +26,7 @@ export class RecordingTransport implements LeaseTransport {
     return this.inner.getPrimary(utype, options);
   }
 
-  async heartbeat(utype: string, request: HeartbeatRequest, options?: CallOptions): Promise<HeartbeatResult> {
+  async heartbeat(utype: string, request: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
     const sent: SentHeartbeat = { uuid: request.uuid, sentAt: performance.now() };
     this.heartbeats.push(sent);
     try {
