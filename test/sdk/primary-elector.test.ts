@@ -266,6 +266,35 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(events.filter((e) => e.event === "demoted")).toHaveLength(1);
   });
 
+  it("stop(): a lease that runs out while the handlers run is released with its token after them, with no second event", async () => {
+    const { clock, transport, elector, events, becomePrimary } = setup();
+    let finishWork!: () => void;
+    elector.on("demoted", () => new Promise<void>((resolve) => (finishWork = resolve)));
+    await becomePrimary(4);
+    const deadline = clock.now() + (T - I);
+    const stopping = elector.stop();
+    await settle();
+    // Every renewal goes unanswered until the deadline passes.
+    while (clock.now() < deadline) {
+      await clock.advance(Math.min(I, deadline - clock.now()));
+      expect(transport.all.filter((call) => call.method === "release")).toEqual([]);
+    }
+    await clock.advance(I);
+    const renewals = transport.all.filter((call) => call.method === "heartbeat").slice(1);
+    expect(renewals.length).toBeGreaterThanOrEqual(2);
+    expect(renewals.every((call) => call.settled)).toBe(true);
+    for (let n = 0; n < renewals.length; n += 1) transport.take("heartbeat");
+    transport.expectIdle();
+    finishWork();
+    await settle();
+    const release = transport.take("release");
+    // Harmless if the lease is gone already; spares a standby the rest of T if it is not.
+    expect([release.uuid, release.options.lease]).toEqual(["uuid-1", "token-4"]);
+    release.respond({ outcome: "released", view: leaseView(UTYPE, null) });
+    await stopping;
+    expect(events.filter((e) => e.event === "demoted").map((e) => (e.payload as { reason: string }).reason)).toEqual(["stopped"]);
+  });
+
   it("stop() as a follower releases nothing and emits no demotion", async () => {
     const { clock, transport, elector, names, answer } = setup();
     elector.start();
