@@ -13,8 +13,12 @@ import type { PrimaryView } from "../contract/lease-view.js";
 export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed";
 
 export interface ElectorEvents {
-  /** This elector became primary; `epoch` is the fencing token for its writes. */
-  elected: { readonly uuid: string; readonly epoch: number };
+  /**
+   * This elector became primary; `epoch` is the fencing token for its writes. `signal` is
+   * aborted when this term ends, before `demoted` is emitted, with a TermEndedError that
+   * names the reason: hand it to the work done for this term.
+   */
+  elected: { readonly uuid: string; readonly epoch: number; readonly signal: AbortSignal };
   /** It is no longer primary. Handlers of a `stopped` demotion are awaited before release. */
   demoted: { readonly reason: DemotionReason; readonly uuid: string; readonly epoch: number };
   /** The primary this elector observes changed (another uuid, or none). */

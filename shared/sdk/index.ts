@@ -15,3 +15,4 @@ export type { LeaseTiming } from "../contract/timing.js";
 export { CorruptedMessageError } from "./corrupted-message-error.js";
 export { HaRequestError } from "./ha-request-error.js";
 export { SlowRoundTripWarning } from "./slow-round-trip-warning.js";
+export { TermEndedError } from "./term-ended-error.js";

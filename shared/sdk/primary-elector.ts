@@ -291,7 +291,7 @@ export class PrimaryElector {
     }
     this.#role = { kind: "leading", term };
     this.#stats.elected();
-    void this.#listeners.emit("elected", { uuid, epoch });
+    void this.#listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
     return { kind: "elected", elected };
   }
 
@@ -383,7 +383,7 @@ export class PrimaryElector {
     this.#stats.elected();
     old.ended.abort(new TermEndedError("epoch-changed", old.uuid, old.epoch));
     void this.#listeners.emit("demoted", { reason: "epoch-changed", uuid: old.uuid, epoch: old.epoch });
-    void this.#listeners.emit("elected", { uuid: term.uuid, epoch });
+    void this.#listeners.emit("elected", { uuid: term.uuid, epoch, signal: term.ended.signal });
     return term;
   }
 

@@ -63,7 +63,7 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(events.map((e) => [e.event, e.payload])).toEqual([
       ["primaryChanged", { primary: null }],
       ["primaryChanged", { primary: expect.objectContaining({ uuid: "uuid-1", epoch: 1, address: "10.0.0.4:5800" }) }],
-      ["elected", { uuid: "uuid-1", epoch: 1 }],
+      ["elected", { uuid: "uuid-1", epoch: 1, signal: expect.any(AbortSignal) }],
     ]);
 
     // One fast-path heartbeat per I, carrying the token of the last accepted one. The
@@ -402,6 +402,59 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
   });
 });
 
+describe("PrimaryElector: the term's signal in `elected`", () => {
+  it.each([
+    ["rejected", "a 409 on renewal"],
+    ["lease-expired", "the deadline"],
+  ] as const)("is aborted with %s (%s) before the demoted handlers run", async (reason, _how) => {
+    const { clock, transport, elector, answer, becomePrimary } = setup();
+    let signal: AbortSignal | undefined;
+    elector.on("elected", (payload) => void (signal = payload.signal));
+    const seenByDemoted: unknown[] = [];
+    elector.on("demoted", () => void seenByDemoted.push(signal?.reason));
+    await becomePrimary(3);
+    expect(signal?.aborted).toBe(false);
+    await clock.advance(I);
+    if (reason === "rejected") {
+      await answer(transport.take("heartbeat"), { outcome: "held", view: leaseView(UTYPE, primaryView({ uuid: "usurper", epoch: 4 })) });
+    } else {
+      await clock.advance(T);
+    }
+    expect(seenByDemoted).toEqual([expect.objectContaining({ name: "TermEndedError", reason, uuid: "uuid-1", epoch: 3 })]);
+    expect(() => signal!.throwIfAborted()).toThrow(`The term of uuid-1 at epoch 3 ended (${reason}).`);
+  });
+
+  it("the README worker: stop() aborts the signal, the lease is renewed while the work winds down, released after it", async () => {
+    const { clock, transport, elector, answer, accepted, becomePrimary } = setup();
+    const log: string[] = [];
+    let work: Promise<void> = Promise.resolve();
+    // As the README worker: the work runs on the term's signal, and the demoted handler returns it.
+    elector.on("elected", ({ signal }) => {
+      work = (async () => {
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+        log.push("work winding down");
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 1500));
+        log.push("work done");
+      })();
+    });
+    elector.on("demoted", () => work);
+    await becomePrimary(2);
+    const stopping = elector.stop().then(() => log.push("stopped"));
+    await settle();
+    expect(log).toEqual(["work winding down"]);
+    await clock.advance(I);
+    await answer(transport.take("heartbeat"), accepted("uuid-1", 2, "token-2b"));
+    transport.expectIdle();
+    await clock.advance(500);
+    expect(log).toEqual(["work winding down", "work done"]);
+    const release = transport.take("release");
+    expect(release.options.lease).toBe("token-2b");
+    await answer(release, { outcome: "released", view: leaseView(UTYPE, null) });
+    await stopping;
+    expect(log).toEqual(["work winding down", "work done", "stopped"]);
+  });
+});
+
 describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
   it("a 409 LeaseRevoked on renewal demotes with `revoked`, releases nothing, and competes again as a new uuid", async () => {
     const { clock, transport, elector, events, answer, becomePrimary } = setup();
@@ -496,10 +549,14 @@ describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
     await answer(transport.take("heartbeat"), accepted("uuid-1", 1, "token-new"));
     const terms = events.filter((e) => e.event === "demoted" || e.event === "elected").map((e) => [e.event, e.payload]);
     expect(terms).toEqual([
-      ["elected", { uuid: "uuid-1", epoch: 5 }],
+      ["elected", { uuid: "uuid-1", epoch: 5, signal: expect.any(AbortSignal) }],
       ["demoted", { reason: "epoch-changed", uuid: "uuid-1", epoch: 5 }],
-      ["elected", { uuid: "uuid-1", epoch: 1 }],
+      ["elected", { uuid: "uuid-1", epoch: 1, signal: expect.any(AbortSignal) }],
     ]);
+    // Each term has its own signal: the old one is over, the new one is not.
+    const [oldTerm, newTerm] = events.flatMap((e) => (e.event === "elected" ? [e.payload.signal] : []));
+    expect(oldTerm!.reason).toMatchObject({ name: "TermEndedError", reason: "epoch-changed", epoch: 5 });
+    expect(newTerm!.aborted).toBe(false);
     expect(elector.isPrimary()).toBe(true);
     expect(elector.epoch).toBe(1);
     expect(elector.stats()).toMatchObject({ elections: 2, demotions: 1 });
