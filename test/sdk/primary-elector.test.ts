@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
-import { type HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
 import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/primary-elector.js";
 import { SlowRoundTripWarning } from "../../shared/sdk/slow-round-trip-warning.js";
@@ -100,18 +100,32 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(events.at(-1)).toMatchObject({ event: "elected", payload: { uuid: "uuid-1", epoch: 5 } });
   });
 
-  it("a standby whose takeover loses (409) re-arms for the new holder and keeps polling", async () => {
-    const { clock, transport, elector, answer } = setup();
+  it("a standby whose takeover loses (409) re-arms for the new holder's expiry, even when no poll is answered", async () => {
+    const { clock, transport, elector, answer, accepted } = setup();
     elector.start();
     await clock.advance(0);
+    const start = clock.now();
     await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 300 })));
     await clock.advance(301);
-    const put = transport.take("heartbeat");
-    await answer(put, { outcome: "conflict", view: leaseView(UTYPE, primaryView({ uuid: "third", epoch: 2, expiresInMs: T })) });
+    const lost = transport.take("heartbeat");
+    expect(lost.sentAt - start).toBe(301);
+    await answer(lost, { outcome: "conflict", view: leaseView(UTYPE, primaryView({ uuid: "third", epoch: 2, expiresInMs: 2500 })) });
     expect(elector.isPrimary()).toBe(false);
-    await clock.advance(I);
-    transport.take("getPrimary");
+    // Every poll fails from here on (503s), so only the 409's view can tell when "third"
+    // expires: the takeover must be sent at 301 + 2500 + 1 ms, polls going on meanwhile.
+    const unavailable = new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503);
+    for (const pollAt of [301 + I, 301 + 2 * I]) {
+      await clock.advance(start + pollAt - clock.now());
+      transport.take("getPrimary").fail(unavailable);
+    }
+    await clock.advance(start + 2801 - clock.now());
     transport.expectIdle();
+    await clock.advance(1);
+    const takeover = transport.take("heartbeat");
+    expect(takeover.sentAt - start).toBe(2802);
+    expect(takeover.request).toEqual({ uuid: "uuid-1", address: null });
+    await answer(takeover, accepted("uuid-1", 3));
+    expect(elector.epoch).toBe(3);
   });
 
   it("a 409 on renewal demotes at once, with a new uuid, and keeps competing", async () => {
