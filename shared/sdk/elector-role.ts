@@ -57,8 +57,8 @@ export type LeadEnd =
 
 export type AcquireOutcome =
   | { readonly kind: "elected"; readonly elected: Elected }
-  /** Refused: held by another, a lost race, or this uuid's term ended. */
-  | { readonly kind: "refused"; readonly view: LeaseView }
+  /** Refused: held by another, a lost race, or (`ended`) this uuid's term ended. */
+  | { readonly kind: "refused"; readonly ended: boolean; readonly view: LeaseView }
   /** Accepted only after its own deadline: it proves nothing about now. */
   | { readonly kind: "too-late" }
   | { readonly kind: "unanswered" };

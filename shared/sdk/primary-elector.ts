@@ -215,6 +215,22 @@ export class PrimaryElector {
   async #follow(start: FollowStart): Promise<Elected | undefined> {
     const halt = this.#halt.signal;
     let { pollAt, takeoverAt } = start;
+    // True while this uuid may hold a term this elector does not lead: an acquire of it
+    // went unanswered (it may have landed), was accepted too late, or an answer named it.
+    // Such a uuid is kept only while the service shows it as the live primary (then the
+    // next acquire renews it: the fast recovery); an answer showing another primary or
+    // none draws a new uuid. If its term ended unseen it must never start another (SPEC
+    // §2), and the service remembers only the last 8 ended uuids. (A takeover is armed
+    // only by an answer showing another primary, so it never sends such a uuid.)
+    let unconfirmed = false;
+    const judgeUuid = (view: LeaseView): void => {
+      if (view.primary?.uuid === this.#uuid) {
+        unconfirmed = true;
+      } else if (unconfirmed) {
+        this.#uuid = this.#newUuid();
+        unconfirmed = false;
+      }
+    };
     for (;;) {
       await sleep(this.#clock, (takeoverAt === undefined ? pollAt : Math.min(pollAt, takeoverAt)) - this.#clock.now(), halt);
       if (halt.aborted) return undefined;
@@ -238,18 +254,31 @@ export class PrimaryElector {
         if (halt.aborted) return undefined;
         if (view === undefined) continue;
         this.#observe(view);
+        judgeUuid(view);
         pollAt = startedAt + view.intervalMs;
+        takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
         if (view.primary === null || view.primary.uuid === this.#uuid) attempt = await this.#acquire();
-        else takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
       }
       switch (attempt?.kind) {
         case "elected":
           return attempt.elected;
         case "refused":
+          if (attempt.ended) {
+            // This uuid's term ended (an earlier acquire of ours landed and was revoked or
+            // taken over, or a release retired it): compete on as a new incarnation.
+            this.#uuid = this.#newUuid();
+            unconfirmed = false;
+          } else {
+            judgeUuid(attempt.view);
+          }
           takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#clock.now());
           break;
         case "too-late":
+          unconfirmed = true;
           pollAt = this.#clock.now();
+          break;
+        case "unanswered":
+          unconfirmed = true;
           break;
       }
       if (halt.aborted) return undefined;
@@ -273,13 +302,7 @@ export class PrimaryElector {
     }
     this.#roundTrip(this.#clock.now() - sentAt, result.view);
     this.#observe(result.view);
-    if (result.outcome === "revoked") {
-      // This uuid's term ended (an earlier acquire of ours landed and was revoked or taken
-      // over, or a release retired it): it can never hold the lease again. Compete on as a
-      // new incarnation.
-      this.#uuid = this.#newUuid();
-    }
-    if (result.outcome !== "accepted" || epoch === undefined) return { kind: "refused", view: result.view };
+    if (result.outcome !== "accepted" || epoch === undefined) return { kind: "refused", ended: result.outcome === "revoked", view: result.view };
     const term: Term = { uuid, epoch, lease: result.lease, deadline: sentAt + (result.view.timeoutMs - result.view.intervalMs), ended: new AbortController() };
     const elected: Elected = { term, sentAt, view: result.view };
     if (this.#halt.signal.aborted) return { kind: "elected", elected };

@@ -491,6 +491,68 @@ describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
     expect(put.request?.uuid).toBe("uuid-2");
   });
 
+  describe("a follower whose acquire went unanswered (it may hold a term it never heard of)", () => {
+    const unavailable = new HaRequestError("UpdateHeartBeat(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503);
+    /** start() → GetPrimary "none" → the acquire of uuid-1 fails; returns at the next poll. */
+    const unansweredAcquire = async (ctx: ReturnType<typeof setup>): Promise<PendingCall> => {
+      ctx.elector.start();
+      await ctx.clock.advance(0);
+      await ctx.answer(ctx.transport.take("getPrimary"), leaseView(UTYPE, null));
+      const put = ctx.transport.take("heartbeat");
+      expect(put.request?.uuid).toBe("uuid-1");
+      put.fail(unavailable);
+      await ctx.clock.advance(I);
+      return ctx.transport.take("getPrimary");
+    };
+
+    it("keeps its uuid while the service shows it as the live primary, and re-acquires with it", async () => {
+      const ctx = setup();
+      const poll = await unansweredAcquire(ctx);
+      await ctx.answer(poll, leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 1, expiresInMs: 4500 })));
+      const again = ctx.transport.take("heartbeat");
+      expect(again.request).toEqual({ uuid: "uuid-1", address: null });
+      await ctx.answer(again, ctx.accepted("uuid-1", 1));
+      expect(ctx.elector.epoch).toBe(1);
+    });
+
+    it("draws a new uuid as soon as an answer shows another primary, and takes over with that one", async () => {
+      const ctx = setup();
+      const poll = await unansweredAcquire(ctx);
+      // uuid-1's acquire may have landed and been taken over since: it must not come back.
+      await ctx.answer(poll, leaseView(UTYPE, primaryView({ uuid: "other", epoch: 2, expiresInMs: 300 })));
+      expect(ctx.elector.uuid).toBe("uuid-2");
+      await ctx.clock.advance(301);
+      expect(ctx.transport.take("heartbeat").request).toEqual({ uuid: "uuid-2", address: null });
+    });
+
+    it("draws a new uuid when an answer shows no primary", async () => {
+      const ctx = setup();
+      const poll = await unansweredAcquire(ctx);
+      await ctx.answer(poll, leaseView(UTYPE, null));
+      expect(ctx.transport.take("heartbeat").request).toEqual({ uuid: "uuid-2", address: null });
+    });
+
+    it("draws a new uuid when its next acquire is refused by another holder", async () => {
+      const ctx = setup();
+      const poll = await unansweredAcquire(ctx);
+      await ctx.answer(poll, leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 1, expiresInMs: 100 })));
+      await ctx.answer(ctx.transport.take("heartbeat"), { outcome: "held", view: leaseView(UTYPE, primaryView({ uuid: "other", epoch: 2 })) });
+      expect(ctx.elector.uuid).toBe("uuid-2");
+    });
+
+    it("a follower that never sent an acquire keeps its uuid through any answer", async () => {
+      const { clock, transport, elector, answer } = setup();
+      elector.start();
+      await clock.advance(0);
+      await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 4000 })));
+      await clock.advance(I);
+      transport.take("getPrimary").fail(unavailable);
+      await clock.advance(I);
+      await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "third", epoch: 2, expiresInMs: 4000 })));
+      expect(elector.uuid).toBe("uuid-1");
+    });
+  });
+
   it("as a follower, a 409 LeaseRevoked to its acquire (its uuid's term ended) draws a new uuid, with no event", async () => {
     const { clock, transport, elector, names, answer, accepted } = setup();
     elector.start();
