@@ -250,7 +250,11 @@ export class PrimaryElector {
         takeoverAt = undefined;
         attempt = await this.#acquire();
       } else {
-        const view = await this.#call(pollMs, halt, (options) => this.#transport.getPrimary(this.utype, options));
+        // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
+        const takeoverAlarm = new DeadlineAlarm(this.#clock);
+        if (takeoverAt !== undefined) takeoverAlarm.arm(takeoverAt);
+        const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#transport.getPrimary(this.utype, options));
+        takeoverAlarm.disarm();
         if (halt.aborted) return undefined;
         if (view === undefined) continue;
         this.#observe(view);

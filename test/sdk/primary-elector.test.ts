@@ -100,6 +100,26 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(events.at(-1)).toMatchObject({ event: "elected", payload: { uuid: "uuid-1", epoch: 5 } });
   });
 
+  it("a poll still unanswered when the takeover falls due is cut off: the takeover does not wait for it", async () => {
+    const { clock, transport, elector, events, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", epoch: 4, expiresInMs: 1700 })));
+    await clock.advance(I);
+    const hanging = transport.take("getPrimary");
+    expect(hanging.options.timeoutInMs).toBe(I);
+    await clock.advance(700);
+    transport.expectIdle();
+    await clock.advance(1);
+    // At 1 701 ms, not when the poll's own budget runs out (2 000 ms).
+    expect(transport.take("heartbeat").sentAt - start).toBe(1701);
+    expect(hanging.settled).toBe(true);
+    // Cut off by the elector itself, so no failure and no error.
+    expect(elector.stats().failures).toBe(0);
+    expect(events.filter((e) => e.event === "error")).toEqual([]);
+  });
+
   it("a standby whose takeover loses (409) re-arms for the new holder's expiry, even when no poll is answered", async () => {
     const { clock, transport, elector, answer, accepted } = setup();
     elector.start();
