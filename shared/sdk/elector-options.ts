@@ -36,6 +36,8 @@ export interface PrimaryElectorOptions {
   readonly clock?: ElectorClock;
   /** A new incarnation id; defaults to crypto.randomUUID. */
   readonly newUuid?: () => string;
+  /** Uniform draws in [0, 1) that spread the standby polls (see POLL_JITTER); defaults to Math.random. */
+  readonly random?: () => number;
 }
 
 /** The options, checked, with every default filled in. */
@@ -48,6 +50,7 @@ export interface ElectorSettings {
   readonly abortSignal: AbortSignal | undefined;
   readonly clock: ElectorClock;
   readonly newUuid: () => string;
+  readonly random: () => number;
 }
 
 const DEFAULT_RETRY_DELAY_MS = 1000;
@@ -75,6 +78,7 @@ export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSe
     abortSignal: checkOptionalSignal("abortSignal", options.abortSignal),
     clock: checkClock(options.clock),
     newUuid: checkOptionalFunction("newUuid", options.newUuid) ?? randomUUID,
+    random: checkOptionalFunction("random", options.random) ?? Math.random,
   };
 }
 

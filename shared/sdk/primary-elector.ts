@@ -12,6 +12,7 @@ import type { LeaseView } from "../contract/lease-view.js";
 import type { LeaseTiming } from "../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "./lease-transport.js";
 import { Listeners } from "./listeners.js";
+import { pollStretch } from "./poll-delays.js";
 import { checkId } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 
@@ -45,6 +46,7 @@ export class PrimaryElector {
   readonly #transport: LeaseTransport;
   readonly #clock: ElectorClock;
   readonly #newUuid: () => string;
+  readonly #random: () => number;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
   /**
@@ -76,6 +78,7 @@ export class PrimaryElector {
     this.#transport = settings.transport;
     this.#clock = settings.clock;
     this.#newUuid = settings.newUuid;
+    this.#random = settings.random;
     this.#retryDelayMs = settings.retryDelayMs;
     this.#abortSignal = settings.abortSignal;
     this.#uuid = checkId("newUuid()", this.#newUuid());
@@ -236,7 +239,8 @@ export class PrimaryElector {
       if (halt.aborted) return undefined;
       const startedAt = this.#clock.now();
       const pollMs = pollBudgetMs(this.#timing, this.#retryDelayMs);
-      pollAt = startedAt + pollMs;
+      const stretch = pollStretch(this.#random);
+      pollAt = startedAt + pollMs * stretch;
       if (this.affinity !== undefined) {
         const holds = await this.#affinityHolds(this.affinity, pollMs, halt, false);
         if (halt.aborted) return undefined;
@@ -259,7 +263,7 @@ export class PrimaryElector {
         if (view === undefined) continue;
         this.#observe(view);
         judgeUuid(view);
-        pollAt = startedAt + view.intervalMs;
+        pollAt = startedAt + view.intervalMs * stretch;
         takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
         if (view.primary === null || view.primary.uuid === this.#uuid) attempt = await this.#acquire();
       }
@@ -444,7 +448,7 @@ export class PrimaryElector {
     const now = this.#clock.now();
     if (!refused) return { pollAt: now, takeoverAt: undefined };
     this.#observe(end.view);
-    return { pollAt: now + (this.#timing?.intervalMs ?? 0), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
+    return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
   }
 
   /** Affinity: the other utype's live primary is at our address. A failed read proves nothing: `onFailure`. */

@@ -21,6 +21,8 @@ function setup(options: Partial<PrimaryElectorOptions> = {}) {
     transport,
     clock,
     newUuid: () => `uuid-${++counter}`,
+    // No jitter unless a test asks for it: standby polls exactly every I.
+    random: () => 0,
     ...options,
   });
   const events: Recorded[] = [];
@@ -436,6 +438,59 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
   });
 });
 
+describe("PrimaryElector: standby polls are spread (jitter)", () => {
+  it("each standby poll waits I·(1 + 0.2·U); the takeover keeps its exact time, renewals keep I", async () => {
+    const draws = [0.5, 0.25, 0.999];
+    const { clock, transport, elector, answer, accepted } = setup({ random: () => draws.shift() ?? 0 });
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    const other = (expiresInMs: number): LeaseView => leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs }));
+    await answer(transport.take("getPrimary"), other(2500));
+    // The next poll waits I·(1 + 0.2·0.5) = 1 100 ms.
+    await clock.advance(1099);
+    transport.expectIdle();
+    await clock.advance(1);
+    const second = transport.take("getPrimary");
+    expect(second.sentAt - start).toBe(1100);
+    await answer(second, other(1400));
+    // Then I·1.05 = 1 050 ms.
+    await clock.advance(1049);
+    transport.expectIdle();
+    await clock.advance(1);
+    const third = transport.take("getPrimary");
+    expect(third.sentAt - start).toBe(2150);
+    await answer(third, other(350));
+    // The next poll would wait I·1.1998; the takeover is not stretched: at 2 501 ms.
+    await clock.advance(start + 2500 - clock.now());
+    transport.expectIdle();
+    await clock.advance(1);
+    const takeover = transport.take("heartbeat");
+    expect(takeover.sentAt - start).toBe(2501);
+    await answer(takeover, accepted("uuid-1", 2));
+    const renewals: number[] = [];
+    for (let n = 0; n < 3; n += 1) {
+      await clock.advance(I);
+      const renewal = transport.take("heartbeat");
+      renewals.push(renewal.sentAt - takeover.sentAt);
+      await answer(renewal, accepted("uuid-1", 2));
+    }
+    expect(renewals).toEqual([I, 2 * I, 3 * I]);
+  });
+
+  it("a standby demoted by a 409 waits a jittered I before its first poll", async () => {
+    const { clock, transport, answer, becomePrimary } = setup({ random: () => 0.5 });
+    await becomePrimary(3);
+    await clock.advance(I);
+    await answer(transport.take("heartbeat"), { outcome: "held", view: leaseView(UTYPE, primaryView({ uuid: "usurper", epoch: 4 })) });
+    const demotedAt = clock.now();
+    await clock.advance(1.1 * I - 1);
+    transport.expectIdle();
+    await clock.advance(1);
+    expect(transport.take("getPrimary").sentAt - demotedAt).toBe(1.1 * I);
+  });
+});
+
 describe("PrimaryElector: the term's signal in `elected`", () => {
   it.each([
     ["rejected", "a 409 on renewal"],
@@ -708,6 +763,7 @@ describe("PrimaryElector options are checked where they enter", () => {
     [{ utype: "a", transport, address: "x".repeat(513) }, "Expected `address` to be where this participant can be reached"],
     [{ utype: "..", transport }, "Expected `utype` to be a name a URL path can address"],
     [{ utype: "a", transport, abortSignal: {} }, "Expected `abortSignal` to be an AbortSignal"],
+    [{ utype: "a", transport, random: 0.5 }, "Expected `random` to be a function, got 0.5."],
   ])("%o", (options, message) => {
     expect(() => new PrimaryElector(options as unknown as PrimaryElectorOptions)).toThrow(message);
   });
