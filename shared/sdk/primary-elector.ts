@@ -12,7 +12,7 @@ import type { LeaseView } from "../contract/lease-view.js";
 import type { LeaseTiming } from "../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "./lease-transport.js";
 import { Listeners } from "./listeners.js";
-import { pollStretch } from "./poll-delays.js";
+import { backoffMs, isRefusal, pollStretch } from "./poll-delays.js";
 import { checkId } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 
@@ -67,6 +67,8 @@ export class PrimaryElector {
   #role: Role = { kind: "following" };
   #timing: LeaseTiming | undefined;
   #observedPrimary: string | null | undefined;
+  /** Failed calls in a row that no retry can fix (see isRefusal); any answer resets it. */
+  #refusals = 0;
   #loop: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
 
@@ -240,7 +242,8 @@ export class PrimaryElector {
       const startedAt = this.#clock.now();
       const pollMs = pollBudgetMs(this.#timing, this.#retryDelayMs);
       const stretch = pollStretch(this.#random);
-      pollAt = startedAt + pollMs * stretch;
+      // After calls no retry can fix (a wrong key or endpoint): later and later, up to T.
+      pollAt = startedAt + (this.#refusals > 0 ? backoffMs(this.#refusals, this.#timing, this.#retryDelayMs) : pollMs) * stretch;
       if (this.affinity !== undefined) {
         const holds = await this.#affinityHolds(this.affinity, pollMs, halt, false);
         if (halt.aborted) return undefined;
@@ -466,6 +469,7 @@ export class PrimaryElector {
 
   /** Keeps I and T, the primaryChanged event and the time spent without a primary. */
   #observe(view: LeaseView): void {
+    this.#refusals = 0;
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
     this.#stats.observed(this.#clock.now(), view.primary !== null);
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
@@ -486,6 +490,7 @@ export class PrimaryElector {
 
   #fail(error: unknown): void {
     this.#stats.failed();
+    if (isRefusal(error)) this.#refusals += 1;
     this.#report(asError(error));
   }
 

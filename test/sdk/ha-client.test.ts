@@ -6,7 +6,9 @@ import { startLocalHost, type LocalHost } from "../../shared/host/local-host.js"
 import { createRuntime } from "../../shared/http/runtime.js";
 import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
 import { HaClient } from "../../shared/sdk/ha-client.js";
+import { EndpointNotFoundError } from "../../shared/sdk/endpoint-not-found-error.js";
 import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 
 const timing = { intervalMs: 200, timeoutMs: 1500 };
@@ -80,6 +82,15 @@ describe("HaClient against the real service", () => {
     expect(refused).toMatchObject({ status: 404, code: "NotFound" });
   });
 
+  it("an endpoint without /api is an EndpointNotFoundError that says so, and no retry can fix it", async () => {
+    const withoutApi = host.url.replace(/\/api$/, "");
+    expect(withoutApi).not.toBe(host.url);
+    const error = await fetchError(() => new HaClient({ endpoint: withoutApi }).getPrimary("svc-a"));
+    expect(error).toBeInstanceOf(EndpointNotFoundError);
+    expect(error).toMatchObject({ name: "EndpointNotFoundError", status: 404, code: "NotFound", retryable: false });
+    expect((error as Error).message).toMatch(new RegExp(`^GetPrimary\\(svc-a\\): 404 Not Found from ${withoutApi}/primary/svc-a \\(No route /primary/svc-a; .*\\)\\. Does your endpoint end in /api\\?`));
+  });
+
   it("validates arguments before anything is sent", async () => {
     await expect(client.getPrimary("bad utype")).rejects.toThrow("Expected `utype` to be 1–128 characters");
     await expect(client.heartbeat("a", { uuid: "" })).rejects.toThrow("Expected `uuid` to be 1–128 characters");
@@ -110,10 +121,18 @@ describe("HaClient with an API key", () => {
   });
   afterAll(() => host.close());
 
-  it("sends the key in x-functions-key, and a missing key is a 401 HaRequestError", async () => {
+  it("sends the key in x-functions-key; a missing or wrong key is an UnauthorizedError that no retry can fix", async () => {
     expect((await new HaClient({ endpoint: host.url, apiKey: "s3cret-key" }).getPrimary("k")).primary).toBeNull();
-    const error = await fetchError(() => new HaClient({ endpoint: host.url }).getPrimary("k"));
-    expect(error).toMatchObject({ name: "HaRequestError", status: 401, code: "Unauthorized" });
+    for (const client of [new HaClient({ endpoint: host.url }), new HaClient({ endpoint: host.url, apiKey: "rotated" })]) {
+      const error = await fetchError(() => client.getPrimary("k"));
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toBeInstanceOf(HaRequestError);
+      expect(error).toMatchObject({ name: "UnauthorizedError", status: 401, code: "Unauthorized", retryable: false });
+      // The service's own words first, then what to change.
+      expect((error as Error).message).toBe(
+        `GetPrimary(k): 401 Unauthorized: Send the API key in the x-functions-key header. Wrong or missing function key for ${host.url}: pass apiKey or set HA_API_KEY.`,
+      );
+    }
   });
 });
 
@@ -187,7 +206,7 @@ describe("HaClient refuses answers it cannot trust", () => {
   it("a gateway's non-JSON error page is a failed call with its status, not a corrupted message", async () => {
     reply = () => ({ status: 502, body: "<html>Bad Gateway</html>" });
     const client = new HaClient({ endpoint });
-    await expect(client.getPrimary("scheduler")).rejects.toMatchObject({ name: "HaRequestError", status: 502, code: "UnexpectedResponse" });
+    await expect(client.getPrimary("scheduler")).rejects.toMatchObject({ name: "HaRequestError", status: 502, code: "UnexpectedResponse", retryable: true });
     reply = () => ({ status: 503, body: "Service Unavailable" });
     await expect(client.health()).rejects.toMatchObject({ name: "HaRequestError", status: 503 });
     reply = () => ({ status: 503, body: JSON.stringify({ error: { code: "StoreUnavailable", message: "m" }, status: "unavailable", store: "table" }) });
@@ -207,6 +226,18 @@ describe("HaClient refuses answers it cannot trust", () => {
     await expect(client.heartbeat("scheduler", { uuid: "me" })).rejects.toBeInstanceOf(CorruptedMessageError);
   });
 
+  it("a platform's 404 page (another app, a missing /api) is an EndpointNotFoundError; a 400 is not retryable either", async () => {
+    reply = () => ({ status: 404, body: "<html>The resource you are looking for has been removed.</html>" });
+    const client = new HaClient({ endpoint });
+    const error = await fetchError(() => client.heartbeat("scheduler", { uuid: "me" }));
+    expect(error).toMatchObject({ name: "EndpointNotFoundError", status: 404, retryable: false });
+    expect((error as Error).message).toBe(
+      `UpdateHeartBeat(scheduler): 404 Not Found from ${endpoint}/primary/scheduler. Does your endpoint end in /api? For example http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api.`,
+    );
+    reply = () => ({ status: 400, body: JSON.stringify({ error: { code: "InvalidRequest", message: "bad" } }) });
+    await expect(client.getPrimary("scheduler")).rejects.toMatchObject({ name: "HaRequestError", code: "InvalidRequest", retryable: false });
+  });
+
   it("sends the heartbeat body and key the contract describes", async () => {
     let seen: { method?: string; url?: string; key?: unknown; body?: string } = {};
     reply = (request) => {
@@ -222,7 +253,7 @@ describe("HaClient refuses answers it cannot trust", () => {
     reply = () => "hang";
     const client = new HaClient({ endpoint });
     const timedOut = await fetchError(() => client.getPrimary("scheduler", { timeoutInMs: 50.4 }));
-    expect(timedOut).toMatchObject({ name: "HaRequestError", code: "Timeout" });
+    expect(timedOut).toMatchObject({ name: "HaRequestError", code: "Timeout", retryable: true });
     expect((timedOut as Error).message).toMatch(/within 51 ms/);
 
     const controller = new AbortController();
@@ -237,7 +268,7 @@ describe("HaClient refuses answers it cannot trust", () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const error = await fetchError(() => new HaClient({ endpoint: `http://127.0.0.1:${port}/api` }).health());
-    expect(error).toMatchObject({ name: "HaRequestError", code: "NetworkError", status: undefined });
+    expect(error).toMatchObject({ name: "HaRequestError", code: "NetworkError", status: undefined, retryable: true });
   });
 });
 

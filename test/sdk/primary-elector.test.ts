@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
+import { EndpointNotFoundError } from "../../shared/sdk/endpoint-not-found-error.js";
 import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
 import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/primary-elector.js";
 import { SlowRoundTripWarning } from "../../shared/sdk/slow-round-trip-warning.js";
+import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
 import { I, T, leaseView, primaryView, ScriptedTransport, type PendingCall } from "../helpers/sdk-fakes.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { collectUncaught } from "../helpers/uncaught.js";
@@ -435,6 +437,64 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     await clock.advance(250);
     await answer(put, { outcome: "conflict", view: leaseView(UTYPE, primaryView({ uuid: "other" })) });
     expect(elector.stats().withoutPrimaryMs).toBe(250);
+  });
+});
+
+describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpoint)", () => {
+  it("reports each through `error`, keeps trying, and backs off: I, 2·I, 4·I, … up to T; after an answer, every I again", async () => {
+    const { clock, transport, elector, events, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    // Before any answer the retry delay (1000 ms) stands in for I, and five times it for T.
+    const expectedAt = [0, 1000, 3000, 7000, 12_000, 17_000];
+    for (const at of expectedAt) {
+      if (at > 0) {
+        await clock.advance(start + at - 1 - clock.now());
+        transport.expectIdle();
+        await clock.advance(1);
+      }
+      const poll = transport.take("getPrimary");
+      expect(poll.sentAt - start).toBe(at);
+      poll.fail(new UnauthorizedError("GetPrimary(scheduler)", "http://127.0.0.1:7071/api", undefined));
+      await settle();
+    }
+    const reported = events.filter((e) => e.event === "error").map((e) => e.payload);
+    expect(reported).toHaveLength(expectedAt.length);
+    expect(reported.every((error) => error instanceof UnauthorizedError && !error.retryable)).toBe(true);
+    expect(elector.stats().failures).toBe(expectedAt.length);
+    // The key was rotated back: one answer, and polls go every I again.
+    await clock.advance(start + 22_000 - clock.now());
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other" })));
+    await clock.advance(I - 1);
+    transport.expectIdle();
+    await clock.advance(1);
+    transport.take("getPrimary");
+  });
+
+  it("a program that would rather stop on them does so from its error handler (as the README shows)", async () => {
+    const { clock, transport, elector } = setup();
+    elector.on("error", (error) => {
+      if (error instanceof HaRequestError && !error.retryable) void elector.stop();
+    });
+    elector.start();
+    await clock.advance(0);
+    transport.take("getPrimary").fail(new EndpointNotFoundError("GetPrimary(scheduler)", "http://127.0.0.1:7071/primary/scheduler", undefined));
+    await elector.stop();
+    await clock.advance(10 * T);
+    transport.expectIdle();
+  });
+
+  it("a failure that a retry may fix (a timeout, a 503) does not back off", async () => {
+    const { clock, transport, elector } = setup();
+    elector.start();
+    await clock.advance(0);
+    for (let n = 0; n < 4; n += 1) {
+      transport.take("getPrimary").fail(new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503));
+      await clock.advance(1000);
+    }
+    transport.take("getPrimary");
+    transport.expectIdle();
   });
 });
 
