@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { systemElectorClock, type ElectorClock } from "./elector-clock.js";
+import { environmentDefault } from "./environment.js";
 import { HaClient } from "./ha-client.js";
 import type { LeaseTransport } from "./lease-transport.js";
 import {
@@ -17,9 +18,9 @@ export interface PrimaryElectorOptions {
   readonly utype: string;
   /** Where this participant can be reached; GetPrimary shows it to everyone. */
   readonly address?: string;
-  /** The service's base URL; or give `transport` instead. */
+  /** The service's base URL; or give `transport` instead. Default: HA_ENDPOINT. */
   readonly endpoint?: string;
-  /** The function key for `endpoint`. */
+  /** The function key for `endpoint`. Default: HA_API_KEY, if set. */
   readonly apiKey?: string;
   /** Any LeaseTransport (an HaClient, or a fake in tests); excludes `endpoint`. */
   readonly transport?: LeaseTransport;
@@ -100,10 +101,12 @@ function resolveTransport(options: PrimaryElectorOptions): LeaseTransport {
     }
     return options.transport;
   }
-  if (options.endpoint === undefined) {
-    throw new TypeError("Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set.");
+  const endpoint = options.endpoint ?? environmentDefault("HA_ENDPOINT");
+  if (endpoint === undefined) {
+    throw new TypeError("Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set, or HA_ENDPOINT in the environment.");
   }
-  checkEndpoint("endpoint", options.endpoint);
+  checkEndpoint(options.endpoint === undefined ? "HA_ENDPOINT" : "endpoint", endpoint);
+  // HaClient takes HA_API_KEY when no apiKey is given.
   const apiKey = checkOptionalString("apiKey", options.apiKey);
-  return new HaClient({ endpoint: options.endpoint, ...(apiKey === undefined ? {} : { apiKey }) });
+  return new HaClient({ endpoint, ...(apiKey === undefined ? {} : { apiKey }) });
 }

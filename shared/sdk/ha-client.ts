@@ -1,5 +1,6 @@
 import { CorruptedMessageError } from "./corrupted-message-error.js";
 import { EndpointNotFoundError } from "./endpoint-not-found-error.js";
+import { environmentDefault } from "./environment.js";
 import { HaRequestError } from "./ha-request-error.js";
 import type { HeartbeatBody } from "../contract/heartbeat-body.js";
 import type { HealthView, LeaseView } from "../contract/lease-view.js";
@@ -17,9 +18,9 @@ import {
 import { UnauthorizedError } from "./unauthorized-error.js";
 
 export interface HaClientOptions {
-  /** The service's base URL, e.g. http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api */
-  readonly endpoint: string;
-  /** The function key, sent in x-functions-key. */
+  /** The service's base URL, e.g. http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api. Default: HA_ENDPOINT. */
+  readonly endpoint?: string;
+  /** The function key, sent in x-functions-key. Default: HA_API_KEY, if set. */
   readonly apiKey?: string;
   /** The budget of a call that names no timeout of its own. Default 10 000 ms. */
   readonly timeoutInMs?: number;
@@ -46,12 +47,16 @@ export class HaClient implements LeaseTransport {
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
 
-  constructor(options: HaClientOptions) {
+  constructor(options: HaClientOptions = {}) {
     if (typeof options !== "object" || options === null) {
       throw new TypeError("Expected the HaClient options to be an object such as { endpoint: \"http://127.0.0.1:7071/api\" }.");
     }
-    this.endpoint = checkEndpoint("endpoint", options.endpoint);
-    this.#apiKey = checkOptionalString("apiKey", options.apiKey);
+    const endpoint = options.endpoint ?? environmentDefault("HA_ENDPOINT");
+    if (endpoint === undefined) {
+      throw new TypeError("Expected `endpoint` (the service's base URL, e.g. http://127.0.0.1:7071/api) to be given, or HA_ENDPOINT to be set.");
+    }
+    this.endpoint = checkEndpoint(options.endpoint === undefined ? "HA_ENDPOINT" : "endpoint", endpoint);
+    this.#apiKey = options.apiKey === undefined ? environmentDefault("HA_API_KEY") : checkOptionalString("apiKey", options.apiKey);
     this.#timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
   }
 

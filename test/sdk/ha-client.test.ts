@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { operations } from "../../functions/routes.js";
 import { startLocalHost, type LocalHost } from "../../shared/host/local-host.js";
 import { createRuntime } from "../../shared/http/runtime.js";
@@ -8,6 +8,7 @@ import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.
 import { HaClient } from "../../shared/sdk/ha-client.js";
 import { EndpointNotFoundError } from "../../shared/sdk/endpoint-not-found-error.js";
 import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 
@@ -105,6 +106,17 @@ describe("HaClient against the real service", () => {
 });
 
 describe("HaClient options", () => {
+  afterEach(() => void vi.unstubAllEnvs());
+  it("HA_ENDPOINT is the default endpoint; without either, the message says to set one", () => {
+    vi.stubEnv("HA_ENDPOINT", "");
+    expect(() => new HaClient()).toThrow("Expected `endpoint` (the service's base URL, e.g. http://127.0.0.1:7071/api) to be given, or HA_ENDPOINT to be set.");
+    vi.stubEnv("HA_ENDPOINT", "127.0.0.1:7071/api");
+    expect(() => new HaClient()).toThrow('Expected `HA_ENDPOINT` to be an http(s) URL such as http://127.0.0.1:7071/api, got "127.0.0.1:7071/api".');
+    expect(new HaClient({ endpoint: "http://10.0.0.1/api/" }).endpoint).toBe("http://10.0.0.1/api");
+    vi.stubEnv("HA_ENDPOINT", "https://app.azurewebsites.net/api");
+    expect(new HaClient().endpoint).toBe("https://app.azurewebsites.net/api");
+  });
+
   it.each([
     [{ endpoint: "localhost:7071" }, "Expected `endpoint` to be an http(s) URL such as http://127.0.0.1:7071/api, got \"localhost:7071\"."],
     [{ endpoint: "http://x", apiKey: "" }, "Expected `apiKey` to be a non-empty string, got \"\"."],
@@ -121,7 +133,35 @@ describe("HaClient with an API key", () => {
   });
   afterAll(() => host.close());
 
+  afterEach(() => void vi.unstubAllEnvs());
+
+  it("takes endpoint and key from HA_ENDPOINT and HA_API_KEY when they are not given; a given one always wins", async () => {
+    vi.stubEnv("HA_ENDPOINT", host.url);
+    vi.stubEnv("HA_API_KEY", "s3cret-key");
+    expect((await new HaClient().getPrimary("env")).primary).toBeNull();
+    await expect(new HaClient({ apiKey: "wrong" }).getPrimary("env")).rejects.toBeInstanceOf(UnauthorizedError);
+    vi.stubEnv("HA_ENDPOINT", "http://127.0.0.1:9/api");
+    vi.stubEnv("HA_API_KEY", "wrong");
+    expect((await new HaClient({ endpoint: host.url, apiKey: "s3cret-key" }).getPrimary("env")).primary).toBeNull();
+    vi.stubEnv("HA_API_KEY", "  ");
+    await expect(new HaClient({ endpoint: host.url }).getPrimary("env")).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+
+  it("a PrimaryElector built from the environment alone is elected", async () => {
+    vi.stubEnv("HA_ENDPOINT", host.url);
+    vi.stubEnv("HA_API_KEY", "s3cret-key");
+    const elector = new PrimaryElector({ utype: "from-env" });
+    const elected = new Promise((resolve) => elector.on("elected", resolve));
+    elector.start();
+    try {
+      expect(await elected).toMatchObject({ uuid: elector.uuid, epoch: 1 });
+    } finally {
+      await elector.stop();
+    }
+  });
+
   it("sends the key in x-functions-key; a missing or wrong key is an UnauthorizedError that no retry can fix", async () => {
+    vi.stubEnv("HA_API_KEY", "");
     expect((await new HaClient({ endpoint: host.url, apiKey: "s3cret-key" }).getPrimary("k")).primary).toBeNull();
     for (const client of [new HaClient({ endpoint: host.url }), new HaClient({ endpoint: host.url, apiKey: "rotated" })]) {
       const error = await fetchError(() => client.getPrimary("k"));

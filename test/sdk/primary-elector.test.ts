@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
 import { EndpointNotFoundError } from "../../shared/sdk/endpoint-not-found-error.js";
 import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
@@ -812,9 +812,12 @@ describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
 describe("PrimaryElector options are checked where they enter", () => {
   const clock = new FakeClock();
   const transport = new ScriptedTransport(clock);
+  // The environment's defaults must not leak in from the shell that runs the tests.
+  beforeEach(() => void vi.stubEnv("HA_ENDPOINT", ""));
+  afterEach(() => void vi.unstubAllEnvs());
   it.each([
     [{ utype: "no spaces", transport }, "Expected `utype` to be 1–128 characters"],
-    [{ utype: "a" }, "Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set."],
+    [{ utype: "a" }, "Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set, or HA_ENDPOINT in the environment."],
     [{ utype: "a", endpoint: "ftp://x" }, "Expected `endpoint` to be an http(s) URL"],
     [{ utype: "a", endpoint: "http://x", transport }, "Expected either `transport` or `endpoint`, not both"],
     [{ utype: "a", transport, affinity: "b" }, "Expected `address` to be set when `affinity` is"],
@@ -826,6 +829,15 @@ describe("PrimaryElector options are checked where they enter", () => {
     [{ utype: "a", transport, random: 0.5 }, "Expected `random` to be a function, got 0.5."],
   ])("%o", (options, message) => {
     expect(() => new PrimaryElector(options as unknown as PrimaryElectorOptions)).toThrow(message);
+  });
+
+  it("HA_ENDPOINT is the default endpoint, checked under its own name; an explicit endpoint or transport wins", () => {
+    vi.stubEnv("HA_ENDPOINT", "ftp://x");
+    expect(() => new PrimaryElector({ utype: "a" })).toThrow('Expected `HA_ENDPOINT` to be an http(s) URL such as http://127.0.0.1:7071/api, got "ftp://x".');
+    expect(() => new PrimaryElector({ utype: "a", endpoint: "http://127.0.0.1:7071/api" })).not.toThrow();
+    expect(() => new PrimaryElector({ utype: "a", transport })).not.toThrow();
+    vi.stubEnv("HA_ENDPOINT", " http://127.0.0.1:7071/api ");
+    expect(() => new PrimaryElector({ utype: "a" })).not.toThrow();
   });
 
   it("start() twice is refused", () => {
