@@ -7,7 +7,12 @@ export interface ElectorStats {
   readonly heartbeatRoundTrip: { readonly count: number; readonly p50Ms: number | undefined; readonly p99Ms: number | undefined };
   /** Calls that failed: timeouts, refusals, unreachable service, corrupted answers. */
   readonly failures: number;
-  /** Total time during which this elector's last observation was "no live primary". */
+  /**
+   * Time since start() during which this elector could not see a live primary: each answer
+   * that shows a live lease (its own included) covers the time until that lease's
+   * expiresInMs runs out; everything else counts — answers showing none, and failed calls
+   * once what the last answer showed has run out. Stops counting at stop().
+   */
   readonly withoutPrimaryMs: number;
   readonly elections: number;
   readonly demotions: number;
@@ -24,7 +29,10 @@ export class ElectorStatistics {
   #elections = 0;
   #demotions = 0;
   #withoutPrimaryMs = 0;
-  #withoutPrimarySince: number | undefined;
+  /** Time up to which #withoutPrimaryMs is counted; undefined before start() and after stop(). */
+  #countedTo: number | undefined;
+  /** Until when the last answer showed a live lease; undefined when it showed none. */
+  #seenLiveUntil: number | undefined;
 
   /**
    * Adds an answered heartbeat's round trip. Returns a warning when the p99 first exceeds a
@@ -56,20 +64,33 @@ export class ElectorStatistics {
     this.#demotions += 1;
   }
 
-  /** An answer showed a live primary (`true`) or none. */
-  observed(now: number, primary: boolean): void {
-    if (!primary) {
-      this.#withoutPrimarySince ??= now;
-    } else {
-      this.stopClock(now);
-    }
+  /** start(): the time without a primary is counted from now. */
+  startClock(now: number): void {
+    this.#countedTo = now;
   }
 
-  /** Stops counting time without a primary (an answer showed one, or the elector stopped). */
+  /** An answer arrived: a live lease that runs out in `expiresInMs`, or none (undefined). */
+  observed(now: number, expiresInMs: number | undefined): void {
+    this.#countTo(now);
+    this.#seenLiveUntil = expiresInMs === undefined ? undefined : now + Math.max(0, expiresInMs);
+  }
+
+  /** stop(): the count ends here. */
   stopClock(now: number): void {
-    if (this.#withoutPrimarySince === undefined) return;
-    this.#withoutPrimaryMs += now - this.#withoutPrimarySince;
-    this.#withoutPrimarySince = undefined;
+    this.#countTo(now);
+    this.#countedTo = undefined;
+  }
+
+  #countTo(now: number): void {
+    this.#withoutPrimaryMs += this.#uncountedUntil(now);
+    if (this.#countedTo !== undefined) this.#countedTo = now;
+  }
+
+  /** The part of (countedTo, now] not covered by the last live lease seen. */
+  #uncountedUntil(now: number): number {
+    if (this.#countedTo === undefined) return 0;
+    const from = this.#seenLiveUntil === undefined ? this.#countedTo : Math.max(this.#countedTo, this.#seenLiveUntil);
+    return Math.max(0, now - from);
   }
 
   snapshot(now: number): ElectorStats {
@@ -80,7 +101,7 @@ export class ElectorStatistics {
         p99Ms: this.#roundTrips.percentile(99),
       },
       failures: this.#failures,
-      withoutPrimaryMs: this.#withoutPrimaryMs + (this.#withoutPrimarySince === undefined ? 0 : now - this.#withoutPrimarySince),
+      withoutPrimaryMs: this.#withoutPrimaryMs + this.#uncountedUntil(now),
       elections: this.#elections,
       demotions: this.#demotions,
     };

@@ -141,6 +141,7 @@ export class PrimaryElector {
       return this;
     }
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#stats.startClock(this.#clock.now());
     this.#loop = this.#run().catch((error: unknown) => this.#report(asError(error)));
     return this;
   }
@@ -471,7 +472,7 @@ export class PrimaryElector {
   #observe(view: LeaseView): void {
     this.#refusals = 0;
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
-    this.#stats.observed(this.#clock.now(), view.primary !== null);
+    this.#stats.observed(this.#clock.now(), view.primary?.expiresInMs);
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
     if (key !== this.#observedPrimary) {
       this.#observedPrimary = key;

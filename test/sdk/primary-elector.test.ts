@@ -428,6 +428,46 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect((warnings[0] as Error).message).toMatch(/p99 \d+ ms is more than a tenth of the T − I margin \(4000 ms\)/);
   });
 
+  it("stats(): withoutPrimaryMs counts an outage in which every call fails, from when the lease last seen ran out", async () => {
+    const { clock, transport, elector, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 3000 })));
+    // 11 s in which every call fails: the polls, and the takeover tried at 3 001 ms.
+    const unavailable = new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503);
+    while (clock.now() - start < 11_000) {
+      await clock.advance(100);
+      for (const call of transport.all) if (!call.settled) call.fail(unavailable);
+    }
+    expect(transport.all.filter((call) => call.method === "heartbeat")).toHaveLength(1);
+    expect(elector.stats().withoutPrimaryMs).toBe(11_000 - 3000);
+    while (transport.all.every((call) => call.settled)) await clock.advance(1);
+    const back = transport.all.find((call) => !call.settled)!;
+    await answer(back, leaseView(UTYPE, primaryView({ uuid: "third", epoch: 2, expiresInMs: 4000 })));
+    const withoutMs = elector.stats().withoutPrimaryMs;
+    expect(withoutMs).toBe(back.sentAt - start - 3000);
+    // Covered again: the answer showed a live lease.
+    await clock.advance(500);
+    expect(elector.stats().withoutPrimaryMs).toBe(withoutMs);
+  });
+
+  it("stats(): a primary renewing its lease is never without one, and the count ends at stop()", async () => {
+    const { clock, transport, elector, answer, accepted, becomePrimary } = setup();
+    await becomePrimary();
+    for (let n = 0; n < 3; n += 1) {
+      await clock.advance(I);
+      await answer(transport.take("heartbeat"), accepted("uuid-1", 1));
+    }
+    expect(elector.stats().withoutPrimaryMs).toBe(0);
+    const stopping = elector.stop();
+    await settle();
+    await answer(transport.take("release"), { outcome: "released", view: leaseView(UTYPE, null) });
+    await stopping;
+    await clock.advance(10 * T);
+    expect(elector.stats().withoutPrimaryMs).toBe(0);
+  });
+
   it("stats(): counts the time during which it saw no primary", async () => {
     const { clock, transport, elector, answer } = setup();
     elector.start();
