@@ -305,7 +305,7 @@ export class PrimaryElector {
     const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), this.#halt.signal, (options) =>
       this.#transport.heartbeat(this.utype, { uuid, address: this.address ?? null }, options),
     );
-    if (this.#role.kind === "acquiring") this.#role = { kind: "following" };
+    this.#role = { kind: "following" };
     if (result === undefined) return { kind: "unanswered" };
     const epoch = epochHeldBy(result.view, uuid);
     if (result.outcome === "accepted" && epoch === undefined) {
