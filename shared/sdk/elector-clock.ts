@@ -19,3 +19,22 @@ export const systemElectorClock: ElectorClock = {
   setTimeout: (callback, delayMs) => setTimeout(callback, Math.max(0, Math.ceil(delayMs))),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
+
+/**
+ * Waits `ms` on `clock`, or less if `signal` aborts first. It never rejects: the caller
+ * looks at its own state after every wait, whatever ended it.
+ */
+export function sleep(clock: ElectorClock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const onAbort = (): void => {
+      clock.clearTimeout(handle);
+      resolve();
+    };
+    const handle = clock.setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

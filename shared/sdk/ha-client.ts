@@ -1,4 +1,6 @@
 import { CorruptedMessageError } from "./corrupted-message-error.js";
+import { EndpointNotFoundError } from "./endpoint-not-found-error.js";
+import { environmentDefault } from "./environment.js";
 import { HaRequestError } from "./ha-request-error.js";
 import type { HeartbeatBody } from "../contract/heartbeat-body.js";
 import type { HealthView, LeaseView } from "../contract/lease-view.js";
@@ -13,11 +15,12 @@ import {
   parseLeaseView,
   parsePrimaryList,
 } from "./response-validation.js";
+import { UnauthorizedError } from "./unauthorized-error.js";
 
 export interface HaClientOptions {
-  /** The service's base URL, e.g. http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api */
-  readonly endpoint: string;
-  /** The function key, sent in x-functions-key. */
+  /** The service's base URL, e.g. http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api. Default: HA_ENDPOINT. */
+  readonly endpoint?: string;
+  /** The function key, sent in x-functions-key. Default: HA_API_KEY, if set. */
   readonly apiKey?: string;
   /** The budget of a call that names no timeout of its own. Default 10 000 ms. */
   readonly timeoutInMs?: number;
@@ -34,7 +37,9 @@ interface Answer {
  * The typed REST client of the lease service (SPEC §4), on Node's fetch. Every answer is
  * validated before it is returned; 409 LeaseHeld / LeaseRevoked / Conflict are outcomes,
  * not errors.
- * Errors: HaRequestError (refused, unreachable, timed out), CorruptedMessageError (an
+ * Errors: HaRequestError (refused, unreachable, timed out; `retryable` says whether
+ * sending it again may help), with UnauthorizedError (401: the key) and
+ * EndpointNotFoundError (404: the endpoint) as its own classes, CorruptedMessageError (an
  * answer that cannot be trusted), or the caller's own abort reason.
  */
 export class HaClient implements LeaseTransport {
@@ -42,20 +47,25 @@ export class HaClient implements LeaseTransport {
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
 
-  constructor(options: HaClientOptions) {
+  constructor(options: HaClientOptions = {}) {
     if (typeof options !== "object" || options === null) {
       throw new TypeError("Expected the HaClient options to be an object such as { endpoint: \"http://127.0.0.1:7071/api\" }.");
     }
-    this.endpoint = checkEndpoint("endpoint", options.endpoint);
-    this.#apiKey = checkOptionalString("apiKey", options.apiKey);
+    const endpoint = options.endpoint ?? environmentDefault("HA_ENDPOINT");
+    if (endpoint === undefined) {
+      throw new TypeError("Expected `endpoint` (the service's base URL, e.g. http://127.0.0.1:7071/api) to be given, or HA_ENDPOINT to be set.");
+    }
+    this.endpoint = checkEndpoint(options.endpoint === undefined ? "HA_ENDPOINT" : "endpoint", endpoint);
+    this.#apiKey = options.apiKey === undefined ? environmentDefault("HA_API_KEY") : checkOptionalString("apiKey", options.apiKey);
     this.#timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
   }
 
   /** GetPrimary: the live primary of `utype`, or `primary: null`. */
   async getPrimary(utype: string, options: CallOptions = {}): Promise<LeaseView> {
     const what = `GetPrimary(${checkId("utype", utype)})`;
-    const answer = await this.#call("GET", `/primary/${utype}`, undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer);
+    const path = `/primary/${utype}`;
+    const answer = await this.#call("GET", path, undefined, options, what);
+    if (answer.status !== 200) throw refused(what, answer, this.endpoint, path);
     return parseLeaseView(answer.body, utype, answer.status, what);
   }
 
@@ -67,11 +77,12 @@ export class HaClient implements LeaseTransport {
     const address = body.address === null ? null : checkOptionalAddress("address", body.address);
     const lease = checkOptionalString("lease", body.lease);
     const sent = JSON.stringify({ uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }) });
-    const answer = await this.#call("PUT", `/primary/${utype}`, sent, options, what);
+    const path = `/primary/${utype}`;
+    const answer = await this.#call("PUT", path, sent, options, what);
     if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedHeartbeat(answer.body, utype, uuid, answer.status, what) };
     const lost = lostOutcome(answer, utype, what);
     if (lost !== undefined) return lost;
-    throw refused(what, answer);
+    throw refused(what, answer, this.endpoint, path);
   }
 
   /**
@@ -84,21 +95,22 @@ export class HaClient implements LeaseTransport {
     const what = `Release(${checkId("utype", utype)})`;
     const lease = checkOptionalString("lease", options.lease);
     const query = `?uuid=${encodeURIComponent(checkId("uuid", uuid))}${lease === undefined ? "" : `&lease=${encodeURIComponent(lease)}`}`;
-    const answer = await this.#call("DELETE", `/primary/${utype}${query}`, undefined, options, what);
+    const path = `/primary/${utype}`;
+    const answer = await this.#call("DELETE", `${path}${query}`, undefined, options, what);
     if (answer.status === 200) {
       const view = parseLeaseView(answer.body, utype, answer.status, what);
       return { outcome: view.primary?.uuid === uuid && view.primary.revoked ? "revoked" : "released", view };
     }
     const lost = lostOutcome(answer, utype, what);
     if (lost !== undefined) return lost;
-    throw refused(what, answer);
+    throw refused(what, answer, this.endpoint, path);
   }
 
   /** Name resolving: the live primary of every utype. */
   async listPrimaries(options: CallOptions = {}): Promise<LeaseView[]> {
     const what = "ListPrimaries";
     const answer = await this.#call("GET", "/primary", undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer);
+    if (answer.status !== 200) throw refused(what, answer, this.endpoint, "/primary");
     return parsePrimaryList(answer.body, answer.status, what);
   }
 
@@ -109,7 +121,7 @@ export class HaClient implements LeaseTransport {
     if (answer.status === 200 || (answer.status === 503 && parseErrorBody(answer.body)?.code === "StoreUnavailable")) {
       return parseHealth(answer.body, answer.status, what);
     }
-    throw refused(what, answer);
+    throw refused(what, answer, this.endpoint, "/health");
   }
 
   async #call(method: string, path: string, body: string | undefined, options: CallOptions, what: string): Promise<Answer> {
@@ -158,8 +170,11 @@ function lostOutcome(answer: Answer, utype: string, what: string): { outcome: Re
   return { outcome, view: parseLeaseView(answer.body, utype, answer.status, what) };
 }
 
-function refused(what: string, answer: Answer): HaRequestError {
+function refused(what: string, answer: Answer, endpoint: string, path: string): HaRequestError {
   const error = parseErrorBody(answer.body);
+  // Errors no retry can fix get classes of their own, so a program can tell them apart.
+  if (answer.status === 401) return new UnauthorizedError(what, endpoint, error?.message);
+  if (answer.status === 404) return new EndpointNotFoundError(what, `${endpoint}${path}`, error?.message);
   if (error === undefined) {
     return new HaRequestError(`${what}: unexpected ${answer.status} response without the contract's error body.`, "UnexpectedResponse", answer.status);
   }

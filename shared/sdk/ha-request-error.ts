@@ -2,9 +2,16 @@
  * A call that did not get a usable answer: the service refused it (400, 401, 503 …), or it
  * could not be reached, or it did not answer in time. `code` is the REST contract's error
  * code when the service sent one, otherwise "Timeout", "NetworkError" or "UnexpectedResponse".
+ * Two refusals have classes of their own: UnauthorizedError (401) and EndpointNotFoundError (404).
  */
 export class HaRequestError extends Error {
-  override readonly name = "HaRequestError";
+  override readonly name: string = "HaRequestError";
+  /**
+   * Whether the same request may succeed if it is simply sent again: true for timeouts,
+   * unreachable services and 5xx answers (and 408, 429); false for the other 4xx answers,
+   * which need something changed first (the key, the endpoint, the request).
+   */
+  readonly retryable: boolean;
 
   constructor(
     message: string,
@@ -14,5 +21,6 @@ export class HaRequestError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+    this.retryable = status === undefined || status >= 500 || status === 408 || status === 429 || status < 400;
   }
 }

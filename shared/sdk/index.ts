@@ -14,4 +14,7 @@ export type { ErrorCode } from "../contract/error-codes.js";
 export type { LeaseTiming } from "../contract/timing.js";
 export { CorruptedMessageError } from "./corrupted-message-error.js";
 export { HaRequestError } from "./ha-request-error.js";
+export { UnauthorizedError } from "./unauthorized-error.js";
+export { EndpointNotFoundError } from "./endpoint-not-found-error.js";
 export { SlowRoundTripWarning } from "./slow-round-trip-warning.js";
+export { TermEndedError } from "./term-ended-error.js";

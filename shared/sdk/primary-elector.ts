@@ -1,95 +1,24 @@
-import { randomUUID } from "node:crypto";
-import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
-import { HaClient } from "./ha-client.js";
+import { callWithin } from "./bounded-call.js";
+import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs, renewalBudgetMs } from "./budgets.js";
+import { CorruptedMessageError } from "./corrupted-message-error.js";
+import { DeadlineAlarm } from "./deadline-alarm.js";
+import { sleep, type ElectorClock } from "./elector-clock.js";
+import type { ElectorEvents } from "./elector-events.js";
+import { resolveElectorOptions, type PrimaryElectorOptions } from "./elector-options.js";
+import { epochHeldBy, takeoverTime, type AcquireOutcome, type Elected, type FollowStart, type LeadEnd, type Role, type Term } from "./elector-role.js";
+import { ElectorStatistics, type ElectorStats } from "./elector-stats.js";
 import type { HeartbeatBody } from "../contract/heartbeat-body.js";
-import type { LeaseView, PrimaryView } from "../contract/lease-view.js";
-import type { HeartbeatResult } from "../contract/outcomes.js";
-import type { LeaseTransport } from "./lease-transport.js";
+import type { LeaseView } from "../contract/lease-view.js";
+import type { LeaseTiming } from "../contract/timing.js";
+import type { CallOptions, LeaseTransport } from "./lease-transport.js";
 import { Listeners } from "./listeners.js";
-import {
-  checkEndpoint,
-  checkId,
-  checkOptionalAddress,
-  checkOptionalFunction,
-  checkOptionalSignal,
-  checkOptionalString,
-  checkPositiveMs,
-} from "./option-checks.js";
-import { RoundTripWindow } from "./round-trip-stats.js";
-import { SlowRoundTripWarning } from "./slow-round-trip-warning.js";
+import { backoffMs, isRefusal, pollStretch } from "./poll-delays.js";
+import { checkId } from "./option-checks.js";
+import { TermEndedError } from "./term-ended-error.js";
 
-/**
- * Why a primary stopped being one. `rejected`: a heartbeat got 409, another uuid holds the
- * lease. `revoked`: a heartbeat got 409 LeaseRevoked, someone revoked the lease (DELETE
- * without its token); nobody takes over before it expires. `lease-expired`: the deadline
- * passed without an accepted renewal (slow or failing calls, or a process pause).
- * `stopped`: stop() or the abort signal. `affinity-lost`: the primary of the affinity utype
- * is no longer at this elector's address. `epoch-changed`: a renewal was accepted with
- * another epoch than the one held, which only happens when the service lost its state;
- * `elected` with the new epoch follows at once.
- */
-export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed";
-
-export interface ElectorEvents {
-  /** This elector became primary; `epoch` is the fencing token for its writes. */
-  elected: { readonly uuid: string; readonly epoch: number };
-  /** It is no longer primary. Handlers of a `stopped` demotion are awaited before release. */
-  demoted: { readonly reason: DemotionReason; readonly uuid: string; readonly epoch: number };
-  /** The primary this elector observes changed (another uuid, or none). */
-  primaryChanged: { readonly primary: PrimaryView | null };
-  /** Non-fatal: a failed call, a corrupted answer, slow round trips. The elector keeps going. */
-  error: Error;
-}
-
-export interface PrimaryElectorOptions {
-  /** The role to compete for. */
-  readonly utype: string;
-  /** Where this participant can be reached; GetPrimary shows it to everyone. */
-  readonly address?: string;
-  /** The service's base URL; or give `transport` instead. */
-  readonly endpoint?: string;
-  /** The function key for `endpoint`. */
-  readonly apiKey?: string;
-  /** Any LeaseTransport (an HaClient, or a fake in tests); excludes `endpoint`. */
-  readonly transport?: LeaseTransport;
-  /** Compete only while this other utype's primary is at our `address` (co-located services). */
-  readonly affinity?: string;
-  /** Aborting stops the elector as stop() does. */
-  readonly abortSignal?: AbortSignal;
-  /**
-   * Delay between attempts until the service has answered once and so told us I. After
-   * that every delay derives from the I and T the service reports. Default 1000 ms.
-   */
-  readonly retryDelayInMs?: number;
-  /** Monotonic time and timers; defaults to performance.now() and the process's timers. */
-  readonly clock?: ElectorClock;
-  /** A new incarnation id; defaults to crypto.randomUUID. */
-  readonly newUuid?: () => string;
-}
-
-export interface ElectorStats {
-  /** Round trips of answered heartbeats (UpdateHeartBeat), over the last 1024. */
-  readonly heartbeatRoundTrip: { readonly count: number; readonly p50Ms: number | undefined; readonly p99Ms: number | undefined };
-  /** Calls that failed: timeouts, refusals, unreachable service, corrupted answers. */
-  readonly failures: number;
-  /** Total time during which this elector's last observation was "no live primary". */
-  readonly withoutPrimaryMs: number;
-  readonly elections: number;
-  readonly demotions: number;
-}
-
-interface Holding {
-  readonly epoch: number;
-  readonly lease: string;
-  /** Monotonic time at which this elector stops being primary unless a renewal is accepted. */
-  readonly deadline: number;
-}
-
-type Lifecycle = "idle" | "running" | "stopping" | "stopped";
-
-const DEFAULT_RETRY_DELAY_MS = 1000;
-/** Round trips needed before the p99 is trusted enough to warn about. */
-const MIN_SAMPLES_FOR_WARNING = 10;
+export type { DemotionReason, ElectorEvents } from "./elector-events.js";
+export type { PrimaryElectorOptions } from "./elector-options.js";
+export type { ElectorStats } from "./elector-stats.js";
 
 /**
  * The client side of the lease protocol (SPEC §5) for one utype.
@@ -104,6 +33,11 @@ const MIN_SAMPLES_FOR_WARNING = 10;
  *   reads false at once, and its next event is `demoted`.
  * Not guaranteed: that your work stops the instant isPrimary() turns false. Fence your
  * writes with `epoch` so that downstream systems refuse a stale primary.
+ *
+ * The loop is client-go's shape: follow until elected, lead until demoted, follow again
+ * as a new uuid; stop() ends it, awaits the `demoted` handlers, then releases. Every wait
+ * is on the injected clock, and after every wait the loop looks at the deadline and at
+ * stop() before it acts on what it waited for.
  */
 export class PrimaryElector {
   readonly utype: string;
@@ -112,6 +46,7 @@ export class PrimaryElector {
   readonly #transport: LeaseTransport;
   readonly #clock: ElectorClock;
   readonly #newUuid: () => string;
+  readonly #random: () => number;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
   /**
@@ -124,73 +59,30 @@ export class PrimaryElector {
     void this.#listeners.emit("error", asError(error));
     return true;
   });
+  readonly #stats = new ElectorStatistics();
+  /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
+  readonly #halt = new AbortController();
 
-  #lifecycle: Lifecycle = "idle";
   #uuid: string;
-  /** Bumped on every demotion: answers to calls of an earlier incarnation are ignored. */
-  #incarnation = 0;
-  #holding: Holding | undefined;
-  #timing: { intervalMs: number; timeoutMs: number } | undefined;
+  #role: Role = { kind: "following" };
+  #timing: LeaseTiming | undefined;
   #observedPrimary: string | null | undefined;
-  /** A PUT of the current uuid is in flight: we may hold the lease without knowing it. */
-  #acquireInFlight = false;
-  /**
-   * Renewals omit the address (the service keeps the stored one, and the body stays small);
-   * set when the last answer showed another address than ours, so the next one sends it.
-   */
-  #addressMismatch = false;
-
-  #loopTimer: TimerHandle | undefined;
-  #deadlineTimer: TimerHandle | undefined;
-  #nextStepAt = 0;
-  #takeoverAt: number | undefined;
-  #step: Promise<void> | undefined;
-  #inflight: AbortController | undefined;
+  /** Failed calls in a row that no retry can fix (see isRefusal); any answer resets it. */
+  #refusals = 0;
+  #loop: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
 
-  readonly #roundTrips = new RoundTripWindow();
-  #slowWarned = false;
-  #failures = 0;
-  #elections = 0;
-  #demotions = 0;
-  #withoutPrimaryMs = 0;
-  #withoutPrimarySince: number | undefined;
-
   constructor(options: PrimaryElectorOptions) {
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError('Expected the PrimaryElector options to be an object such as { utype: "scheduler", endpoint: "http://127.0.0.1:7071/api" }.');
-    }
-    this.utype = checkId("utype", options.utype);
-    this.address = checkOptionalAddress("address", options.address);
-    this.affinity = options.affinity === undefined ? undefined : checkId("affinity", options.affinity);
-    if (this.affinity !== undefined && this.address === undefined) {
-      throw new TypeError("Expected `address` to be set when `affinity` is: the elector competes only while the affinity utype's primary has this address.");
-    }
-    if (this.affinity === this.utype) {
-      throw new TypeError("Expected `affinity` to name another utype than `utype` itself.");
-    }
-    if (options.transport !== undefined && options.endpoint !== undefined) {
-      throw new TypeError("Expected either `transport` or `endpoint`, not both: `endpoint` builds an HaClient, `transport` replaces it.");
-    }
-    if (options.transport !== undefined) {
-      if (typeof options.transport?.heartbeat !== "function") {
-        throw new TypeError("Expected `transport` to implement LeaseTransport (getPrimary, heartbeat, release), e.g. an HaClient.");
-      }
-      this.#transport = options.transport;
-    } else if (options.endpoint !== undefined) {
-      checkEndpoint("endpoint", options.endpoint);
-      const apiKey = checkOptionalString("apiKey", options.apiKey);
-      this.#transport = new HaClient({ endpoint: options.endpoint, ...(apiKey === undefined ? {} : { apiKey }) });
-    } else {
-      throw new TypeError("Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set.");
-    }
-    this.#retryDelayMs = checkPositiveMs("retryDelayInMs", options.retryDelayInMs, DEFAULT_RETRY_DELAY_MS);
-    this.#abortSignal = checkOptionalSignal("abortSignal", options.abortSignal);
-    this.#clock = options.clock ?? systemElectorClock;
-    if (typeof this.#clock.now !== "function" || typeof this.#clock.setTimeout !== "function" || typeof this.#clock.clearTimeout !== "function") {
-      throw new TypeError("Expected `clock` to have now(), setTimeout() and clearTimeout().");
-    }
-    this.#newUuid = checkOptionalFunction("newUuid", options.newUuid) ?? randomUUID;
+    const settings = resolveElectorOptions(options);
+    this.utype = settings.utype;
+    this.address = settings.address;
+    this.affinity = settings.affinity;
+    this.#transport = settings.transport;
+    this.#clock = settings.clock;
+    this.#newUuid = settings.newUuid;
+    this.#random = settings.random;
+    this.#retryDelayMs = settings.retryDelayMs;
+    this.#abortSignal = settings.abortSignal;
     this.#uuid = checkId("newUuid()", this.#newUuid());
   }
 
@@ -211,17 +103,17 @@ export class PrimaryElector {
 
   /** The fencing token of the lease held now, or undefined when not primary. */
   get epoch(): number | undefined {
-    return this.isPrimary() ? this.#holding?.epoch : undefined;
+    return this.#termHeldNow()?.epoch;
   }
 
   /** I and T as the service last reported them, or undefined before its first answer. */
-  get timing(): { readonly intervalMs: number; readonly timeoutMs: number } | undefined {
+  get timing(): LeaseTiming | undefined {
     return this.#timing;
   }
 
-  /** True only while running and before the deadline of the last accepted heartbeat. */
+  /** True only while leading and before the deadline of the last accepted heartbeat. */
   isPrimary(): boolean {
-    return this.#lifecycle === "running" && this.#holding !== undefined && this.#clock.now() < this.#holding.deadline;
+    return this.#termHeldNow() !== undefined;
   }
 
   /**
@@ -230,36 +122,27 @@ export class PrimaryElector {
    * time to wind down must begin stopping while this is still larger than that time.
    */
   leaseTimeLeftMs(): number {
-    if (!this.isPrimary()) return 0;
-    return Math.max(0, (this.#holding as Holding).deadline - this.#clock.now());
+    const term = this.#termHeldNow();
+    return term === undefined ? 0 : Math.max(0, term.deadline - this.#clock.now());
   }
 
   stats(): ElectorStats {
-    const now = this.#clock.now();
-    return {
-      heartbeatRoundTrip: {
-        count: this.#roundTrips.count,
-        p50Ms: this.#roundTrips.percentile(50),
-        p99Ms: this.#roundTrips.percentile(99),
-      },
-      failures: this.#failures,
-      withoutPrimaryMs: this.#withoutPrimaryMs + (this.#withoutPrimarySince === undefined ? 0 : now - this.#withoutPrimarySince),
-      elections: this.#elections,
-      demotions: this.#demotions,
-    };
+    return this.#stats.snapshot(this.#clock.now());
   }
 
   /** Joins the election. Call once. */
   start(): this {
-    if (this.#lifecycle !== "idle") throw new Error("This PrimaryElector was already started; create a new one to compete again.");
+    if (this.#loop !== undefined || this.#stopped !== undefined) {
+      throw new Error("This PrimaryElector was already started; create a new one to compete again.");
+    }
     if (this.#abortSignal?.aborted) {
-      this.#lifecycle = "stopped";
-      this.#stopped = Promise.resolve();
+      this.#role = { kind: "stopped" };
+      this.#loop = this.#stopped = Promise.resolve();
       return this;
     }
-    this.#lifecycle = "running";
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
-    this.#schedule(this.#clock.now());
+    this.#stats.startClock(this.#clock.now());
+    this.#loop = this.#run().catch((error: unknown) => this.#report(asError(error)));
     return this;
   }
 
@@ -270,8 +153,8 @@ export class PrimaryElector {
    */
   stop(): Promise<void> {
     if (this.#stopped !== undefined) return this.#stopped;
-    if (this.#lifecycle === "idle") {
-      this.#lifecycle = "stopped";
+    if (this.#loop === undefined) {
+      this.#role = { kind: "stopped" };
       this.#stopped = Promise.resolve();
       return this.#stopped;
     }
@@ -280,269 +163,242 @@ export class PrimaryElector {
   }
 
   async #stop(): Promise<void> {
-    this.#expireIfDue();
-    const holding = this.#holding;
-    this.#lifecycle = "stopping";
-    if (holding !== undefined) {
-      this.#demotions += 1;
-      await this.#listeners.emit("demoted", { reason: "stopped", uuid: this.#uuid, epoch: holding.epoch });
+    const role = this.#role;
+    // An acquire cut off here may still have been applied: release its uuid to be sure.
+    const acquiring = role.kind === "acquiring" ? this.#uuid : undefined;
+    // A term whose deadline has passed is not stopped but expired: the loop says so when it wakes.
+    if (role.kind === "leading" && this.#clock.now() < role.term.deadline) {
+      const { term } = role;
+      this.#role = { kind: "releasing", term };
+      this.#stats.demoted();
+      term.ended.abort(new TermEndedError("stopped", term.uuid, term.epoch));
+      await this.#listeners.emit("demoted", { reason: "stopped", uuid: term.uuid, epoch: term.epoch });
     }
-    this.#lifecycle = "stopped";
-    this.#clearTimer("loop");
-    this.#clearTimer("deadline");
-    // An acquiring PUT cut off here may still have been applied: release to be sure.
-    const acquireWasInFlight = this.#acquireInFlight;
-    this.#inflight?.abort(new Error("The elector is stopping."));
-    await this.#step;
-    const mayHold = this.#holding !== undefined || acquireWasInFlight;
+    this.#halt.abort();
+    await this.#loop;
+    const last = this.#role;
+    this.#role = { kind: "stopped" };
+    const term = last.kind === "releasing" ? last.term : undefined;
     // With the token the release is proven and a standby may take over at once. Without
     // one (only an acquire was in flight) the service revokes or retires the uuid instead:
     // either way that acquire cannot leave a lease behind that nobody renews.
-    const lease = this.#holding?.lease;
-    this.#holding = undefined;
-    if (mayHold) {
+    const uuid = term?.uuid ?? acquiring;
+    if (uuid !== undefined) {
       try {
-        const released = await this.#transport.release(this.utype, this.#uuid, {
-          timeoutInMs: this.#releaseBudget(),
-          ...(lease === undefined ? {} : { lease }),
+        const released = await this.#transport.release(this.utype, uuid, {
+          timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs),
+          ...(term === undefined ? {} : { lease: term.lease }),
         });
         if (released.outcome === "released") this.#observe(released.view);
       } catch (error) {
         this.#fail(error);
       }
     }
-    this.#closeWithoutPrimary();
+    this.#stats.stopClock(this.#clock.now());
   }
 
-  // ---- the loop -------------------------------------------------------------------------
-
-  #schedule(at: number): void {
-    this.#clearTimer("loop");
-    this.#nextStepAt = at;
-    const wake = this.#takeoverAt === undefined || this.#holding !== undefined ? at : Math.min(at, this.#takeoverAt);
-    this.#loopTimer = this.#clock.setTimeout(() => this.#runStep(), Math.max(0, wake - this.#clock.now()));
-  }
-
-  #runStep(): void {
-    this.#loopTimer = undefined;
-    if (this.#step !== undefined || this.#lifecycle === "stopped") return;
-    this.#step = this.#oneStep()
-      .catch((error: unknown) => this.#report(asError(error)))
-      .finally(() => {
-        this.#step = undefined;
-        if (this.#lifecycle === "running" || (this.#lifecycle === "stopping" && this.#holding !== undefined)) {
-          this.#schedule(this.#nextStepAt);
-        }
-      });
-  }
-
-  async #oneStep(): Promise<void> {
-    this.#expireIfDue();
-    if (this.#holding !== undefined) {
-      await this.#renew();
-    } else if (this.#lifecycle === "running") {
-      await this.#follow();
-    }
-  }
-
-  /**
-   * Primary: one fast-path heartbeat per I. Accepted → deadline = sentAt + (T − I).
-   * 409 → demote at once, unless the answer names this uuid as the live holder at the held
-   * epoch (our own echo won a race). A failure → try again, each call bounded by the time left.
-   */
-  async #renew(): Promise<void> {
-    const holding = this.#holding as Holding;
-    const timing = this.#timing as { intervalMs: number; timeoutMs: number };
-    const sentAt = this.#clock.now();
-    const budget = Math.min(holding.deadline - sentAt, this.#heartbeatBudget());
-    this.#nextStepAt = sentAt + timing.intervalMs;
-    const incarnation = this.#incarnation;
-    const request: HeartbeatBody = this.#addressMismatch
-      ? { uuid: this.#uuid, address: this.address ?? null, lease: holding.lease }
-      : { uuid: this.#uuid, lease: holding.lease };
-    const result = await this.#call(budget, (options) => this.#transport.heartbeat(this.utype, request, options));
-    if (this.#expireIfDue() || incarnation !== this.#incarnation) return;
-    if (result === undefined) {
-      this.#nextStepAt = Math.max(this.#nextStepAt, this.#clock.now());
-      return;
-    }
-    this.#recordRoundTrip(this.#clock.now() - sentAt);
-    if (result.outcome !== "accepted") {
-      if (namesHolder(result.view, this.#uuid, holding.epoch)) {
-        // Our own echo (a retry, a duplicate) won the race: the lease is still ours, but
-        // this answer says nothing about when it was renewed. Keep the deadline, do not
-        // extend it, and renew again at once.
-        this.#observe(result.view);
-        this.#nextStepAt = this.#clock.now();
+  /** Follow until elected, lead until demoted, and again as a new uuid, until stop(). */
+  async #run(): Promise<void> {
+    let start: FollowStart = { pollAt: this.#clock.now(), takeoverAt: undefined };
+    for (;;) {
+      const elected = await this.#follow(start);
+      if (elected === undefined) return;
+      if (this.#halt.signal.aborted) {
+        // Accepted by a transport that ignored the abort: held only so that stop() releases it.
+        this.#role = { kind: "releasing", term: elected.term };
         return;
       }
-      if (this.#lifecycle === "running") {
-        this.#demote(result.outcome === "revoked" ? "revoked" : "rejected");
-        this.#armTakeover(result.view);
-      } else {
-        this.#holding = undefined; // stopping: the user already heard `stopped`
-      }
-      this.#observe(result.view);
-      return;
-    }
-    this.#observe(result.view);
-    this.#hold(result, sentAt);
-    this.#nextStepAt = sentAt + this.#timing!.intervalMs;
-    const epoch = this.#holding!.epoch;
-    if (epoch !== holding.epoch && this.#lifecycle === "running") this.#changeTerm(holding.epoch, epoch);
-    if (this.affinity !== undefined && this.#lifecycle === "running" && !(await this.#affinityHolds(incarnation))) {
-      if (incarnation === this.#incarnation && this.#holding !== undefined) this.#demote("affinity-lost");
+      const next = this.#afterTerm(await this.#lead(elected));
+      if (next === undefined || this.#halt.signal.aborted) return;
+      start = next;
     }
   }
 
   /**
    * Follower: GetPrimary every I. No primary (or ourselves, after a lost answer) → send
-   * UpdateHeartBeat now. A live other primary → arm a takeover for its expiresInMs.
+   * UpdateHeartBeat now. A live other primary → take over at its expiresInMs.
    */
-  async #follow(): Promise<void> {
-    const sentAt = this.#clock.now();
-    this.#nextStepAt = sentAt + (this.#timing?.intervalMs ?? this.#retryDelayMs);
-    const incarnation = this.#incarnation;
-    if (this.affinity !== undefined && !(await this.#affinityHolds(incarnation))) {
-      this.#takeoverAt = undefined;
-      return;
-    }
-    if (this.#takeoverAt !== undefined && this.#clock.now() >= this.#takeoverAt) {
-      this.#takeoverAt = undefined;
-      await this.#acquire();
-      return;
-    }
-    const view = await this.#call(this.#pollBudget(), (options) => this.#transport.getPrimary(this.utype, options));
-    if (view === undefined || incarnation !== this.#incarnation || this.#lifecycle !== "running") return;
-    this.#observe(view);
-    this.#nextStepAt = sentAt + view.intervalMs;
-    if (view.primary === null || view.primary.uuid === this.#uuid) {
-      await this.#acquire();
-    } else {
-      this.#armTakeover(view);
+  async #follow(start: FollowStart): Promise<Elected | undefined> {
+    const halt = this.#halt.signal;
+    let { pollAt, takeoverAt } = start;
+    // True while this uuid may hold a term this elector does not lead: an acquire of it
+    // went unanswered (it may have landed), was accepted too late, or an answer named it.
+    // Such a uuid is kept only while the service shows it as the live primary (then the
+    // next acquire renews it: the fast recovery); an answer showing another primary or
+    // none draws a new uuid. If its term ended unseen it must never start another (SPEC
+    // §2), and the service remembers only the last 8 ended uuids. (A takeover is armed
+    // only by an answer showing another primary, so it never sends such a uuid.)
+    let unconfirmed = false;
+    const judgeUuid = (view: LeaseView): void => {
+      if (view.primary?.uuid === this.#uuid) {
+        unconfirmed = true;
+      } else if (unconfirmed) {
+        this.#uuid = this.#newUuid();
+        unconfirmed = false;
+      }
+    };
+    for (;;) {
+      await sleep(this.#clock, (takeoverAt === undefined ? pollAt : Math.min(pollAt, takeoverAt)) - this.#clock.now(), halt);
+      if (halt.aborted) return undefined;
+      const startedAt = this.#clock.now();
+      const pollMs = pollBudgetMs(this.#timing, this.#retryDelayMs);
+      const stretch = pollStretch(this.#random);
+      // After calls no retry can fix (a wrong key or endpoint): later and later, up to T.
+      pollAt = startedAt + (this.#refusals > 0 ? backoffMs(this.#refusals, this.#timing, this.#retryDelayMs) : pollMs) * stretch;
+      if (this.affinity !== undefined) {
+        const holds = await this.#affinityHolds(this.affinity, pollMs, halt, false);
+        if (halt.aborted) return undefined;
+        if (!holds) {
+          takeoverAt = undefined;
+          continue;
+        }
+      }
+      let attempt: AcquireOutcome | undefined;
+      if (takeoverAt !== undefined && this.#clock.now() >= takeoverAt) {
+        takeoverAt = undefined;
+        attempt = await this.#acquire();
+      } else {
+        // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
+        const takeoverAlarm = new DeadlineAlarm(this.#clock);
+        if (takeoverAt !== undefined) takeoverAlarm.arm(takeoverAt);
+        const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#transport.getPrimary(this.utype, options));
+        takeoverAlarm.disarm();
+        if (halt.aborted) return undefined;
+        if (view === undefined) continue;
+        this.#observe(view);
+        judgeUuid(view);
+        pollAt = startedAt + view.intervalMs * stretch;
+        takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
+        if (view.primary === null || view.primary.uuid === this.#uuid) attempt = await this.#acquire();
+      }
+      switch (attempt?.kind) {
+        case "elected":
+          return attempt.elected;
+        case "refused":
+          if (attempt.ended) {
+            // This uuid's term ended (an earlier acquire of ours landed and was revoked or
+            // taken over, or a release retired it): compete on as a new incarnation.
+            this.#uuid = this.#newUuid();
+            unconfirmed = false;
+          } else {
+            judgeUuid(attempt.view);
+          }
+          takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#clock.now());
+          break;
+        case "too-late":
+          unconfirmed = true;
+          pollAt = this.#clock.now();
+          break;
+        case "unanswered":
+          unconfirmed = true;
+          break;
+      }
+      if (halt.aborted) return undefined;
     }
   }
 
-  async #acquire(): Promise<void> {
+  /** UpdateHeartBeat without a token: acquire a free lease, or take over an expired one. */
+  async #acquire(): Promise<AcquireOutcome> {
     const sentAt = this.#clock.now();
-    const incarnation = this.#incarnation;
-    this.#acquireInFlight = true;
-    const result = await this.#call(this.#heartbeatBudget(), (options) =>
-      this.#transport.heartbeat(this.utype, { uuid: this.#uuid, address: this.address ?? null }, options),
-    ).finally(() => {
-      if (incarnation === this.#incarnation) this.#acquireInFlight = false;
-    });
-    if (result === undefined || incarnation !== this.#incarnation) return;
-    this.#recordRoundTrip(this.#clock.now() - sentAt);
+    const uuid = this.#uuid;
+    this.#role = { kind: "acquiring" };
+    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), this.#halt.signal, (options) =>
+      this.#transport.heartbeat(this.utype, { uuid, address: this.address ?? null }, options),
+    );
+    this.#role = { kind: "following" };
+    if (result === undefined) return { kind: "unanswered" };
+    const epoch = epochHeldBy(result.view, uuid);
+    if (result.outcome === "accepted" && epoch === undefined) {
+      this.#fail(acceptedForAnother(this.utype));
+      return { kind: "unanswered" };
+    }
+    this.#roundTrip(this.#clock.now() - sentAt, result.view);
     this.#observe(result.view);
-    if (result.outcome === "revoked") {
-      // This uuid's term ended (an earlier acquire of ours landed and was revoked or taken
-      // over, or a release retired it): it can never hold the lease again. Compete on as a
-      // new incarnation.
-      this.#newIncarnation();
-      this.#armTakeover(result.view);
-      return;
-    }
-    if (result.outcome !== "accepted") {
-      this.#armTakeover(result.view);
-      return;
-    }
-    if (this.#lifecycle !== "running") {
-      // stop() began while the PUT was out: hold it only so that stop() releases it.
-      this.#holding = { epoch: result.view.primary!.epoch, lease: result.lease, deadline: -Infinity };
-      return;
-    }
-    this.#hold(result, sentAt);
-    if (!this.isPrimary()) {
+    if (result.outcome !== "accepted" || epoch === undefined) return { kind: "refused", ended: result.outcome === "revoked", view: result.view };
+    const term: Term = { uuid, epoch, lease: result.lease, deadline: sentAt + (result.view.timeoutMs - result.view.intervalMs), ended: new AbortController() };
+    const elected: Elected = { term, sentAt, view: result.view };
+    if (this.#halt.signal.aborted) return { kind: "elected", elected };
+    if (this.#clock.now() >= term.deadline) {
       // Accepted, but answered after its own deadline: it proves nothing about now. The
       // lease is probably still ours on the server, so ask again at once (same uuid).
       this.#report(new Error(`UpdateHeartBeat(${this.utype}) was accepted only after its deadline (round trip ${Math.round(this.#clock.now() - sentAt)} ms); trying again at once.`));
-      this.#holding = undefined;
-      this.#nextStepAt = this.#clock.now();
-      return;
+      return { kind: "too-late" };
     }
-    this.#nextStepAt = sentAt + result.view.intervalMs;
-    this.#elections += 1;
-    void this.#listeners.emit("elected", { uuid: this.#uuid, epoch: this.#holding!.epoch });
-  }
-
-  /** Affinity: the other utype's live primary is at our address. A failed read proves nothing. */
-  async #affinityHolds(incarnation: number): Promise<boolean> {
-    const affinity = this.affinity as string;
-    const budget = this.#holding === undefined ? this.#pollBudget() : Math.max(1, this.#holding.deadline - this.#clock.now());
-    const view = await this.#call(budget, (options) => this.#transport.getPrimary(affinity, options));
-    if (view === undefined || incarnation !== this.#incarnation) return this.#holding !== undefined;
-    return view.primary !== null && view.primary.address === this.address;
-  }
-
-  // ---- state changes --------------------------------------------------------------------
-
-  #hold(result: Extract<HeartbeatResult, { outcome: "accepted" }>, sentAt: number): void {
-    const { intervalMs, timeoutMs } = result.view;
-    this.#holding = { epoch: result.view.primary!.epoch, lease: result.lease, deadline: sentAt + (timeoutMs - intervalMs) };
-    this.#addressMismatch = result.view.primary!.address !== (this.address ?? null);
-    this.#takeoverAt = undefined;
-    this.#clearTimer("deadline");
-    const delay = this.#holding.deadline - this.#clock.now();
-    if (delay > 0) this.#deadlineTimer = this.#clock.setTimeout(() => this.#onDeadline(), delay);
-  }
-
-  #onDeadline(): void {
-    this.#deadlineTimer = undefined;
-    if (this.#holding === undefined) return;
-    if (!this.#expireIfDue()) {
-      const delay = this.#holding.deadline - this.#clock.now();
-      this.#deadlineTimer = this.#clock.setTimeout(() => this.#onDeadline(), delay);
-    }
-  }
-
-  /** Demotes with `lease-expired` when the deadline has passed. True when it did. */
-  #expireIfDue(): boolean {
-    if (this.#holding === undefined || this.#clock.now() < this.#holding.deadline) return false;
-    if (this.#lifecycle === "running") {
-      this.#demote("lease-expired");
-    } else {
-      // Stopping: the user already heard `stopped`; the lease is simply gone.
-      this.#holding = undefined;
-      this.#clearTimer("deadline");
-    }
-    return true;
+    this.#role = { kind: "leading", term };
+    this.#stats.elected();
+    void this.#listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
+    return { kind: "elected", elected };
   }
 
   /**
-   * Not primary any more: a new incarnation (new uuid) competes from here on. After an
-   * expiry or a lost affinity the old uuid's lease is released in the background, so a
-   * standby need not wait out the rest of T.
+   * Primary: one fast-path heartbeat per I. Accepted → deadline = sentAt + (T − I).
+   * 409 → the term ends, unless the answer names this uuid as the live holder at the held
+   * epoch (our own echo won a race). A failure → try again, each call bounded by the time
+   * left. While stop() awaits its handlers (`releasing`) the lease is renewed the same way.
    */
-  #demote(reason: Exclude<DemotionReason, "stopped" | "epoch-changed">): void {
-    const holding = this.#holding as Holding;
-    const oldUuid = this.#uuid;
-    this.#holding = undefined;
-    this.#clearTimer("deadline");
-    this.#inflight?.abort(new Error(`Demoted (${reason}).`));
-    this.#newIncarnation();
-    this.#takeoverAt = undefined;
-    this.#demotions += 1;
-    // Refused (another holder, or revoked): the lease is not ours to release, and a revoked
-    // one must run out on its own because our user's work may still be winding down.
-    const refused = reason === "rejected" || reason === "revoked";
-    this.#nextStepAt = this.#clock.now() + (refused ? (this.#timing?.intervalMs ?? 0) : 0);
-    if (!refused) {
-      // The deadline has passed (or affinity is lost and we step down): a proven release
-      // lets a standby take over at once instead of waiting out the rest of T.
-      this.#transport
-        .release(this.utype, oldUuid, { timeoutInMs: this.#releaseBudget(), lease: holding.lease })
-        .catch((error: unknown) => this.#fail(error));
+  async #lead({ term: first, sentAt: acquiredAt, view: acquired }: Elected): Promise<LeadEnd> {
+    let term = first;
+    let renewAt = acquiredAt + acquired.intervalMs;
+    // Renewals omit the address (the service keeps the stored one, and the body stays
+    // small); after an answer showing another address than ours, the next one sends it.
+    let sendAddress = acquired.primary?.address !== (this.address ?? null);
+    const alarm = new DeadlineAlarm(this.#clock);
+    alarm.arm(term.deadline);
+    const wake = AbortSignal.any([this.#halt.signal, alarm.signal]);
+    const ended = (): LeadEnd | undefined => {
+      if (this.#clock.now() >= term.deadline) return { reason: "lease-expired", term };
+      if (this.#halt.signal.aborted) return { reason: "halted", term };
+      return undefined;
+    };
+    try {
+      for (;;) {
+        await sleep(this.#clock, renewAt - this.#clock.now(), wake);
+        const beforeRenewal = ended();
+        if (beforeRenewal !== undefined) return beforeRenewal;
+        const timing = this.#timing ?? acquired;
+        const sentAt = this.#clock.now();
+        renewAt = sentAt + timing.intervalMs;
+        const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: this.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
+        const result = await this.#call(renewalBudgetMs(timing, term.deadline, sentAt), wake, (options) => this.#transport.heartbeat(this.utype, request, options));
+        const afterRenewal = ended();
+        if (afterRenewal !== undefined) return afterRenewal;
+        if (result === undefined) {
+          renewAt = Math.max(renewAt, this.#clock.now());
+          continue;
+        }
+        const epoch = epochHeldBy(result.view, term.uuid);
+        if (result.outcome === "accepted" && epoch === undefined) {
+          this.#fail(acceptedForAnother(this.utype));
+          renewAt = Math.max(renewAt, this.#clock.now());
+          continue;
+        }
+        this.#roundTrip(this.#clock.now() - sentAt, result.view);
+        if (result.outcome !== "accepted" || epoch === undefined) {
+          if (epoch !== term.epoch) return { reason: result.outcome === "revoked" ? "revoked" : "rejected", term, view: result.view };
+          // Our own echo (a retry, a duplicate) won the race: the lease is still ours, but
+          // this answer says nothing about when it was renewed. Keep the deadline, do not
+          // extend it, and renew again at once.
+          this.#observe(result.view);
+          renewAt = this.#clock.now();
+          continue;
+        }
+        this.#observe(result.view);
+        sendAddress = result.view.primary?.address !== (this.address ?? null);
+        if (epoch !== term.epoch) term = this.#changeTerm(term, epoch);
+        term.lease = result.lease;
+        term.deadline = sentAt + (result.view.timeoutMs - result.view.intervalMs);
+        renewAt = sentAt + result.view.intervalMs;
+        alarm.arm(term.deadline);
+        if (this.affinity !== undefined && this.#role.kind === "leading") {
+          const holds = await this.#affinityHolds(this.affinity, Math.max(1, term.deadline - this.#clock.now()), wake, true);
+          const afterAffinity = ended();
+          if (afterAffinity !== undefined) return afterAffinity;
+          if (!holds) return { reason: "affinity-lost", term };
+        }
+      }
+    } finally {
+      alarm.disarm();
     }
-    void this.#listeners.emit("demoted", { reason, uuid: oldUuid, epoch: holding.epoch });
-    if (this.#lifecycle === "running" && this.#step === undefined) this.#schedule(this.#nextStepAt);
-  }
-
-  /** A new incarnation: a new uuid, and answers to the old one's calls are ignored. */
-  #newIncarnation(): void {
-    this.#incarnation += 1;
-    this.#acquireInFlight = false;
-    this.#uuid = this.#newUuid();
   }
 
   /**
@@ -550,33 +406,73 @@ export class PrimaryElector {
    * lost its state and the lease was created afresh) ends the old term and starts a new
    * one: never a silent change of the fencing token the user's writes carry.
    */
-  #changeTerm(oldEpoch: number, newEpoch: number): void {
-    this.#demotions += 1;
-    this.#elections += 1;
-    void this.#listeners.emit("demoted", { reason: "epoch-changed", uuid: this.#uuid, epoch: oldEpoch });
-    void this.#listeners.emit("elected", { uuid: this.#uuid, epoch: newEpoch });
+  #changeTerm(old: Term, epoch: number): Term {
+    const term: Term = { uuid: old.uuid, epoch, lease: old.lease, deadline: old.deadline, ended: new AbortController() };
+    if (this.#role.kind === "releasing") {
+      // stop() already told the user the term ended; only the lease to release changes.
+      this.#role = { kind: "releasing", term };
+      return term;
+    }
+    this.#role = { kind: "leading", term };
+    this.#stats.demoted();
+    this.#stats.elected();
+    old.ended.abort(new TermEndedError("epoch-changed", old.uuid, old.epoch));
+    void this.#listeners.emit("demoted", { reason: "epoch-changed", uuid: old.uuid, epoch: old.epoch });
+    void this.#listeners.emit("elected", { uuid: term.uuid, epoch, signal: term.ended.signal });
+    return term;
   }
 
-  #armTakeover(view: LeaseView): void {
-    const primary = view.primary;
-    if (primary === null || primary.uuid === this.#uuid) {
-      this.#takeoverAt = undefined;
-      return;
+  /**
+   * The term is over: a new incarnation (new uuid) follows from here on. After an expiry
+   * or a lost affinity the old uuid's lease is released in the background, so a standby
+   * need not wait out the rest of T. Undefined when the loop ends instead (stop()).
+   */
+  #afterTerm(end: LeadEnd): FollowStart | undefined {
+    const { term, reason } = end;
+    if (reason === "halted") return undefined;
+    // Refused (another holder, or revoked): the lease is not ours to release, and a revoked
+    // one must run out on its own because our user's work may still be winding down.
+    const refused = reason === "rejected" || reason === "revoked";
+    if (this.#role.kind !== "leading") {
+      // stop() is winding down and told the user already: keep only a lease still to release.
+      this.#role = { kind: "releasing", term: refused ? undefined : term };
+      if (refused) this.#observe(end.view);
+      return undefined;
     }
-    // The answer left the server before it reached us, so this is at or after the real
-    // expiry; the +1 is because the service takes over only once the lease is older than T.
-    this.#takeoverAt = this.#clock.now() + Math.max(0, primary.expiresInMs) + 1;
+    this.#role = { kind: "following" };
+    this.#uuid = this.#newUuid();
+    this.#stats.demoted();
+    term.ended.abort(new TermEndedError(reason, term.uuid, term.epoch));
+    if (!refused) {
+      this.#transport
+        .release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs), lease: term.lease })
+        .catch((error: unknown) => this.#fail(error));
+    }
+    void this.#listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
+    const now = this.#clock.now();
+    if (!refused) return { pollAt: now, takeoverAt: undefined };
+    this.#observe(end.view);
+    return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
+  }
+
+  /** Affinity: the other utype's live primary is at our address. A failed read proves nothing: `onFailure`. */
+  async #affinityHolds(affinity: string, budgetMs: number, signal: AbortSignal, onFailure: boolean): Promise<boolean> {
+    const view = await this.#call(budgetMs, signal, (options) => this.#transport.getPrimary(affinity, options));
+    if (view === undefined) return onFailure;
+    return view.primary !== null && view.primary.address === this.address;
+  }
+
+  /** The term held now: leading, and before its deadline. */
+  #termHeldNow(): Term | undefined {
+    const role = this.#role;
+    return role.kind === "leading" && this.#clock.now() < role.term.deadline ? role.term : undefined;
   }
 
   /** Keeps I and T, the primaryChanged event and the time spent without a primary. */
   #observe(view: LeaseView): void {
+    this.#refusals = 0;
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
-    const now = this.#clock.now();
-    if (view.primary === null) {
-      this.#withoutPrimarySince ??= now;
-    } else {
-      this.#closeWithoutPrimary();
-    }
+    this.#stats.observed(this.#clock.now(), view.primary?.expiresInMs);
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
     if (key !== this.#observedPrimary) {
       this.#observedPrimary = key;
@@ -584,85 +480,29 @@ export class PrimaryElector {
     }
   }
 
-  #closeWithoutPrimary(): void {
-    if (this.#withoutPrimarySince === undefined) return;
-    this.#withoutPrimaryMs += this.#clock.now() - this.#withoutPrimarySince;
-    this.#withoutPrimarySince = undefined;
+  #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>): Promise<T | undefined> {
+    return callWithin(budgetMs, signal, send, (error) => this.#fail(error));
   }
 
-  // ---- calls ----------------------------------------------------------------------------
-
-  /** One call with a budget; a failure is counted and reported, and yields undefined. */
-  async #call<T>(budgetMs: number, send: (options: { timeoutInMs: number; abortSignal: AbortSignal }) => Promise<T>): Promise<T | undefined> {
-    const controller = new AbortController();
-    this.#inflight = controller;
-    try {
-      return await send({ timeoutInMs: Math.max(1, Math.ceil(budgetMs)), abortSignal: controller.signal });
-    } catch (error) {
-      if (!controller.signal.aborted) this.#fail(error);
-      return undefined;
-    } finally {
-      if (this.#inflight === controller) this.#inflight = undefined;
-    }
-  }
-
-  /**
-   * A poll answered after I is overtaken by the next one, so I bounds it: a lost call must
-   * not stall the loop (the retry delay stands in for I before the first answer).
-   */
-  #pollBudget(): number {
-    return this.#timing?.intervalMs ?? this.#retryDelayMs;
-  }
-
-  /**
-   * A heartbeat's answer is worth something until sentAt + (T − I). Half that margin, but
-   * at least I, bounds it: one lost call leaves time for another before the deadline, and
-   * a slow start of the service (seconds) is still waited for. A renewal is bounded by the
-   * time left before its deadline too.
-   */
-  #heartbeatBudget(): number {
-    if (this.#timing === undefined) return this.#retryDelayMs;
-    return Math.max(this.#timing.intervalMs, (this.#timing.timeoutMs - this.#timing.intervalMs) / 2);
-  }
-
-  /** Releases are not racing anything; T − I bounds them. */
-  #releaseBudget(): number {
-    return this.#timing === undefined ? this.#retryDelayMs : this.#timing.timeoutMs - this.#timing.intervalMs;
-  }
-
-  #recordRoundTrip(ms: number): void {
-    this.#roundTrips.add(ms);
-    if (this.#timing === undefined || this.#roundTrips.count < MIN_SAMPLES_FOR_WARNING) return;
-    const margin = this.#timing.timeoutMs - this.#timing.intervalMs;
-    const p99 = this.#roundTrips.percentile(99) ?? 0;
-    if (p99 > margin / 10) {
-      if (!this.#slowWarned) this.#report(new SlowRoundTripWarning(p99, margin));
-      this.#slowWarned = true;
-    } else {
-      this.#slowWarned = false;
-    }
+  #roundTrip(ms: number, timing: LeaseTiming): void {
+    const warning = this.#stats.roundTrip(ms, timing);
+    if (warning !== undefined) this.#report(warning);
   }
 
   #fail(error: unknown): void {
-    this.#failures += 1;
+    this.#stats.failed();
+    if (isRefusal(error)) this.#refusals += 1;
     this.#report(asError(error));
   }
 
   #report(error: Error): void {
     if (this.#listeners.count("error") > 0) void this.#listeners.emit("error", error);
   }
-
-  #clearTimer(which: "loop" | "deadline"): void {
-    const handle = which === "loop" ? this.#loopTimer : this.#deadlineTimer;
-    if (handle !== undefined) this.#clock.clearTimeout(handle);
-    if (which === "loop") this.#loopTimer = undefined;
-    else this.#deadlineTimer = undefined;
-  }
 }
 
-/** The view shows `uuid` as the live, unrevoked holder at `epoch`. */
-function namesHolder(view: LeaseView, uuid: string, epoch: number): boolean {
-  return view.primary !== null && view.primary.uuid === uuid && view.primary.epoch === epoch && !view.primary.revoked;
+/** A transport that is not an HaClient may skip the check HaClient makes of an accepted answer. */
+function acceptedForAnother(utype: string): CorruptedMessageError {
+  return new CorruptedMessageError(`UpdateHeartBeat(${utype}): corrupted message (the accepted heartbeat names another primary).`, 200);
 }
 
 function asError(error: unknown): Error {

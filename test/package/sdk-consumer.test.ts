@@ -128,6 +128,6 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
       ["--input-type=module", "-e", "const sdk = await import('ha-module/sdk'); console.log(Object.keys(sdk).sort().join(' '));"],
       { cwd: consumer, timeout: 30_000 },
     );
-    expect(stdout.trim()).toBe("CorruptedMessageError HaClient HaRequestError PrimaryElector SlowRoundTripWarning systemElectorClock");
+    expect(stdout.trim()).toBe("CorruptedMessageError EndpointNotFoundError HaClient HaRequestError PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError systemElectorClock");
   });
 });

@@ -1,12 +1,15 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { operations } from "../../functions/routes.js";
 import { startLocalHost, type LocalHost } from "../../shared/host/local-host.js";
 import { createRuntime } from "../../shared/http/runtime.js";
 import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
 import { HaClient } from "../../shared/sdk/ha-client.js";
+import { EndpointNotFoundError } from "../../shared/sdk/endpoint-not-found-error.js";
 import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 
 const timing = { intervalMs: 200, timeoutMs: 1500 };
@@ -80,6 +83,15 @@ describe("HaClient against the real service", () => {
     expect(refused).toMatchObject({ status: 404, code: "NotFound" });
   });
 
+  it("an endpoint without /api is an EndpointNotFoundError that says so, and no retry can fix it", async () => {
+    const withoutApi = host.url.replace(/\/api$/, "");
+    expect(withoutApi).not.toBe(host.url);
+    const error = await fetchError(() => new HaClient({ endpoint: withoutApi }).getPrimary("svc-a"));
+    expect(error).toBeInstanceOf(EndpointNotFoundError);
+    expect(error).toMatchObject({ name: "EndpointNotFoundError", status: 404, code: "NotFound", retryable: false });
+    expect((error as Error).message).toMatch(new RegExp(`^GetPrimary\\(svc-a\\): 404 Not Found from ${withoutApi}/primary/svc-a \\(No route /primary/svc-a; .*\\)\\. Does your endpoint end in /api\\?`));
+  });
+
   it("validates arguments before anything is sent", async () => {
     await expect(client.getPrimary("bad utype")).rejects.toThrow("Expected `utype` to be 1–128 characters");
     await expect(client.heartbeat("a", { uuid: "" })).rejects.toThrow("Expected `uuid` to be 1–128 characters");
@@ -94,6 +106,17 @@ describe("HaClient against the real service", () => {
 });
 
 describe("HaClient options", () => {
+  afterEach(() => void vi.unstubAllEnvs());
+  it("HA_ENDPOINT is the default endpoint; without either, the message says to set one", () => {
+    vi.stubEnv("HA_ENDPOINT", "");
+    expect(() => new HaClient()).toThrow("Expected `endpoint` (the service's base URL, e.g. http://127.0.0.1:7071/api) to be given, or HA_ENDPOINT to be set.");
+    vi.stubEnv("HA_ENDPOINT", "127.0.0.1:7071/api");
+    expect(() => new HaClient()).toThrow('Expected `HA_ENDPOINT` to be an http(s) URL such as http://127.0.0.1:7071/api, got "127.0.0.1:7071/api".');
+    expect(new HaClient({ endpoint: "http://10.0.0.1/api/" }).endpoint).toBe("http://10.0.0.1/api");
+    vi.stubEnv("HA_ENDPOINT", "https://app.azurewebsites.net/api");
+    expect(new HaClient().endpoint).toBe("https://app.azurewebsites.net/api");
+  });
+
   it.each([
     [{ endpoint: "localhost:7071" }, "Expected `endpoint` to be an http(s) URL such as http://127.0.0.1:7071/api, got \"localhost:7071\"."],
     [{ endpoint: "http://x", apiKey: "" }, "Expected `apiKey` to be a non-empty string, got \"\"."],
@@ -110,10 +133,46 @@ describe("HaClient with an API key", () => {
   });
   afterAll(() => host.close());
 
-  it("sends the key in x-functions-key, and a missing key is a 401 HaRequestError", async () => {
+  afterEach(() => void vi.unstubAllEnvs());
+
+  it("takes endpoint and key from HA_ENDPOINT and HA_API_KEY when they are not given; a given one always wins", async () => {
+    vi.stubEnv("HA_ENDPOINT", host.url);
+    vi.stubEnv("HA_API_KEY", "s3cret-key");
+    expect((await new HaClient().getPrimary("env")).primary).toBeNull();
+    await expect(new HaClient({ apiKey: "wrong" }).getPrimary("env")).rejects.toBeInstanceOf(UnauthorizedError);
+    vi.stubEnv("HA_ENDPOINT", "http://127.0.0.1:9/api");
+    vi.stubEnv("HA_API_KEY", "wrong");
+    expect((await new HaClient({ endpoint: host.url, apiKey: "s3cret-key" }).getPrimary("env")).primary).toBeNull();
+    vi.stubEnv("HA_API_KEY", "  ");
+    await expect(new HaClient({ endpoint: host.url }).getPrimary("env")).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+
+  it("a PrimaryElector built from the environment alone is elected", async () => {
+    vi.stubEnv("HA_ENDPOINT", host.url);
+    vi.stubEnv("HA_API_KEY", "s3cret-key");
+    const elector = new PrimaryElector({ utype: "from-env" });
+    const elected = new Promise((resolve) => elector.on("elected", resolve));
+    elector.start();
+    try {
+      expect(await elected).toMatchObject({ uuid: elector.uuid, epoch: 1 });
+    } finally {
+      await elector.stop();
+    }
+  });
+
+  it("sends the key in x-functions-key; a missing or wrong key is an UnauthorizedError that no retry can fix", async () => {
+    vi.stubEnv("HA_API_KEY", "");
     expect((await new HaClient({ endpoint: host.url, apiKey: "s3cret-key" }).getPrimary("k")).primary).toBeNull();
-    const error = await fetchError(() => new HaClient({ endpoint: host.url }).getPrimary("k"));
-    expect(error).toMatchObject({ name: "HaRequestError", status: 401, code: "Unauthorized" });
+    for (const client of [new HaClient({ endpoint: host.url }), new HaClient({ endpoint: host.url, apiKey: "rotated" })]) {
+      const error = await fetchError(() => client.getPrimary("k"));
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toBeInstanceOf(HaRequestError);
+      expect(error).toMatchObject({ name: "UnauthorizedError", status: 401, code: "Unauthorized", retryable: false });
+      // The service's own words first, then what to change.
+      expect((error as Error).message).toBe(
+        `GetPrimary(k): 401 Unauthorized: Send the API key in the x-functions-key header. Wrong or missing function key for ${host.url}: pass apiKey or set HA_API_KEY.`,
+      );
+    }
   });
 });
 
@@ -187,7 +246,7 @@ describe("HaClient refuses answers it cannot trust", () => {
   it("a gateway's non-JSON error page is a failed call with its status, not a corrupted message", async () => {
     reply = () => ({ status: 502, body: "<html>Bad Gateway</html>" });
     const client = new HaClient({ endpoint });
-    await expect(client.getPrimary("scheduler")).rejects.toMatchObject({ name: "HaRequestError", status: 502, code: "UnexpectedResponse" });
+    await expect(client.getPrimary("scheduler")).rejects.toMatchObject({ name: "HaRequestError", status: 502, code: "UnexpectedResponse", retryable: true });
     reply = () => ({ status: 503, body: "Service Unavailable" });
     await expect(client.health()).rejects.toMatchObject({ name: "HaRequestError", status: 503 });
     reply = () => ({ status: 503, body: JSON.stringify({ error: { code: "StoreUnavailable", message: "m" }, status: "unavailable", store: "table" }) });
@@ -207,6 +266,18 @@ describe("HaClient refuses answers it cannot trust", () => {
     await expect(client.heartbeat("scheduler", { uuid: "me" })).rejects.toBeInstanceOf(CorruptedMessageError);
   });
 
+  it("a platform's 404 page (another app, a missing /api) is an EndpointNotFoundError; a 400 is not retryable either", async () => {
+    reply = () => ({ status: 404, body: "<html>The resource you are looking for has been removed.</html>" });
+    const client = new HaClient({ endpoint });
+    const error = await fetchError(() => client.heartbeat("scheduler", { uuid: "me" }));
+    expect(error).toMatchObject({ name: "EndpointNotFoundError", status: 404, retryable: false });
+    expect((error as Error).message).toBe(
+      `UpdateHeartBeat(scheduler): 404 Not Found from ${endpoint}/primary/scheduler. Does your endpoint end in /api? For example http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api.`,
+    );
+    reply = () => ({ status: 400, body: JSON.stringify({ error: { code: "InvalidRequest", message: "bad" } }) });
+    await expect(client.getPrimary("scheduler")).rejects.toMatchObject({ name: "HaRequestError", code: "InvalidRequest", retryable: false });
+  });
+
   it("sends the heartbeat body and key the contract describes", async () => {
     let seen: { method?: string; url?: string; key?: unknown; body?: string } = {};
     reply = (request) => {
@@ -222,7 +293,7 @@ describe("HaClient refuses answers it cannot trust", () => {
     reply = () => "hang";
     const client = new HaClient({ endpoint });
     const timedOut = await fetchError(() => client.getPrimary("scheduler", { timeoutInMs: 50.4 }));
-    expect(timedOut).toMatchObject({ name: "HaRequestError", code: "Timeout" });
+    expect(timedOut).toMatchObject({ name: "HaRequestError", code: "Timeout", retryable: true });
     expect((timedOut as Error).message).toMatch(/within 51 ms/);
 
     const controller = new AbortController();
@@ -237,7 +308,7 @@ describe("HaClient refuses answers it cannot trust", () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const error = await fetchError(() => new HaClient({ endpoint: `http://127.0.0.1:${port}/api` }).health());
-    expect(error).toMatchObject({ name: "HaRequestError", code: "NetworkError", status: undefined });
+    expect(error).toMatchObject({ name: "HaRequestError", code: "NetworkError", status: undefined, retryable: true });
   });
 });
 

@@ -1,9 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
-import { type HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { EndpointNotFoundError } from "../../shared/sdk/endpoint-not-found-error.js";
+import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
 import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/primary-elector.js";
 import { SlowRoundTripWarning } from "../../shared/sdk/slow-round-trip-warning.js";
+import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
 import { I, T, leaseView, primaryView, ScriptedTransport, type PendingCall } from "../helpers/sdk-fakes.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { collectUncaught } from "../helpers/uncaught.js";
@@ -21,6 +23,8 @@ function setup(options: Partial<PrimaryElectorOptions> = {}) {
     transport,
     clock,
     newUuid: () => `uuid-${++counter}`,
+    // No jitter unless a test asks for it: standby polls exactly every I.
+    random: () => 0,
     ...options,
   });
   const events: Recorded[] = [];
@@ -63,7 +67,7 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(events.map((e) => [e.event, e.payload])).toEqual([
       ["primaryChanged", { primary: null }],
       ["primaryChanged", { primary: expect.objectContaining({ uuid: "uuid-1", epoch: 1, address: "10.0.0.4:5800" }) }],
-      ["elected", { uuid: "uuid-1", epoch: 1 }],
+      ["elected", { uuid: "uuid-1", epoch: 1, signal: expect.any(AbortSignal) }],
     ]);
 
     // One fast-path heartbeat per I, carrying the token of the last accepted one. The
@@ -100,18 +104,52 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(events.at(-1)).toMatchObject({ event: "elected", payload: { uuid: "uuid-1", epoch: 5 } });
   });
 
-  it("a standby whose takeover loses (409) re-arms for the new holder and keeps polling", async () => {
-    const { clock, transport, elector, answer } = setup();
+  it("a poll still unanswered when the takeover falls due is cut off: the takeover does not wait for it", async () => {
+    const { clock, transport, elector, events, answer } = setup();
     elector.start();
     await clock.advance(0);
+    const start = clock.now();
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", epoch: 4, expiresInMs: 1700 })));
+    await clock.advance(I);
+    const hanging = transport.take("getPrimary");
+    expect(hanging.options.timeoutInMs).toBe(I);
+    await clock.advance(700);
+    transport.expectIdle();
+    await clock.advance(1);
+    // At 1 701 ms, not when the poll's own budget runs out (2 000 ms).
+    expect(transport.take("heartbeat").sentAt - start).toBe(1701);
+    expect(hanging.settled).toBe(true);
+    // Cut off by the elector itself, so no failure and no error.
+    expect(elector.stats().failures).toBe(0);
+    expect(events.filter((e) => e.event === "error")).toEqual([]);
+  });
+
+  it("a standby whose takeover loses (409) re-arms for the new holder's expiry, even when no poll is answered", async () => {
+    const { clock, transport, elector, answer, accepted } = setup();
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
     await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 300 })));
     await clock.advance(301);
-    const put = transport.take("heartbeat");
-    await answer(put, { outcome: "conflict", view: leaseView(UTYPE, primaryView({ uuid: "third", epoch: 2, expiresInMs: T })) });
+    const lost = transport.take("heartbeat");
+    expect(lost.sentAt - start).toBe(301);
+    await answer(lost, { outcome: "conflict", view: leaseView(UTYPE, primaryView({ uuid: "third", epoch: 2, expiresInMs: 2500 })) });
     expect(elector.isPrimary()).toBe(false);
-    await clock.advance(I);
-    transport.take("getPrimary");
+    // Every poll fails from here on (503s), so only the 409's view can tell when "third"
+    // expires: the takeover must be sent at 301 + 2500 + 1 ms, polls going on meanwhile.
+    const unavailable = new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503);
+    for (const pollAt of [301 + I, 301 + 2 * I]) {
+      await clock.advance(start + pollAt - clock.now());
+      transport.take("getPrimary").fail(unavailable);
+    }
+    await clock.advance(start + 2801 - clock.now());
     transport.expectIdle();
+    await clock.advance(1);
+    const takeover = transport.take("heartbeat");
+    expect(takeover.sentAt - start).toBe(2802);
+    expect(takeover.request).toEqual({ uuid: "uuid-1", address: null });
+    await answer(takeover, accepted("uuid-1", 3));
+    expect(elector.epoch).toBe(3);
   });
 
   it("a 409 on renewal demotes at once, with a new uuid, and keeps competing", async () => {
@@ -266,6 +304,35 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(events.filter((e) => e.event === "demoted")).toHaveLength(1);
   });
 
+  it("stop(): a lease that runs out while the handlers run is released with its token after them, with no second event", async () => {
+    const { clock, transport, elector, events, becomePrimary } = setup();
+    let finishWork!: () => void;
+    elector.on("demoted", () => new Promise<void>((resolve) => (finishWork = resolve)));
+    await becomePrimary(4);
+    const deadline = clock.now() + (T - I);
+    const stopping = elector.stop();
+    await settle();
+    // Every renewal goes unanswered until the deadline passes.
+    while (clock.now() < deadline) {
+      await clock.advance(Math.min(I, deadline - clock.now()));
+      expect(transport.all.filter((call) => call.method === "release")).toEqual([]);
+    }
+    await clock.advance(I);
+    const renewals = transport.all.filter((call) => call.method === "heartbeat").slice(1);
+    expect(renewals.length).toBeGreaterThanOrEqual(2);
+    expect(renewals.every((call) => call.settled)).toBe(true);
+    for (let n = 0; n < renewals.length; n += 1) transport.take("heartbeat");
+    transport.expectIdle();
+    finishWork();
+    await settle();
+    const release = transport.take("release");
+    // Harmless if the lease is gone already; spares a standby the rest of T if it is not.
+    expect([release.uuid, release.options.lease]).toEqual(["uuid-1", "token-4"]);
+    release.respond({ outcome: "released", view: leaseView(UTYPE, null) });
+    await stopping;
+    expect(events.filter((e) => e.event === "demoted").map((e) => (e.payload as { reason: string }).reason)).toEqual(["stopped"]);
+  });
+
   it("stop() as a follower releases nothing and emits no demotion", async () => {
     const { clock, transport, elector, names, answer } = setup();
     elector.start();
@@ -361,6 +428,46 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect((warnings[0] as Error).message).toMatch(/p99 \d+ ms is more than a tenth of the T − I margin \(4000 ms\)/);
   });
 
+  it("stats(): withoutPrimaryMs counts an outage in which every call fails, from when the lease last seen ran out", async () => {
+    const { clock, transport, elector, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 3000 })));
+    // 11 s in which every call fails: the polls, and the takeover tried at 3 001 ms.
+    const unavailable = new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503);
+    while (clock.now() - start < 11_000) {
+      await clock.advance(100);
+      for (const call of transport.all) if (!call.settled) call.fail(unavailable);
+    }
+    expect(transport.all.filter((call) => call.method === "heartbeat")).toHaveLength(1);
+    expect(elector.stats().withoutPrimaryMs).toBe(11_000 - 3000);
+    while (transport.all.every((call) => call.settled)) await clock.advance(1);
+    const back = transport.all.find((call) => !call.settled)!;
+    await answer(back, leaseView(UTYPE, primaryView({ uuid: "third", epoch: 2, expiresInMs: 4000 })));
+    const withoutMs = elector.stats().withoutPrimaryMs;
+    expect(withoutMs).toBe(back.sentAt - start - 3000);
+    // Covered again: the answer showed a live lease.
+    await clock.advance(500);
+    expect(elector.stats().withoutPrimaryMs).toBe(withoutMs);
+  });
+
+  it("stats(): a primary renewing its lease is never without one, and the count ends at stop()", async () => {
+    const { clock, transport, elector, answer, accepted, becomePrimary } = setup();
+    await becomePrimary();
+    for (let n = 0; n < 3; n += 1) {
+      await clock.advance(I);
+      await answer(transport.take("heartbeat"), accepted("uuid-1", 1));
+    }
+    expect(elector.stats().withoutPrimaryMs).toBe(0);
+    const stopping = elector.stop();
+    await settle();
+    await answer(transport.take("release"), { outcome: "released", view: leaseView(UTYPE, null) });
+    await stopping;
+    await clock.advance(10 * T);
+    expect(elector.stats().withoutPrimaryMs).toBe(0);
+  });
+
   it("stats(): counts the time during which it saw no primary", async () => {
     const { clock, transport, elector, answer } = setup();
     elector.start();
@@ -370,6 +477,170 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     await clock.advance(250);
     await answer(put, { outcome: "conflict", view: leaseView(UTYPE, primaryView({ uuid: "other" })) });
     expect(elector.stats().withoutPrimaryMs).toBe(250);
+  });
+});
+
+describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpoint)", () => {
+  it("reports each through `error`, keeps trying, and backs off: I, 2·I, 4·I, … up to T; after an answer, every I again", async () => {
+    const { clock, transport, elector, events, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    // Before any answer the retry delay (1000 ms) stands in for I, and five times it for T.
+    const expectedAt = [0, 1000, 3000, 7000, 12_000, 17_000];
+    for (const at of expectedAt) {
+      if (at > 0) {
+        await clock.advance(start + at - 1 - clock.now());
+        transport.expectIdle();
+        await clock.advance(1);
+      }
+      const poll = transport.take("getPrimary");
+      expect(poll.sentAt - start).toBe(at);
+      poll.fail(new UnauthorizedError("GetPrimary(scheduler)", "http://127.0.0.1:7071/api", undefined));
+      await settle();
+    }
+    const reported = events.filter((e) => e.event === "error").map((e) => e.payload);
+    expect(reported).toHaveLength(expectedAt.length);
+    expect(reported.every((error) => error instanceof UnauthorizedError && !error.retryable)).toBe(true);
+    expect(elector.stats().failures).toBe(expectedAt.length);
+    // The key was rotated back: one answer, and polls go every I again.
+    await clock.advance(start + 22_000 - clock.now());
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other" })));
+    await clock.advance(I - 1);
+    transport.expectIdle();
+    await clock.advance(1);
+    transport.take("getPrimary");
+  });
+
+  it("a program that would rather stop on them does so from its error handler (as the README shows)", async () => {
+    const { clock, transport, elector } = setup();
+    elector.on("error", (error) => {
+      if (error instanceof HaRequestError && !error.retryable) void elector.stop();
+    });
+    elector.start();
+    await clock.advance(0);
+    transport.take("getPrimary").fail(new EndpointNotFoundError("GetPrimary(scheduler)", "http://127.0.0.1:7071/primary/scheduler", undefined));
+    await elector.stop();
+    await clock.advance(10 * T);
+    transport.expectIdle();
+  });
+
+  it("a failure that a retry may fix (a timeout, a 503) does not back off", async () => {
+    const { clock, transport, elector } = setup();
+    elector.start();
+    await clock.advance(0);
+    for (let n = 0; n < 4; n += 1) {
+      transport.take("getPrimary").fail(new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503));
+      await clock.advance(1000);
+    }
+    transport.take("getPrimary");
+    transport.expectIdle();
+  });
+});
+
+describe("PrimaryElector: standby polls are spread (jitter)", () => {
+  it("each standby poll waits I·(1 + 0.2·U); the takeover keeps its exact time, renewals keep I", async () => {
+    const draws = [0.5, 0.25, 0.999];
+    const { clock, transport, elector, answer, accepted } = setup({ random: () => draws.shift() ?? 0 });
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    const other = (expiresInMs: number): LeaseView => leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs }));
+    await answer(transport.take("getPrimary"), other(2500));
+    // The next poll waits I·(1 + 0.2·0.5) = 1 100 ms.
+    await clock.advance(1099);
+    transport.expectIdle();
+    await clock.advance(1);
+    const second = transport.take("getPrimary");
+    expect(second.sentAt - start).toBe(1100);
+    await answer(second, other(1400));
+    // Then I·1.05 = 1 050 ms.
+    await clock.advance(1049);
+    transport.expectIdle();
+    await clock.advance(1);
+    const third = transport.take("getPrimary");
+    expect(third.sentAt - start).toBe(2150);
+    await answer(third, other(350));
+    // The next poll would wait I·1.1998; the takeover is not stretched: at 2 501 ms.
+    await clock.advance(start + 2500 - clock.now());
+    transport.expectIdle();
+    await clock.advance(1);
+    const takeover = transport.take("heartbeat");
+    expect(takeover.sentAt - start).toBe(2501);
+    await answer(takeover, accepted("uuid-1", 2));
+    const renewals: number[] = [];
+    for (let n = 0; n < 3; n += 1) {
+      await clock.advance(I);
+      const renewal = transport.take("heartbeat");
+      renewals.push(renewal.sentAt - takeover.sentAt);
+      await answer(renewal, accepted("uuid-1", 2));
+    }
+    expect(renewals).toEqual([I, 2 * I, 3 * I]);
+  });
+
+  it("a standby demoted by a 409 waits a jittered I before its first poll", async () => {
+    const { clock, transport, answer, becomePrimary } = setup({ random: () => 0.5 });
+    await becomePrimary(3);
+    await clock.advance(I);
+    await answer(transport.take("heartbeat"), { outcome: "held", view: leaseView(UTYPE, primaryView({ uuid: "usurper", epoch: 4 })) });
+    const demotedAt = clock.now();
+    await clock.advance(1.1 * I - 1);
+    transport.expectIdle();
+    await clock.advance(1);
+    expect(transport.take("getPrimary").sentAt - demotedAt).toBe(1.1 * I);
+  });
+});
+
+describe("PrimaryElector: the term's signal in `elected`", () => {
+  it.each([
+    ["rejected", "a 409 on renewal"],
+    ["lease-expired", "the deadline"],
+  ] as const)("is aborted with %s (%s) before the demoted handlers run", async (reason, _how) => {
+    const { clock, transport, elector, answer, becomePrimary } = setup();
+    let signal: AbortSignal | undefined;
+    elector.on("elected", (payload) => void (signal = payload.signal));
+    const seenByDemoted: unknown[] = [];
+    elector.on("demoted", () => void seenByDemoted.push(signal?.reason));
+    await becomePrimary(3);
+    expect(signal?.aborted).toBe(false);
+    await clock.advance(I);
+    if (reason === "rejected") {
+      await answer(transport.take("heartbeat"), { outcome: "held", view: leaseView(UTYPE, primaryView({ uuid: "usurper", epoch: 4 })) });
+    } else {
+      await clock.advance(T);
+    }
+    expect(seenByDemoted).toEqual([expect.objectContaining({ name: "TermEndedError", reason, uuid: "uuid-1", epoch: 3 })]);
+    expect(() => signal!.throwIfAborted()).toThrow(`The term of uuid-1 at epoch 3 ended (${reason}).`);
+  });
+
+  it("the README worker: stop() aborts the signal, the lease is renewed while the work winds down, released after it", async () => {
+    const { clock, transport, elector, answer, accepted, becomePrimary } = setup();
+    const log: string[] = [];
+    let work: Promise<void> = Promise.resolve();
+    // As the README worker: the work runs on the term's signal, and the demoted handler returns it.
+    elector.on("elected", ({ signal }) => {
+      work = (async () => {
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+        log.push("work winding down");
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 1500));
+        log.push("work done");
+      })();
+    });
+    elector.on("demoted", () => work);
+    await becomePrimary(2);
+    const stopping = elector.stop().then(() => log.push("stopped"));
+    await settle();
+    expect(log).toEqual(["work winding down"]);
+    await clock.advance(I);
+    await answer(transport.take("heartbeat"), accepted("uuid-1", 2, "token-2b"));
+    transport.expectIdle();
+    await clock.advance(500);
+    expect(log).toEqual(["work winding down", "work done"]);
+    const release = transport.take("release");
+    expect(release.options.lease).toBe("token-2b");
+    await answer(release, { outcome: "released", view: leaseView(UTYPE, null) });
+    await stopping;
+    expect(log).toEqual(["work winding down", "work done", "stopped"]);
   });
 });
 
@@ -393,6 +664,68 @@ describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
     await clock.advance(1);
     const put = transport.take("heartbeat");
     expect(put.request?.uuid).toBe("uuid-2");
+  });
+
+  describe("a follower whose acquire went unanswered (it may hold a term it never heard of)", () => {
+    const unavailable = new HaRequestError("UpdateHeartBeat(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503);
+    /** start() → GetPrimary "none" → the acquire of uuid-1 fails; returns at the next poll. */
+    const unansweredAcquire = async (ctx: ReturnType<typeof setup>): Promise<PendingCall> => {
+      ctx.elector.start();
+      await ctx.clock.advance(0);
+      await ctx.answer(ctx.transport.take("getPrimary"), leaseView(UTYPE, null));
+      const put = ctx.transport.take("heartbeat");
+      expect(put.request?.uuid).toBe("uuid-1");
+      put.fail(unavailable);
+      await ctx.clock.advance(I);
+      return ctx.transport.take("getPrimary");
+    };
+
+    it("keeps its uuid while the service shows it as the live primary, and re-acquires with it", async () => {
+      const ctx = setup();
+      const poll = await unansweredAcquire(ctx);
+      await ctx.answer(poll, leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 1, expiresInMs: 4500 })));
+      const again = ctx.transport.take("heartbeat");
+      expect(again.request).toEqual({ uuid: "uuid-1", address: null });
+      await ctx.answer(again, ctx.accepted("uuid-1", 1));
+      expect(ctx.elector.epoch).toBe(1);
+    });
+
+    it("draws a new uuid as soon as an answer shows another primary, and takes over with that one", async () => {
+      const ctx = setup();
+      const poll = await unansweredAcquire(ctx);
+      // uuid-1's acquire may have landed and been taken over since: it must not come back.
+      await ctx.answer(poll, leaseView(UTYPE, primaryView({ uuid: "other", epoch: 2, expiresInMs: 300 })));
+      expect(ctx.elector.uuid).toBe("uuid-2");
+      await ctx.clock.advance(301);
+      expect(ctx.transport.take("heartbeat").request).toEqual({ uuid: "uuid-2", address: null });
+    });
+
+    it("draws a new uuid when an answer shows no primary", async () => {
+      const ctx = setup();
+      const poll = await unansweredAcquire(ctx);
+      await ctx.answer(poll, leaseView(UTYPE, null));
+      expect(ctx.transport.take("heartbeat").request).toEqual({ uuid: "uuid-2", address: null });
+    });
+
+    it("draws a new uuid when its next acquire is refused by another holder", async () => {
+      const ctx = setup();
+      const poll = await unansweredAcquire(ctx);
+      await ctx.answer(poll, leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 1, expiresInMs: 100 })));
+      await ctx.answer(ctx.transport.take("heartbeat"), { outcome: "held", view: leaseView(UTYPE, primaryView({ uuid: "other", epoch: 2 })) });
+      expect(ctx.elector.uuid).toBe("uuid-2");
+    });
+
+    it("a follower that never sent an acquire keeps its uuid through any answer", async () => {
+      const { clock, transport, elector, answer } = setup();
+      elector.start();
+      await clock.advance(0);
+      await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 4000 })));
+      await clock.advance(I);
+      transport.take("getPrimary").fail(unavailable);
+      await clock.advance(I);
+      await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "third", epoch: 2, expiresInMs: 4000 })));
+      expect(elector.uuid).toBe("uuid-1");
+    });
   });
 
   it("as a follower, a 409 LeaseRevoked to its acquire (its uuid's term ended) draws a new uuid, with no event", async () => {
@@ -467,10 +800,14 @@ describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
     await answer(transport.take("heartbeat"), accepted("uuid-1", 1, "token-new"));
     const terms = events.filter((e) => e.event === "demoted" || e.event === "elected").map((e) => [e.event, e.payload]);
     expect(terms).toEqual([
-      ["elected", { uuid: "uuid-1", epoch: 5 }],
+      ["elected", { uuid: "uuid-1", epoch: 5, signal: expect.any(AbortSignal) }],
       ["demoted", { reason: "epoch-changed", uuid: "uuid-1", epoch: 5 }],
-      ["elected", { uuid: "uuid-1", epoch: 1 }],
+      ["elected", { uuid: "uuid-1", epoch: 1, signal: expect.any(AbortSignal) }],
     ]);
+    // Each term has its own signal: the old one is over, the new one is not.
+    const [oldTerm, newTerm] = events.flatMap((e) => (e.event === "elected" ? [e.payload.signal] : []));
+    expect(oldTerm!.reason).toMatchObject({ name: "TermEndedError", reason: "epoch-changed", epoch: 5 });
+    expect(newTerm!.aborted).toBe(false);
     expect(elector.isPrimary()).toBe(true);
     expect(elector.epoch).toBe(1);
     expect(elector.stats()).toMatchObject({ elections: 2, demotions: 1 });
@@ -515,9 +852,12 @@ describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
 describe("PrimaryElector options are checked where they enter", () => {
   const clock = new FakeClock();
   const transport = new ScriptedTransport(clock);
+  // The environment's defaults must not leak in from the shell that runs the tests.
+  beforeEach(() => void vi.stubEnv("HA_ENDPOINT", ""));
+  afterEach(() => void vi.unstubAllEnvs());
   it.each([
     [{ utype: "no spaces", transport }, "Expected `utype` to be 1–128 characters"],
-    [{ utype: "a" }, "Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set."],
+    [{ utype: "a" }, "Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set, or HA_ENDPOINT in the environment."],
     [{ utype: "a", endpoint: "ftp://x" }, "Expected `endpoint` to be an http(s) URL"],
     [{ utype: "a", endpoint: "http://x", transport }, "Expected either `transport` or `endpoint`, not both"],
     [{ utype: "a", transport, affinity: "b" }, "Expected `address` to be set when `affinity` is"],
@@ -526,8 +866,18 @@ describe("PrimaryElector options are checked where they enter", () => {
     [{ utype: "a", transport, address: "x".repeat(513) }, "Expected `address` to be where this participant can be reached"],
     [{ utype: "..", transport }, "Expected `utype` to be a name a URL path can address"],
     [{ utype: "a", transport, abortSignal: {} }, "Expected `abortSignal` to be an AbortSignal"],
+    [{ utype: "a", transport, random: 0.5 }, "Expected `random` to be a function, got 0.5."],
   ])("%o", (options, message) => {
     expect(() => new PrimaryElector(options as unknown as PrimaryElectorOptions)).toThrow(message);
+  });
+
+  it("HA_ENDPOINT is the default endpoint, checked under its own name; an explicit endpoint or transport wins", () => {
+    vi.stubEnv("HA_ENDPOINT", "ftp://x");
+    expect(() => new PrimaryElector({ utype: "a" })).toThrow('Expected `HA_ENDPOINT` to be an http(s) URL such as http://127.0.0.1:7071/api, got "ftp://x".');
+    expect(() => new PrimaryElector({ utype: "a", endpoint: "http://127.0.0.1:7071/api" })).not.toThrow();
+    expect(() => new PrimaryElector({ utype: "a", transport })).not.toThrow();
+    vi.stubEnv("HA_ENDPOINT", " http://127.0.0.1:7071/api ");
+    expect(() => new PrimaryElector({ utype: "a" })).not.toThrow();
   });
 
   it("start() twice is refused", () => {

@@ -68,8 +68,8 @@ export function replayHint(scenario: Scenario): string {
  *   `phantomWindowMs` after its elector left it behind (demotion, stop, crash): the
  *   longest a request sent before then can still be on its way and be written. And no
  *   write renews a revoked lease: its holder's heartbeats must be refused.
- * - ended-stays-ended (SPEC §2 to the letter; not judged by default, see scenario.ts):
- *   a uuid whose term ended in the store never holds it again, whoever uses it.
+ * - ended-stays-ended (SPEC §2 to the letter): a uuid whose term ended in the store never
+ *   holds it again, whoever uses it.
  * - liveness (simulate.ts): once faults heal, one primary within a bound, and it stays.
  */
 export class Checker {
@@ -178,8 +178,9 @@ export class Checker {
         const what = `a ${write.method} made ${holder}@${after.epoch} the holder after that uuid's term had ended in the store`;
         if (!this.#inUse(holder)) this.fail("no-phantom", `${what}, and no running elector uses it`);
         this.fail("ended-stays-ended", what);
-        // A second term with an elector behind it (see scenario.ts): from here on it is
-        // judged like any other term, and ends again when it is taken over or released.
+        // Judged only when ended-stays-ended is left out (HA_SIM_INVARIANTS): a second term
+        // with an elector behind it is then judged like any other term, and ends again
+        // when it is taken over or released.
         this.stats.count("endedUuidsRestarted");
         this.#endedInStore.delete(holder);
       }

@@ -2,6 +2,7 @@ import { PrimaryElector } from "../../../shared/sdk/primary-elector.js";
 import type { Checker, Participant } from "./checker.js";
 import { SimTransport, type NetworkDeps } from "./network.js";
 import { SimProcess } from "./process.js";
+import { Prng } from "./prng.js";
 import type { Scenario } from "./scenario.js";
 import type { SimStats } from "./stats.js";
 import type { SimWorld } from "./world.js";
@@ -49,6 +50,9 @@ export class ElectorSlots {
       clock: process,
       newUuid: () => `u${++this.#uuids}-e${slot}.${n}`,
       retryDelayInMs: scenario.timing.intervalMs,
+      // The poll jitter, from a stream of its own: the run's faults draw the same numbers
+      // whatever the electors draw, and the seed still replays the run exactly.
+      random: jitterStream(scenario.seed, slot, n),
     });
     const participant: Participant = { name: `e${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false };
     this.#current[slot] = participant;
@@ -86,4 +90,10 @@ export class ElectorSlots {
       if (!healed()) this.start(slot);
     });
   }
+}
+
+/** A PRNG of its own for the n-th elector of a slot, derived from the run's seed. */
+function jitterStream(seed: number, slot: number, n: number): () => number {
+  const prng = new Prng((seed ^ Math.imul(0x9e3779b1, 1 + slot * 1024 + n)) >>> 0);
+  return () => prng.next();
 }

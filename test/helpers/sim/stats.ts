@@ -26,7 +26,7 @@ export const STAT_NAMES = [
   "crashes",
   "stops",
   "revokes",
-  /** Not a fault: the known gap of docs/testing.md (an ended follower uuid's second term). */
+  /** Not a fault: an ended uuid's second term, counted when `ended-stays-ended` is not judged. */
   "endedUuidsRestarted",
 ] as const;
 

@@ -1,0 +1,28 @@
+import type { PrimaryView } from "../contract/lease-view.js";
+
+/**
+ * Why a primary stopped being one. `rejected`: a heartbeat got 409, another uuid holds the
+ * lease. `revoked`: a heartbeat got 409 LeaseRevoked, someone revoked the lease (DELETE
+ * without its token); nobody takes over before it expires. `lease-expired`: the deadline
+ * passed without an accepted renewal (slow or failing calls, or a process pause).
+ * `stopped`: stop() or the abort signal. `affinity-lost`: the primary of the affinity utype
+ * is no longer at this elector's address. `epoch-changed`: a renewal was accepted with
+ * another epoch than the one held, which only happens when the service lost its state;
+ * `elected` with the new epoch follows at once.
+ */
+export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed";
+
+export interface ElectorEvents {
+  /**
+   * This elector became primary; `epoch` is the fencing token for its writes. `signal` is
+   * aborted when this term ends, before `demoted` is emitted, with a TermEndedError that
+   * names the reason: hand it to the work done for this term.
+   */
+  elected: { readonly uuid: string; readonly epoch: number; readonly signal: AbortSignal };
+  /** It is no longer primary. Handlers of a `stopped` demotion are awaited before release. */
+  demoted: { readonly reason: DemotionReason; readonly uuid: string; readonly epoch: number };
+  /** The primary this elector observes changed (another uuid, or none). */
+  primaryChanged: { readonly primary: PrimaryView | null };
+  /** Non-fatal: a failed call, a corrupted answer, slow round trips. The elector keeps going. */
+  error: Error;
+}

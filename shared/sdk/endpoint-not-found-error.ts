@@ -1,0 +1,20 @@
+import { HaRequestError } from "./ha-request-error.js";
+
+/**
+ * A 404 to one of the lease routes, which the service always serves: `endpoint` does not
+ * point at the service's API (most often it lacks the `/api` base path, or names another
+ * app). The same request cannot succeed again (`retryable` is false); a corrected
+ * endpoint, or a deploy that brings the routes, can.
+ */
+export class EndpointNotFoundError extends HaRequestError {
+  override readonly name = "EndpointNotFoundError";
+
+  constructor(what: string, url: string, serviceMessage: string | undefined) {
+    super(
+      `${what}: 404 Not Found from ${url}${serviceMessage === undefined ? "" : ` (${serviceMessage})`}. ` +
+        "Does your endpoint end in /api? For example http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api.",
+      "NotFound",
+      404,
+    );
+  }
+}

@@ -1,0 +1,35 @@
+import type { LeaseTiming } from "../contract/timing.js";
+
+/**
+ * How far apart a standby's polls are. Standbys started together (a deploy, a restart of
+ * every host) would otherwise poll in the same millisecond forever; a random stretch of
+ * each wait lets them drift apart. Only standby polls wait this way: renewals keep their
+ * I, and a takeover is sent at the holder's expiry, never later (failover time).
+ */
+
+/** Each standby poll waits I·(1 + POLL_JITTER·U), U uniform in [0, 1): I to 1.2·I, 1.1·I on average. */
+export const POLL_JITTER = 0.2;
+
+/** The factor a standby's wait is stretched by: 1 + POLL_JITTER·U, with U drawn from `random` (clamped to [0, 1]). */
+export function pollStretch(random: () => number): number {
+  const draw = random();
+  const u = Number.isFinite(draw) ? Math.min(Math.max(draw, 0), 1) : 0;
+  return 1 + POLL_JITTER * u;
+}
+
+/**
+ * After `refusals` calls in a row that no retry can fix (an error whose `retryable` is
+ * false: a wrong key, a wrong endpoint), a standby waits 2·I, 4·I, … up to T before it asks
+ * again, instead of asking every I for ever. Until the service has answered once, the
+ * retry delay stands in for I and five times it for T.
+ */
+export function backoffMs(refusals: number, timing: LeaseTiming | undefined, retryDelayMs: number): number {
+  const intervalMs = timing?.intervalMs ?? retryDelayMs;
+  const capMs = timing?.timeoutMs ?? 5 * retryDelayMs;
+  return Math.min(capMs, intervalMs * 2 ** Math.min(refusals, 30));
+}
+
+/** An error that says sending the same request again cannot help. */
+export function isRefusal(error: unknown): boolean {
+  return typeof error === "object" && error !== null && "retryable" in error && error.retryable === false;
+}
