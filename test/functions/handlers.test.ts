@@ -267,17 +267,24 @@ describe("handlers over a store that is down", () => {
       ping: (options) => hang(options),
     };
     const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, hanging, new FakeClock(WALL_START));
-    const reply = await send(budgeted, "PUT", "/primary/scheduler", { uuid: "a" });
+    const warnings: unknown[] = [];
+    const context = new InvocationContext({ logHandler: (_level, ...args) => warnings.push(...args) });
+    const reply = await send(budgeted, "PUT", "/primary/scheduler", { uuid: "a" }, context);
     expect(reply.status).toBe(503);
     expect(reply.body["error"]).toMatchObject({ code: "StoreUnavailable" });
+    expect(warnings).toEqual(["updateHeartBeat: timed out"]);
     expect(signals).toHaveLength(1);
     expect(signals[0]?.aborted).toBe(true);
   });
 
-  it("health answers 503 naming the store", async () => {
-    const reply = await send(runtime, "GET", "/health");
+  it("health answers 503 naming the store, and logs the cause for operators only", async () => {
+    const warnings: unknown[] = [];
+    const context = new InvocationContext({ logHandler: (_level, ...args) => warnings.push(...args) });
+    const reply = await send(runtime, "GET", "/health", undefined, context);
     expect(reply.status).toBe(503);
     expect(reply.body).toMatchObject({ status: "unavailable", store: "table", error: { code: "StoreUnavailable" } });
+    expect(JSON.stringify(reply.body)).not.toMatch(/ECONNREFUSED/);
+    expect(warnings).toEqual([expect.stringMatching(/^health: connect ECONNREFUSED 127\.0\.0\.1:10002/)]);
   });
 
   it("an unexpected error is logged and rethrown for the host, not turned into a 200", async () => {
