@@ -22,13 +22,35 @@ interface Command {
 }
 
 const COMMANDS: readonly Command[] = [
-  // Loaded only when serving: the server's modules take a second or two to load.
-  { spec: serveSpec, run: async (line, env) => (await import("./serve.js")).serveCommand(line, env, (await import("../../functions/routes.js")).operations) },
+  { spec: serveSpec, run: async (line, env) => serve(line, env) },
   { spec: primarySpec, run: primaryCommand },
   { spec: electSpec, run: electCommand },
   { spec: runSpec, run: runCommand },
   { spec: releaseSpec, run: releaseCommand },
 ];
+
+/**
+ * Loaded only when serving: the server's modules take a second or two to load, and a
+ * worker that installed ha-module with --omit=optional has none of the Azure packages
+ * they need, which the message says instead of Node's "Cannot find package".
+ */
+async function serve(line: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
+  const server = await Promise.all([import("./serve.js"), import("../../functions/routes.js")]).catch(reportMissingServerPackage);
+  if (server === undefined) return EXIT.failure;
+  const [{ serveCommand }, { operations }] = server;
+  return serveCommand(line, env, operations);
+}
+
+function reportMissingServerPackage(error: unknown): undefined {
+  const missing = /Cannot find (?:package|module) '([^']+)'/.exec(error instanceof Error ? error.message : "")?.[1];
+  if ((error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND" || missing === undefined) throw error;
+  process.stderr.write(
+    `ha-module: serve needs the Azure packages that ha-module lists as optional dependencies, and ${missing} is not installed ` +
+      "(was ha-module installed with --omit=optional, as a worker needs?). Install them with `npm install ha-module` " +
+      "without --omit=optional, or run the service from a clone of ha-module (`npm start`).\n",
+  );
+  return undefined;
+}
 
 const USAGE = renderUsage(COMMANDS.map((command) => command.spec));
 

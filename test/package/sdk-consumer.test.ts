@@ -55,7 +55,7 @@ beforeAll(async () => {
       timeout: STEP_TIMEOUT_MS,
     }),
   );
-  for (const file of ["package.json", "host.json"]) cpSync(path.join(ROOT, file), path.join(packageDir, file));
+  for (const file of ["package.json", "host.json", "bin"]) cpSync(path.join(ROOT, file), path.join(packageDir, file), { recursive: true });
   const packed = await step("pack", () => npm(["pack", "--ignore-scripts", "--json", "--pack-destination", workDir], packageDir));
   const tarball = path.join(workDir, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename);
 
@@ -120,6 +120,17 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
       ),
     );
     expect(checked).toBe("");
+  });
+
+  it("links the ha-module command; serve without the optional packages says what to install", async () => {
+    const bin = path.join(consumer, "node_modules", ".bin", "ha-module");
+    const { stdout } = await execFileAsync(bin, ["--version"], { cwd: consumer, timeout: 30_000 });
+    expect(stdout).toMatch(/^ha-module \d+\.\d+\.\d+/);
+    const serve = await execFileAsync(bin, ["serve"], { cwd: consumer, timeout: 30_000, env: { ...process.env, PORT: "0" } }).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(serve).toMatchObject({ code: 1 });
+    expect((serve as { stderr: string }).stderr).toMatch(/serve needs the Azure packages that ha-module lists as optional dependencies, and @azure\/\S+ is not installed/);
   });
 
   it("loads at run time with nothing but the SDK installed", async () => {
