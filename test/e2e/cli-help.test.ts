@@ -36,6 +36,14 @@ describe("ha-module --help and --version", () => {
     expect(stdout).toMatch(/^Usage: ha-module elect /);
   });
 
+  it("the README's exit-code table says what --help says", async () => {
+    const { stdout } = await run(["--help"]);
+    const fromHelp = [...stdout.matchAll(/^ {2}(\d+) +(.+)$/gm)].map(([, code, meaning]) => [code, meaning!.replace(/`/g, "")]);
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const fromReadme = [...readme.matchAll(/^\| (\d+) \| (.+) \|$/gm)].map(([, code, meaning]) => [code, meaning!.replace(/`/g, "")]);
+    expect(fromReadme).toEqual(fromHelp);
+  });
+
   it.each([["--version"], ["-v"], ["version"]])("%s prints the package's version, exit 0", async (flag) => {
     const { code, stdout } = await run([flag]);
     expect(code).toBe(0);
