@@ -47,6 +47,7 @@ async function timed(call: () => Promise<Response>): Promise<[number, Response]>
 
 const dataDir = await mkdtemp(join(tmpdir(), "ha-bench-"));
 const service = await startService(loadServerConfig({ HA_LEASE_SECRET: "bench-secret-bench-secret-bench-secret" }), {
+  host: "127.0.0.1",
   port: 0,
   dataDir,
   inMemory: false,

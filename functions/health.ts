@@ -1,15 +1,20 @@
 import { errorResponse, json } from "../shared/http/answers.js";
 import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { RouteLog } from "../shared/http/route.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
 import { StoreUnavailableError } from "../shared/lease/store-unavailable-error.js";
 
-/** GET /api/health — 200 when the lease store answers, 503 when it does not. */
-export async function health(_request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+/**
+ * GET /api/health — 200 when the lease store answers, 503 when it does not. The caller
+ * learns only that the store is unavailable; the cause (the store's error) is logged.
+ */
+export async function health(_request: HttpRequest, { service }: Runtime, arrival: RequestArrival, log: RouteLog): Promise<HttpResponseInit> {
   try {
     await service.health(arrival);
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
+    log.warn(error.message);
     return errorResponse("StoreUnavailable", "The lease store is unreachable.", { status: "unavailable", store: service.storeKind });
   }
   return json(200, { status: "ok", store: service.storeKind });

@@ -44,7 +44,10 @@ export interface CommandExit {
   readonly pid: number | null;
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
-  /** What `run` exits with if the command ended on its own: its code, 128 + the signal's number, or 127 when it could not start. */
+  /**
+   * What `run` exits with if the command ended on its own: its code, 128 + the signal's
+   * number, or, when it could not start, 126 (not executable) or 127 (not found), as shells say.
+   */
   readonly exitCode: number;
   /** True when run stopped it; false when it ended on its own. */
   readonly requested: boolean;
@@ -295,7 +298,7 @@ export class ChildSupervisor {
     current.lifeline?.disarm();
     const leader = current.leader ?? { code: null, signal: "SIGKILL" as const };
     if (leader.error !== undefined) note(`ha-module run: cannot run ${command}: ${leader.error.message}`);
-    const code = leader.error !== undefined ? 127 : leader.code;
+    const code = leader.error !== undefined ? spawnFailureCode(leader.error) : leader.code;
     const exitCode = code ?? 128 + (leader.signal === null ? 0 : (constants.signals[leader.signal] ?? 0));
     printEvent("exited", { utype, pid: current.pgid ?? null, code, signal: leader.signal });
     const idle = this.#idle;
@@ -308,4 +311,10 @@ export class ChildSupervisor {
     const requested = current.requested || (current.leaderExitedAt ?? clock.now()) >= current.killBy;
     onExit({ pid: current.pgid ?? null, code, signal: leader.signal, exitCode, requested });
   }
+}
+
+/** A command that could not be started: 126 when it exists but cannot be executed, else 127, as shells say. */
+function spawnFailureCode(error: Error): number {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "EACCES" || code === "EISDIR" || code === "ENOEXEC" ? 126 : 127;
 }

@@ -1,6 +1,17 @@
 import { PrimaryElector } from "../sdk/primary-elector.js";
 import type { ClientSettings } from "./client-flags.js";
+import type { OptionSpec } from "./command-spec.js";
 import { UsageError } from "./usage.js";
+
+/** Options `elect` and `run` share, besides the client's. */
+export const CANDIDATE_OPTIONS: readonly OptionSpec[] = [
+  { name: "address", value: "A", help: "where this participant can be reached, shown to everyone by GetPrimary" },
+  {
+    name: "timeout",
+    value: "D",
+    help: "give up (exit 4) unless elected within D (500ms, 10s, 2m); 0 tries once:\ngive up as soon as another live primary is seen",
+  },
+];
 
 /** Option mistakes the SDK finds (a bad --endpoint or --address) are usage errors here. */
 export function asUsageError<T>(build: () => T): T {

@@ -1,4 +1,4 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { OptionSpec } from "./command-spec.js";
 import { UsageError } from "./usage.js";
 
 export const DEFAULT_ENDPOINT = "http://127.0.0.1:7071/api";
@@ -8,32 +8,21 @@ export interface ClientSettings {
   readonly apiKey: string | undefined;
 }
 
-type Options = NonNullable<ParseArgsConfig["options"]>;
+/** The options every client command takes (primary, elect, run, release). */
+export const CLIENT_OPTIONS: readonly OptionSpec[] = [
+  { name: "endpoint", value: "URL", help: `the service's base URL, ending in /api (env HA_ENDPOINT,\ndefault ${DEFAULT_ENDPOINT})` },
+  { name: "key", value: "KEY", help: "the function key, sent in x-functions-key (env HA_API_KEY)" },
+];
 
-const CLIENT_OPTIONS = {
-  endpoint: { type: "string" },
-  key: { type: "string" },
-} as const satisfies Options;
+/** --endpoint and --key, with the environment filling what the flags leave out. */
+export function clientSettings(values: Readonly<Record<string, string | boolean | undefined>>, env: NodeJS.ProcessEnv): ClientSettings {
+  const endpoint = stringValue(values["endpoint"]) ?? nonEmpty(env["HA_ENDPOINT"]) ?? DEFAULT_ENDPOINT;
+  const apiKey = stringValue(values["key"]) ?? nonEmpty(env["HA_API_KEY"]);
+  return { endpoint, apiKey };
+}
 
-/**
- * Parses a command's flags strictly (an unknown flag is a UsageError) together with the
- * flags every client command shares; the environment fills what the flags leave out.
- */
-export function parseCommandLine<O extends Options>(
-  args: string[],
-  options: O,
-  env: NodeJS.ProcessEnv,
-): { values: Record<string, string | boolean | undefined>; positionals: string[]; client: ClientSettings } {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: { ...CLIENT_OPTIONS, ...options }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-  const values = parsed.values as Record<string, string | boolean | undefined>;
-  const endpoint = (values["endpoint"] as string | undefined) ?? nonEmpty(env["HA_ENDPOINT"]) ?? DEFAULT_ENDPOINT;
-  const apiKey = (values["key"] as string | undefined) ?? nonEmpty(env["HA_API_KEY"]);
-  return { values, positionals: parsed.positionals, client: { endpoint, apiKey } };
+function stringValue(value: string | boolean | undefined): string | undefined {
+  return typeof value === "string" ? value : undefined;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -42,7 +31,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Exactly one positional utype. */
-export function onlyUtype(command: string, positionals: string[]): string {
+export function onlyUtype(command: string, positionals: readonly string[]): string {
   if (positionals.length !== 1 || positionals[0] === "") {
     throw new UsageError(`${command} takes exactly one utype (got ${positionals.length === 0 ? "none" : positionals.map((p) => JSON.stringify(p)).join(" ")}).`);
   }
@@ -64,5 +53,25 @@ export function parseMs(flag: string, value: string | boolean | undefined, fallb
   if (!Number.isSafeInteger(ms) || ms < 1) {
     throw new UsageError(`--${flag} must be a whole number of milliseconds, at least 1 (got ${JSON.stringify(value)}).`);
   }
+  return ms;
+}
+
+const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/**
+ * A duration with its unit, as consul and kubectl take them: `500ms`, `10s`, `2m`, `1h`,
+ * or a bare `0`. A bare number other than 0 is refused: `--timeout 10` could mean 10 ms
+ * or 10 s, and guessing wrong is a surprise either way.
+ */
+export function parseDuration(flag: string, value: string | boolean | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const found = typeof value === "string" ? /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?$/.exec(value) : null;
+  const amount = found === null ? Number.NaN : Number(found[1]);
+  const unit = found?.[2] as keyof typeof DURATION_UNITS_MS | undefined;
+  if (!Number.isFinite(amount) || (unit === undefined && amount !== 0)) {
+    throw new UsageError(`--${flag} must be a duration with a unit, such as 500ms, 10s or 2m, or 0 (got ${JSON.stringify(value)}).`);
+  }
+  const ms = Math.round(amount * (unit === undefined ? 0 : DURATION_UNITS_MS[unit]));
+  if (!Number.isSafeInteger(ms)) throw new UsageError(`--${flag} is too long (got ${JSON.stringify(value)}).`);
   return ms;
 }

@@ -1,30 +1,63 @@
-import { createCliElector } from "./cli-elector.js";
-import { onlyUtype, parseCommandLine } from "./client-flags.js";
+import { systemElectorClock } from "../sdk/elector-clock.js";
+import { untilUnfixable } from "./call-failures.js";
+import { CANDIDATE_OPTIONS, createCliElector } from "./cli-elector.js";
+import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration } from "./client-flags.js";
+import type { CommandLine, CommandSpec } from "./command-spec.js";
+import { describeNotElected, untilGivenUp } from "./election-timeout.js";
 import { printElectorEvents } from "./elector-event-lines.js";
+import { EXIT } from "./exit-codes.js";
 import { note } from "./output-lines.js";
 import { guardOutput, stdoutLost } from "./stdout-guard.js";
 import { untilSignal } from "./stop-signals.js";
 
+export const electSpec: CommandSpec = {
+  name: "elect",
+  synopsis: "<utype> [options]",
+  summary: "join the election for <utype>; one JSON line per event",
+  details: [
+    "Competes for <utype> until Ctrl-C or SIGTERM, printing one JSON line per event:",
+    '  {"event":"elected","utype":…,"uuid":…,"epoch":3,"at":"<ISO time>"}',
+    '  {"event":"demoted",…,"reason":"rejected|revoked|lease-expired|affinity-lost|epoch-changed|stopped",…}',
+    '  {"event":"primaryChanged","utype":…,"primary":{…}|null,"at":…}',
+    "On SIGTERM or SIGINT it steps down and releases the lease (a standby takes over within",
+    "about I) and exits 0. A wrong key (401) or endpoint (404) exits 1 at once, with a hint.",
+  ].join("\n"),
+  options: [...CANDIDATE_OPTIONS, ...CLIENT_OPTIONS],
+};
+
 /**
- * `ha-module elect <utype> [--address A]`: joins the election and prints its events as
- * JSON lines until SIGTERM or SIGINT; then stops as PrimaryElector.stop() does (demoted
- * "stopped", then release, so a standby takes over within about one I) and exits 0.
- * If stdout's reader goes away (EPIPE), it stops the same way and exits 1: its events are
- * all it is for, and holding a lease that nobody acts on would keep a standby out.
+ * `ha-module elect <utype> [--address A] [--timeout D]`: joins the election and prints its
+ * events as JSON lines until SIGTERM or SIGINT; then stops as PrimaryElector.stop() does
+ * (demoted "stopped", then release, so a standby takes over within about one I) and exits 0.
+ * It stops the same way, with another exit code, when stdout's reader goes away (1: its
+ * events are all it is for, and a lease held for nobody would keep a standby out), on a
+ * failed call that retrying cannot fix (1, with a hint), and when --timeout gives up (4).
  */
-export async function electCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { values, positionals, client } = parseCommandLine(args, { address: { type: "string" } }, env);
+export async function electCommand({ values, positionals }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
   const utype = onlyUtype("elect", positionals);
+  const client = clientSettings(values, env);
+  const timeoutMs = parseDuration("timeout", values["timeout"]);
   const elector = createCliElector(utype, client, values["address"]);
   guardOutput();
-  printElectorEvents(elector, "elect");
+  printElectorEvents(elector);
+  const say = (text: string): void => note(`ha-module elect: ${text}`);
+  const unfixable = untilUnfixable(elector, client.endpoint, say);
+  const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock);
   const signalled = untilSignal();
   elector.start();
   const exitCode = await Promise.race([
-    signalled.then(() => 0),
+    signalled.then(() => EXIT.ok),
     stdoutLost().then((error) => {
-      note(`ha-module elect: stdout is closed (${error.message}); leaving the election and releasing the lease.`);
-      return 1;
+      say(`stdout is closed (${error.message}); leaving the election and releasing the lease.`);
+      return EXIT.failure;
+    }),
+    unfixable.then((text) => {
+      say(text);
+      return EXIT.failure;
+    }),
+    givenUp.then((outcome) => {
+      say(describeNotElected(utype, outcome));
+      return outcome.reason === "failed" ? EXIT.failure : EXIT.timedOut;
     }),
   ]);
   await elector.stop();

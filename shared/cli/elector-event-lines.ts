@@ -1,17 +1,16 @@
 import type { PrimaryElector } from "../sdk/index.js";
-import { note, printEvent } from "./output-lines.js";
+import { printEvent } from "./output-lines.js";
 
 /**
  * The elector's events as JSON lines on stdout:
  *   {"event":"elected","utype":…,"uuid":…,"epoch":…,"at":"<ISO>"}
  *   {"event":"demoted","utype":…,"uuid":…,"epoch":…,"reason":…,"at":…}
  *   {"event":"primaryChanged","utype":…,"primary":{…}|null,"at":…}
- * Non-fatal errors go to stderr as text, so that stdout stays machine-readable.
+ * Failed calls go to stderr as text (see untilUnfixable), so that stdout stays machine-readable.
  */
-export function printElectorEvents(elector: PrimaryElector, command: string): void {
+export function printElectorEvents(elector: PrimaryElector): void {
   const utype = elector.utype;
   elector.on("elected", ({ uuid, epoch }) => printEvent("elected", { utype, uuid, epoch }));
   elector.on("demoted", ({ uuid, epoch, reason }) => printEvent("demoted", { utype, uuid, epoch, reason }));
   elector.on("primaryChanged", ({ primary }) => printEvent("primaryChanged", { utype, primary }));
-  elector.on("error", (error) => note(`ha-module ${command}: ${error.message}`));
 }

@@ -1,40 +1,94 @@
 #!/usr/bin/env node
 /**
  * The `ha-module` binary: the composition root of the command line, and the one file in
- * shared/ that imports functions/ (the route table, which `serve` puts on the local host).
+ * shared/ that imports functions/ (the route table, which `serve` puts on the local host;
+ * imported only when serving).
+ * Every command is one row of COMMANDS: its spec (what --help shows and the parser
+ * accepts) and what runs it.
  */
-import { operations } from "../../functions/routes.js";
-import { electCommand } from "./elect.js";
-import { primaryCommand } from "./primary.js";
-import { runCommand } from "./run.js";
-import { serveCommand } from "./serve.js";
-import { USAGE, UsageError } from "./usage.js";
+import { parseCommandLine, type CommandLine, type CommandSpec } from "./command-spec.js";
+import { electCommand, electSpec } from "./elect.js";
+import { EXIT } from "./exit-codes.js";
+import { primaryCommand, primarySpec } from "./primary.js";
+import { releaseCommand, releaseSpec } from "./release.js";
+import { runCommand, runSpec } from "./run.js";
+import { serveSpec } from "./serve-spec.js";
+import { renderCommandHelp, renderUsage, renderUsageLine, UsageError } from "./usage.js";
+import { packageVersion } from "./version.js";
+
+interface Command {
+  readonly spec: CommandSpec;
+  run(line: CommandLine, env: NodeJS.ProcessEnv): Promise<number>;
+}
+
+const COMMANDS: readonly Command[] = [
+  { spec: serveSpec, run: async (line, env) => serve(line, env) },
+  { spec: primarySpec, run: primaryCommand },
+  { spec: electSpec, run: electCommand },
+  { spec: runSpec, run: runCommand },
+  { spec: releaseSpec, run: releaseCommand },
+];
+
+/**
+ * Loaded only when serving: the server's modules take a second or two to load, and a
+ * worker that installed ha-module with --omit=optional has none of the Azure packages
+ * they need, which the message says instead of Node's "Cannot find package".
+ */
+async function serve(line: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
+  const server = await Promise.all([import("./serve.js"), import("../../functions/routes.js")]).catch(reportMissingServerPackage);
+  if (server === undefined) return EXIT.failure;
+  const [{ serveCommand }, { operations }] = server;
+  return serveCommand(line, env, operations);
+}
+
+function reportMissingServerPackage(error: unknown): undefined {
+  const missing = /Cannot find (?:package|module) '([^']+)'/.exec(error instanceof Error ? error.message : "")?.[1];
+  if ((error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND" || missing === undefined) throw error;
+  process.stderr.write(
+    `ha-module: serve needs the Azure packages that ha-module lists as optional dependencies, and ${missing} is not installed ` +
+      "(was ha-module installed with --omit=optional, as a worker needs?). Install them with `npm install ha-module` " +
+      "without --omit=optional, or run the service from a clone of ha-module (`npm start`).\n",
+  );
+  return undefined;
+}
+
+const USAGE = renderUsage(COMMANDS.map((command) => command.spec));
 
 async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  try {
-    switch (command) {
-      case "serve":
-        if (rest.length > 0) throw new UsageError(`serve takes no arguments; it is configured by environment (got ${rest.join(" ")}).`);
-        return await serveCommand(process.env, operations);
-      case "primary":
-        return await primaryCommand(rest, process.env);
-      case "elect":
-        return await electCommand(rest, process.env);
-      case "run":
-        return await runCommand(rest, process.env);
-      case "help":
-      case "--help":
-      case "-h":
-        process.stdout.write(USAGE);
-        return 0;
-      default:
-        throw new UsageError(command === undefined ? "Name a command." : `Unknown command ${JSON.stringify(command)}.`);
+  const [name, ...rest] = argv;
+  switch (name) {
+    case undefined:
+      process.stderr.write(`ha-module: name a command.\n\n${USAGE}`);
+      return EXIT.usage;
+    case "help":
+    case "--help":
+    case "-h": {
+      const about = COMMANDS.find((command) => command.spec.name === rest[0]);
+      process.stdout.write(about === undefined ? USAGE : renderCommandHelp(about.spec));
+      return EXIT.ok;
     }
+    case "version":
+    case "--version":
+    case "-v":
+      process.stdout.write(`ha-module ${packageVersion()}\n`);
+      return EXIT.ok;
+  }
+  const command = COMMANDS.find((candidate) => candidate.spec.name === name);
+  if (command === undefined) {
+    process.stderr.write(`ha-module: unknown command ${JSON.stringify(name)}.\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  try {
+    const line = parseCommandLine(command.spec, rest);
+    if (line === "help") {
+      process.stdout.write(renderCommandHelp(command.spec));
+      return EXIT.ok;
+    }
+    return await command.run(line, process.env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`ha-module: ${error.message}\n\n${USAGE}`);
-    return 2;
+    process.stderr.write(`ha-module ${name}: ${error.message}\n${renderUsageLine(command.spec)}`);
+    return EXIT.usage;
   }
 }
 
@@ -44,6 +98,6 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     console.error(`ha-module: ${error instanceof Error ? error.message : String(error)}`);
-    process.exitCode = 1;
+    process.exitCode = EXIT.failure;
   },
 );

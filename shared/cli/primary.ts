@@ -1,16 +1,85 @@
+import { systemElectorClock } from "../sdk/elector-clock.js";
 import { HaClient } from "../sdk/ha-client.js";
 import { checkId } from "../sdk/option-checks.js";
-import { parseCommandLine } from "./client-flags.js";
+import { describeUnfixable, unfixableCallHint } from "./call-failures.js";
 import { asUsageError } from "./cli-elector.js";
+import { CLIENT_OPTIONS, clientSettings, type ClientSettings } from "./client-flags.js";
+import type { CommandLine, CommandSpec } from "./command-spec.js";
+import { EXIT } from "./exit-codes.js";
+import { note, printEvent } from "./output-lines.js";
+import { watchPrimary } from "./primary-watch.js";
+import { guardOutput, stdoutLost } from "./stdout-guard.js";
+import { untilSignal } from "./stop-signals.js";
 import { UsageError } from "./usage.js";
 
-/** `ha-module primary [utype]`: GetPrimary as one JSON line; every live primary without a utype. */
-export async function primaryCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { positionals, client } = parseCommandLine(args, {}, env);
+export const primarySpec: CommandSpec = {
+  name: "primary",
+  synopsis: "[utype] [options]",
+  summary: "who is primary for <utype> (every role without one), as JSON; --watch follows it",
+  details: [
+    "Prints GetPrimary of <utype> as one JSON line: the LeaseView, whose top-level \"epoch\" is",
+    "the role's epoch even when nobody holds it. Exits 0 when the role has a live primary,",
+    "3 when it has none. Without a utype, prints {\"primaries\": […]}, every live primary, and exits 0.",
+    "",
+    "With --watch, observes <utype> without competing: one JSON line now and one at every change",
+    "of its primary (another uuid, epoch or address, a revoke, or none), until Ctrl-C:",
+    '  {"event":"primaryChanged","utype":…,"primary":{…}|null,"epoch":3,"at":"<ISO time>"}',
+  ].join("\n"),
+  options: [{ name: "watch", help: "keep printing a line at every change of <utype>'s primary" }, ...CLIENT_OPTIONS],
+};
+
+/** `ha-module primary [utype] [--watch]`. */
+export async function primaryCommand({ values, positionals }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
   if (positionals.length > 1) throw new UsageError(`primary takes at most one utype (got ${positionals.length}).`);
+  const client = clientSettings(values, env);
   const utype = positionals[0] === undefined ? undefined : asUsageError(() => checkId("utype", positionals[0]));
   const ha = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
-  const answer = utype === undefined ? { primaries: await ha.listPrimaries() } : await ha.getPrimary(utype);
-  process.stdout.write(`${JSON.stringify(answer)}\n`);
-  return 0;
+  if (values["watch"] === true) {
+    if (utype === undefined) throw new UsageError("primary --watch needs a utype: the role to watch.");
+    return watch(ha, utype, client);
+  }
+  try {
+    if (utype === undefined) {
+      process.stdout.write(`${JSON.stringify({ primaries: await ha.listPrimaries() })}\n`);
+      return EXIT.ok;
+    }
+    const view = await ha.getPrimary(utype);
+    process.stdout.write(`${JSON.stringify(view)}\n`);
+    return view.primary === null ? EXIT.noPrimary : EXIT.ok;
+  } catch (error) {
+    const hint = unfixableCallHint(error, client.endpoint);
+    if (hint === undefined || !(error instanceof Error)) throw error;
+    note(`ha-module: ${describeUnfixable(error, hint)}`);
+    return EXIT.failure;
+  }
+}
+
+/** --watch: until SIGINT/SIGTERM or a closed stdout (exit 0), or a failure retrying cannot fix (exit 1). */
+async function watch(ha: HaClient, utype: string, client: ClientSettings): Promise<number> {
+  guardOutput();
+  const stop = new AbortController();
+  void untilSignal().then(() => stop.abort());
+  void stdoutLost().then(() => stop.abort());
+  let unfixable: string | undefined;
+  const outcome = await watchPrimary({
+    getPrimary: (name, options) => ha.getPrimary(name, options),
+    utype,
+    clock: systemElectorClock,
+    abortSignal: stop.signal,
+    onChange: (view) => printEvent("primaryChanged", { utype, primary: view.primary, epoch: view.epoch }),
+    onFailure: (error) => {
+      const hint = unfixableCallHint(error, client.endpoint);
+      if (hint === undefined) {
+        note(`ha-module primary: ${error.message}`);
+        return true;
+      }
+      unfixable = describeUnfixable(error, hint);
+      return false;
+    },
+  });
+  if (outcome === "failed") {
+    note(`ha-module primary: ${unfixable ?? "stopped"}`);
+    return EXIT.failure;
+  }
+  return EXIT.ok;
 }

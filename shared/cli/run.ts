@@ -1,70 +1,130 @@
 import { systemElectorClock } from "../sdk/elector-clock.js";
 import { HaClient } from "../sdk/ha-client.js";
-import { startCheckPrimaryServer } from "./check-primary-server.js";
-import { asUsageError, createCliElector } from "./cli-elector.js";
+import { describeUnfixable, unfixableCallHint, untilUnfixable } from "./call-failures.js";
+import { CHECK_HOST_DEFAULT, startCheckPrimaryServer } from "./check-primary-server.js";
 import { ChildSupervisor } from "./child-supervisor.js";
-import { onlyUtype, parseCommandLine, parseMs, parsePort } from "./client-flags.js";
+import { asUsageError, CANDIDATE_OPTIONS, createCliElector } from "./cli-elector.js";
+import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration, parseMs, parsePort } from "./client-flags.js";
+import { findCommandProblem } from "./command-lookup.js";
+import type { CommandLine, CommandSpec } from "./command-spec.js";
+import { describeNotElected, untilGivenUp } from "./election-timeout.js";
 import { printElectorEvents } from "./elector-event-lines.js";
-import { note, printEvent } from "./output-lines.js";
-import { guardOutput, stdoutLost } from "./stdout-guard.js";
+import { EXIT } from "./exit-codes.js";
 import { LeaseBoundCommand } from "./lease-bound-command.js";
+import { note, printEvent } from "./output-lines.js";
 import { systemProcessGroups } from "./process-group.js";
 import { chooseGraceMs } from "./run-grace.js";
 import { learnServiceTiming } from "./service-timing.js";
+import { guardOutput, stdoutLost } from "./stdout-guard.js";
 import { untilSignal } from "./stop-signals.js";
 import { UsageError } from "./usage.js";
 
+export const runSpec: CommandSpec = {
+  name: "run",
+  synopsis: "<utype> [options] -- <command> [args…]",
+  summary: "run a command only while primary for <utype>",
+  details: [
+    "Runs the command (a process group of its own, with a watchdog) only while this process",
+    "holds the lease of <utype>. Once the lease has only G ms left (--grace-ms), the group gets",
+    "SIGTERM, and SIGKILL at the deadline; after a demotion it competes again. G must be below",
+    "T − 2·I of the service (default (T − 2·I)/2). The command is looked up before competing:",
+    "exit 127 when it is not found, 126 when it cannot be executed.",
+    "",
+    "The command's environment gets HA_UTYPE (the role), HA_UUID (this incarnation's uuid, the",
+    "holder GetPrimary shows), HA_EPOCH (the fencing token: send it with every write) and",
+    "HA_CHECK_URL (CheckPrimary). Its output goes to stderr; stdout carries the JSON event lines",
+    "of elect, plus {\"event\":\"started\",\"pid\":…,\"epoch\":…} and {\"event\":\"exited\",\"pid\":…,\"code\":…}.",
+    "If the command exits on its own, run releases the lease and exits with its code.",
+  ].join("\n"),
+  options: [
+    ...CANDIDATE_OPTIONS,
+    {
+      name: "check-port",
+      value: "P",
+      help: 'serve CheckPrimary on port P: GET or HEAD /check-primary → 200 {"isPrimary":true,\n"epoch":…} or 503 {"isPrimary":false} (default: a free port; the URL is on stderr)',
+    },
+    { name: "check-host", value: "H", help: `the address CheckPrimary listens on (default ${CHECK_HOST_DEFAULT}, this host only;\n0.0.0.0 for every interface)` },
+    { name: "grace-ms", value: "G", help: "ms between SIGTERM and SIGKILL, below T − 2·I (default (T − 2·I)/2)" },
+    ...CLIENT_OPTIONS,
+  ],
+  trailing: true,
+};
+
 /**
- * `ha-module run <utype> [--address A] [--check-port P] [--grace-ms G] -- <command> [args…]`
+ * `ha-module run <utype> [options] -- <command> [args…]`
  *
  * Runs the command only while primary, as a process group of its own with a watchdog,
  * with HA_UTYPE, HA_UUID, HA_EPOCH and HA_CHECK_URL in its environment (the epoch is its
  * fencing token). What it guarantees the command is in docs/protocol.md ("What
  * `ha-module run` guarantees a child"); in short:
  *
- * 1. Before competing it learns I and T from the service and refuses (exit 2) a grace
- *    that does not fit below T − 2·I; without --grace-ms the grace is (T − 2·I)/2.
+ * 1. Before competing it checks that the command can be started (127 / 126 otherwise),
+ *    learns I and T from the service and refuses (exit 2) a grace that does not fit below
+ *    T − 2·I; without --grace-ms the grace is (T − 2·I)/2.
  * 2. The command is stopped (SIGTERM to its group, SIGKILL after the grace) once the time
  *    left on the lease falls to the grace, so it is gone by the deadline; a lost term
  *    SIGKILLs it at once. The elector keeps competing.
  * 3. The command exits on its own: the rest of its group is stopped, the lease released,
  *    and `run` exits with the command's code.
  * 4. SIGTERM or SIGINT: the command's group is stopped first, then the lease is released;
- *    exit 0. A closed stdout (EPIPE) does the same and exits 1.
+ *    exit 0. A closed stdout (EPIPE) does the same and exits 1, a failed call that retrying
+ *    cannot fix (401, 404) exits 1 with a hint, and --timeout giving up exits 4.
  * 5. If `run` dies, the watchdog SIGKILLs the group; if `run` freezes, at the deadline.
  */
-export async function runCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const separator = args.indexOf("--");
-  if (separator === -1 || separator === args.length - 1) {
+export async function runCommand({ values, positionals, trailing }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
+  if (trailing.length === 0) {
     throw new UsageError("run needs the command to run after --, e.g. ha-module run scheduler -- node scheduler.js");
   }
-  const [command, ...commandArgs] = args.slice(separator + 1) as [string, ...string[]];
-  const { values, positionals, client } = parseCommandLine(
-    args.slice(0, separator),
-    { address: { type: "string" }, "check-port": { type: "string" }, "grace-ms": { type: "string" } },
-    env,
-  );
+  const [command, ...commandArgs] = trailing as [string, ...string[]];
   const utype = onlyUtype("run", positionals);
+  const client = clientSettings(values, env);
   // Always served, on a free port unless one is given, so that HA_CHECK_URL is always set.
   const checkPort = parsePort("check-port", values["check-port"]) ?? 0;
+  const checkHost = typeof values["check-host"] === "string" ? values["check-host"] : CHECK_HOST_DEFAULT;
   const requestedGrace = values["grace-ms"] === undefined ? undefined : parseMs("grace-ms", values["grace-ms"], 0);
+  const timeoutMs = parseDuration("timeout", values["timeout"]);
   const elector = createCliElector(utype, client, values["address"]);
   const transport = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
+  const say = (text: string): void => note(`ha-module run: ${text}`);
+  // A typo must not cost an election (and an epoch) per try: look before competing.
+  const missing = findCommandProblem(command, env);
+  if (missing !== undefined) {
+    say(`cannot run ${missing.message}`);
+    return missing.exitCode;
+  }
   guardOutput();
 
   const signalled = untilSignal();
+  const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock);
+  const notElected = givenUp.then((outcome) => {
+    say(describeNotElected(utype, outcome));
+    return outcome.reason === "failed" ? EXIT.failure : EXIT.timedOut;
+  });
   const beforeCompeting = new AbortController();
+  let refusal: number | undefined;
   void signalled.then(() => beforeCompeting.abort());
-  const timing = await learnServiceTiming(transport, utype, beforeCompeting.signal, (error) => note(`ha-module run: ${error.message}`));
-  if (timing === undefined) return 0; // stopped before the service ever answered
+  void notElected.then((code) => {
+    refusal ??= code;
+    beforeCompeting.abort();
+  });
+  const timing = await learnServiceTiming(transport, utype, beforeCompeting.signal, (error) => {
+    const hint = unfixableCallHint(error, client.endpoint);
+    say(hint === undefined ? error.message : describeUnfixable(error, hint));
+    // Retried, unless retrying cannot fix it, or --timeout 0 allows one attempt only.
+    if (hint === undefined && timeoutMs !== 0) return true;
+    if (timeoutMs === 0 && hint === undefined) say(describeNotElected(utype, { reason: "failed", error }));
+    refusal = EXIT.failure;
+    return false;
+  });
+  if (timing === undefined) return refusal ?? EXIT.ok; // stopped before the service ever answered
   const graceMs = chooseGraceMs(requestedGrace, timing);
-  note(
-    `ha-module run: grace ${graceMs} ms (${requestedGrace === undefined ? "default, (T − 2·I)/2" : "--grace-ms"}; ` +
+  say(
+    `grace ${graceMs} ms (${requestedGrace === undefined ? "default, (T − 2·I)/2" : "--grace-ms"}; ` +
       `the service's I = ${timing.intervalMs} ms, T = ${timing.timeoutMs} ms)`,
   );
 
-  const checkServer = await startCheckPrimaryServer(elector, checkPort);
-  note(`ha-module run: CheckPrimary on ${checkServer.url}`);
+  const checkServer = await startCheckPrimaryServer(elector, checkPort, checkHost);
+  say(`CheckPrimary on ${checkServer.url}`);
   const clock = systemElectorClock;
   const commandLease = new LeaseBoundCommand({
     lease: elector,
@@ -73,9 +133,10 @@ export async function runCommand(args: string[], env: NodeJS.ProcessEnv): Promis
     clock,
     graceMs,
     intervalMs: () => elector.timing?.intervalMs ?? timing.intervalMs,
-    environment: (uuid, epoch) => ({ ...env, HA_UTYPE: utype, HA_UUID: uuid, HA_EPOCH: String(epoch), HA_CHECK_URL: checkServer.url }),
+    environment: (uuid, epoch) => ({ ...env, HA_UTYPE: utype, HA_UUID: uuid, HA_EPOCH: String(epoch), HA_CHECK_URL: checkServer.localUrl }),
   });
-  printElectorEvents(elector, "run");
+  printElectorEvents(elector);
+  const unfixable = untilUnfixable(elector, client.endpoint, say);
   elector.on("elected", () => commandLease.update());
   // A `stopped` demotion is run's own stop: returning the wind-down makes the elector
   // release the lease only once the command's group is gone.
@@ -83,12 +144,17 @@ export async function runCommand(args: string[], env: NodeJS.ProcessEnv): Promis
 
   elector.start();
   const exitCode = await Promise.race([
-    signalled.then(() => 0),
+    signalled.then(() => EXIT.ok),
     commandLease.ownExit,
     stdoutLost().then((error) => {
-      note(`ha-module run: stdout is closed (${error.message}); stopping the command and releasing the lease.`);
-      return 1;
+      say(`stdout is closed (${error.message}); stopping the command and releasing the lease.`);
+      return EXIT.failure;
     }),
+    unfixable.then((text) => {
+      say(text);
+      return EXIT.failure;
+    }),
+    notElected,
   ]);
   // The command's group first, measured against the lease while it is still held…
   const wound = commandLease.shutDown();

@@ -1,5 +1,6 @@
+import { isIP } from "node:net";
 import { ConfigError } from "../config/config-error.js";
-import { readBoolean, readInteger, readString, type Env } from "../config/env.js";
+import { readBoolean, readInteger, readListenAddress, readString, type Env } from "../config/env.js";
 import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
 import { DataDirInUseError } from "../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
@@ -7,9 +8,15 @@ import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
 import type { Operation } from "../http/route.js";
 import { startLocalHost } from "../host/local-host.js";
 import { createRuntime } from "../http/runtime.js";
+import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../store/create-store.js";
+import type { CommandLine } from "./command-spec.js";
+import { EXIT } from "./exit-codes.js";
+import { UsageError } from "./usage.js";
 
 export interface ServeSettings {
+  /** The address to listen on (HA_HOST). */
+  readonly host: string;
   readonly port: number;
   readonly dataDir: string;
   readonly inMemory: boolean;
@@ -25,6 +32,7 @@ export interface RunningService {
 /** The local host's own settings (the server's are in loadServerConfig). */
 export function loadServeSettings(env: Env): ServeSettings {
   return {
+    host: readListenAddress(env, "HA_HOST", "127.0.0.1"),
     port: readInteger(env, "PORT", 7071, { min: 0, max: 65_535, example: 7071 }),
     dataDir: readString(env, "HA_DATA_DIR") ?? ".ha-data",
     inMemory: readBoolean(env, "HA_IN_MEMORY", false),
@@ -68,22 +76,29 @@ export async function startService(config: ServerConfig, settings: ServeSettings
     }
     const configured = createConfiguredStore(storeConfig, storeOptions);
     closers.push(async () => configured.close());
-    await configured.prepare({ abortSignal: AbortSignal.timeout(30_000) });
+    await prepareStore(() => configured.prepare({ abortSignal: AbortSignal.timeout(30_000) }), config.store);
+    // Without the create step nothing has reached the store yet: ask it once, so that a
+    // wrong setting is named now rather than by a 503 later. Not fatal: it may come up.
+    const unreachable = storeConfig.createIfMissing
+      ? undefined
+      : await configured.store.ping({ abortSignal: AbortSignal.timeout(5_000) }).then(
+          () => undefined,
+          (error: unknown) => (error instanceof StoreUnavailableError ? unreachableStoreMessage(error, config.store, false) : Promise.reject(error)),
+        );
     const runtime = createRuntime(config, configured.store);
-    const host = await startLocalHost({
-      operations,
-      runtime: async () => runtime,
-      port: settings.port,
-      apiKey: settings.apiKey,
-    });
+    const host = await listen(settings, () =>
+      startLocalHost({ operations, runtime: async () => runtime, port: settings.port, hostname: settings.host, apiKey: settings.apiKey }),
+    );
     closers.push(() => host.close());
     const { intervalMs, timeoutMs } = config.timing;
     return {
       url: host.url,
       banner: [
-        `ha-module listening on ${host.url}`,
+        `ha-module listening on ${host.url}${reachableFrom(settings.host, host.url)}`,
         `  I = ${intervalMs} ms, T = ${timeoutMs} ms, store: ${storeLabel}`,
         `  API key: ${settings.apiKey === undefined ? "not required (set HA_API_KEY to require one)" : "required in x-functions-key"}`,
+        ...[exposureWarning(settings)].filter((line) => line !== undefined).map((line) => `  warning: ${line}`),
+        ...(unreachable === undefined ? [] : [`  warning: ${unreachable} Until it answers, every call answers 503.`]),
       ].join("\n"),
       close: closeAll,
     };
@@ -91,6 +106,72 @@ export async function startService(config: ServerConfig, settings: ServeSettings
     await closeAll();
     throw error;
   }
+}
+
+/** The settings that say where the store is, for messages that must name them. */
+function storeSettings(store: StoreConfig): string {
+  if (store.kind === "table") return "HA_TABLE_CONNECTION_STRING or HA_TABLE_ENDPOINT";
+  return store.connection.mode === "key" ? "HA_COSMOS_ENDPOINT and HA_COSMOS_KEY" : "HA_COSMOS_ENDPOINT";
+}
+
+function unreachableStoreMessage(error: Error, store: StoreConfig, creating: boolean): string {
+  const what = store.kind === "table" ? `table "${store.tableName}"` : `container "${store.databaseName}/${store.containerName}"`;
+  const tls = /certificate|self[- ]signed|CERT_|UNABLE_TO_VERIFY/i.test(`${error.message} ${String((error.cause as Error | undefined)?.message)}`)
+    ? " Its TLS certificate is not trusted: for an emulator, save its certificate as PEM and start with NODE_EXTRA_CA_CERTS=<that file> (docs/stores.md)."
+    : "";
+  return creating
+    ? `The store did not answer when asked to create ${what} (HA_STORE_CREATE is on): ${error.message}${tls} Check ${storeSettings(store)}: is the store running, and reachable from here? If ${what} exists already (and this identity may not create it), set HA_STORE_CREATE=false to skip this step.`
+    : `The store does not answer: ${error.message}${tls} Check ${storeSettings(store)}.`;
+}
+
+/** The store's start-up step (HA_STORE_CREATE); a store that cannot be reached is named, with the settings to check. */
+async function prepareStore(prepare: () => Promise<void>, store: StoreConfig): Promise<void> {
+  try {
+    await prepare();
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    if (store.connection.mode === "embedded") throw error; // ours: a bug, not a setting
+    throw new StartupError(unreachableStoreMessage(error, store, true), { cause: error });
+  }
+}
+
+/** Listening failures are settings to change: PORT, or HA_HOST. */
+async function listen<T>(settings: ServeSettings, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    const { port, host } = settings;
+    switch ((error as NodeJS.ErrnoException).code) {
+      case "EADDRINUSE":
+        throw new ConfigError("PORT", `PORT ${port} is in use on ${host} (another ha-module serve, or the Functions host?). Stop that process, or set PORT to another port (PORT=0 picks a free one).`);
+      case "EACCES":
+        throw new ConfigError("PORT", `PORT ${port} needs privileges to listen on: set PORT above 1023 (default 7071), or 0 for a free one.`);
+      case "EADDRNOTAVAIL":
+        throw new ConfigError("HA_HOST", `HA_HOST ${host} is not an address of this machine: set it to one of its addresses, 0.0.0.0 for every interface, or unset it for 127.0.0.1.`);
+      default:
+        throw error;
+    }
+  }
+}
+
+/** The store could not be reached at start-up; the message names the settings to check. */
+export class StartupError extends Error {
+  override readonly name = "StartupError";
+}
+
+/** A service other machines can reach, with no key to ask for: anyone there could take a lease. */
+export function exposureWarning({ host, apiKey }: Pick<ServeSettings, "host" | "apiKey">): string | undefined {
+  const loopback = host === "localhost" || host === "::1" || host.startsWith("127.");
+  if (loopback || apiKey !== undefined) return undefined;
+  return `HA_HOST ${host} lets other machines in, and no key is required: anyone who reaches the port can take a lease. Set HA_API_KEY.`;
+}
+
+/** For a wildcard address, the URL a client on this machine uses. */
+function reachableFrom(host: string, url: string): string {
+  if (host !== "0.0.0.0" && host !== "::") return "";
+  const local = new URL(url);
+  local.hostname = isIP(host) === 6 ? "[::1]" : "127.0.0.1";
+  return ` (every interface; from this machine: ${local.href})`;
 }
 
 function describeStore(store: StoreConfig, settings: ServeSettings): string {
@@ -116,10 +197,14 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
 }
 
 /**
- * Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting or
- * when another service holds HA_DATA_DIR.
+ * Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting
+ * (PORT in use included) or when another service holds HA_DATA_DIR, and 1 when the store
+ * cannot be reached at start-up, with the settings to check.
  */
-export async function serveCommand(env: Env, operations: readonly Operation[]): Promise<number> {
+export async function serveCommand(line: CommandLine, env: Env, operations: readonly Operation[]): Promise<number> {
+  if (line.positionals.length > 0) {
+    throw new UsageError(`serve takes no arguments; it is configured by environment (got ${line.positionals.join(" ")}).`);
+  }
   let config: ServerConfig;
   let settings: ServeSettings;
   try {
@@ -128,7 +213,7 @@ export async function serveCommand(env: Env, operations: readonly Operation[]): 
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`ha-module: ${error.message}`);
-      return 2;
+      return EXIT.usage;
     }
     throw error;
   }
@@ -136,9 +221,13 @@ export async function serveCommand(env: Env, operations: readonly Operation[]): 
   try {
     service = await startService(config, settings, operations);
   } catch (error) {
-    if (error instanceof DataDirInUseError) {
+    if (error instanceof DataDirInUseError || error instanceof ConfigError) {
       console.error(`ha-module: ${error.message}`);
-      return 2;
+      return EXIT.usage;
+    }
+    if (error instanceof StartupError) {
+      console.error(`ha-module: ${error.message}`);
+      return EXIT.failure;
     }
     throw error;
   }

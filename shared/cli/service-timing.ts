@@ -8,14 +8,14 @@ const CALL_TIMEOUT_MS = 5000;
 /**
  * I and T, from one GetPrimary, before `run` competes: the grace must be checked against
  * them before the command can start. A service that does not answer yet is asked again
- * every second (each failure is reported), as the elector itself would; undefined when
- * `abortSignal` ends the wait first.
+ * every second, as the elector itself would, while `onFailure` says to keep trying;
+ * undefined when it says to stop, or when `abortSignal` ends the wait first.
  */
 export async function learnServiceTiming(
   transport: LeaseTransport,
   utype: string,
   abortSignal: AbortSignal,
-  report: (error: Error) => void,
+  onFailure: (error: Error) => boolean,
 ): Promise<LeaseTiming | undefined> {
   while (!abortSignal.aborted) {
     try {
@@ -23,7 +23,7 @@ export async function learnServiceTiming(
       return { intervalMs, timeoutMs };
     } catch (error) {
       if (abortSignal.aborted) break;
-      report(error instanceof Error ? error : new Error(String(error)));
+      if (!onFailure(error instanceof Error ? error : new Error(String(error)))) break;
     }
     await sleep(RETRY_DELAY_MS, undefined, { signal: abortSignal }).catch(() => undefined);
   }

@@ -1,26 +1,50 @@
-export const USAGE = `Usage: ha-module <command> [options]
-
-Commands:
-  serve                              run the lease service locally (the same as npm start)
-  primary [utype]                    print GetPrimary of utype as JSON; every live primary without one
-  elect <utype> [--address A]        join the election; print one JSON line per event
-  run <utype> [--address A] [--check-port P] [--grace-ms G] -- <command> [args…]
-                                     run the command (a process group of its own) only while
-                                     primary; once the lease has only G ms left, SIGTERM the group,
-                                     SIGKILL it at the deadline; keep competing. G must be below
-                                     T − 2·I (default (T − 2·I)/2). Events on stdout, the command's
-                                     output on stderr; HA_UTYPE, HA_UUID, HA_EPOCH, HA_CHECK_URL set
-
-Options for primary, elect and run:
-  --endpoint URL   the service's base URL (env HA_ENDPOINT, default http://127.0.0.1:7071/api)
-  --key KEY        the function key, sent in x-functions-key (env HA_API_KEY)
-  --address A      where this participant can be reached, shown to everyone by GetPrimary
-  --check-port P   serve GET /check-primary on 127.0.0.1:P: 200 {"isPrimary":true,"epoch":…}
-                   or 503 {"isPrimary":false} (0 picks a free port; run always serves it, on
-                   a free port without P, and prints the URL on stderr)
-`;
+import type { CommandSpec, OptionSpec } from "./command-spec.js";
+import { EXIT_CODE_HELP } from "./exit-codes.js";
 
 /** A command line that cannot be run: the CLI prints the message and the usage, and exits 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+}
+
+/** `ha-module --help`: every command with its one-line summary, then the exit codes. */
+export function renderUsage(commands: readonly CommandSpec[]): string {
+  const rows = commands.map((command) => [`${command.name} ${command.synopsis}`.trim(), command.summary] as const);
+  return [
+    "Usage: ha-module <command> [options]",
+    "",
+    "Commands:",
+    ...columns(rows),
+    "",
+    "`ha-module <command> --help` shows what a command does and every option it takes;",
+    "`ha-module --version` prints the version.",
+    "",
+    "Exit codes:",
+    ...columns(EXIT_CODE_HELP.map(([code, meaning]) => [String(code), meaning] as const)),
+    "",
+  ].join("\n");
+}
+
+/** `ha-module <command> --help`: its usage line, what it does, and its options. */
+export function renderCommandHelp(command: CommandSpec): string {
+  const options: OptionSpec[] = [...command.options, { name: "help", help: "show this help" }];
+  return [
+    `Usage: ha-module ${command.name} ${command.synopsis}`.trimEnd(),
+    "",
+    ...(command.details === undefined ? [command.summary] : command.details.split("\n")),
+    "",
+    "Options:",
+    ...columns(options.map((option) => [`--${option.name}${option.value === undefined ? "" : ` ${option.value}`}`, option.help] as const)),
+    "",
+  ].join("\n");
+}
+
+/** What a usage error ends with: the command's usage line, and where its options are. */
+export function renderUsageLine(command: CommandSpec): string {
+  return `Usage: ha-module ${command.name} ${command.synopsis}`.trimEnd() + `\n(\`ha-module ${command.name} --help\` lists its options.)\n`;
+}
+
+/** Two aligned columns; a "\n" in the second continues it, aligned, on the next line. */
+function columns(rows: ReadonlyArray<readonly [string, string]>): string[] {
+  const width = Math.max(...rows.map(([left]) => left.length)) + 3;
+  return rows.flatMap(([left, right]) => right.split("\n").map((line, index) => `  ${(index === 0 ? left : "").padEnd(width)}${line}`.trimEnd()));
 }

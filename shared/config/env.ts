@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { ConfigError } from "./config-error.js";
 
 /** The environment as configuration reads it: only the HA_* names and PORT matter. */
@@ -64,4 +65,22 @@ export function readHttpsUrl(env: Env, name: string, example: string): string | 
     throw new ConfigError(name, `${name} must be an http(s) URL such as ${example} (got "${raw}").`);
   }
   return raw.replace(/\/+$/, "");
+}
+
+/**
+ * An address to listen on: an IPv4 or IPv6 literal (0.0.0.0 or :: for every interface),
+ * or `localhost`. Host names are refused: one that resolves to several addresses would
+ * listen on only one of them, silently.
+ */
+export function readListenAddress(env: Env, name: string, fallback: string): string {
+  const raw = readString(env, name);
+  if (raw === undefined) return fallback;
+  const address = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
+  if (isIP(address) === 0 && address !== "localhost") {
+    throw new ConfigError(
+      name,
+      `${name} must be an IP address of this machine to listen on (got "${raw}"): ${fallback} (the default) for this machine only, 0.0.0.0 (or ::) for every interface, or one interface's address.`,
+    );
+  }
+  return address;
 }

@@ -145,7 +145,8 @@ function loadCosmosConfig(env: Env): StoreConfig {
   if (endpoint !== undefined && !endpoint.startsWith("https:")) {
     throw new ConfigError(
       "HA_COSMOS_ENDPOINT",
-      `HA_COSMOS_ENDPOINT must be an https URL such as https://<account>.documents.azure.com:443 (got "${endpoint}"): Cosmos DB is only reached over TLS.`,
+      `HA_COSMOS_ENDPOINT must be an https URL such as https://<account>.documents.azure.com:443 (got "${endpoint}"): Cosmos DB is only reached over TLS, so that its key never crosses a network in clear. ` +
+        "For the Linux emulator (vNext), which serves http by default, start it with `--protocol https` and trust its certificate with NODE_EXTRA_CA_CERTS (docs/stores.md).",
     );
   }
   const key = readString(env, "HA_COSMOS_KEY");

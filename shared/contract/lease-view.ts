@@ -13,10 +13,17 @@ export interface PrimaryView {
   readonly revoked: boolean;
 }
 
-/** One utype's lease: its live primary or null, with the service's I and T. */
+/** One utype's lease: its live primary or null, the role's epoch, and the service's I and T. */
 export interface LeaseView {
   readonly utype: string;
   readonly primary: PrimaryView | null;
+  /**
+   * The role's current epoch, whether or not anyone holds the lease now: the stored
+   * entry's epoch (the last term's, after a release or an expiry), 0 when the role never
+   * had a holder. Equal to `primary.epoch` while there is a primary. It is what a new
+   * downstream fencing target should be seeded with: the next primary's epoch is higher.
+   */
+  readonly epoch: number;
   readonly intervalMs: number;
   readonly timeoutMs: number;
 }

@@ -1,6 +1,7 @@
 import type { Server } from "node:https";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
+import { ConfigError } from "../config/config-error.js";
 import { createSelfSignedCertificate } from "./embedded-cosmos-certificate.js";
 
 /**
@@ -31,16 +32,7 @@ type CreateHttpsServer = (options: { cert: string; key: string; keepAlive?: bool
  * and the Cosmos service that the tests run against. Data lives in memory only.
  */
 export async function startEmbeddedCosmos(options: EmbeddedCosmosOptions = {}): Promise<EmbeddedCosmos> {
-  const require = createRequire(import.meta.url);
-  let createHttpsServer: CreateHttpsServer;
-  try {
-    createHttpsServer = require("@vercel/cosmosdb-server").createHttpsServer;
-  } catch (error) {
-    throw new Error(
-      "The embedded Cosmos emulator needs the @vercel/cosmosdb-server package (a dev dependency): run `npm install`, or set HA_COSMOS_ENDPOINT.",
-      { cause: error },
-    );
-  }
+  const createHttpsServer = loadCosmosEmulator();
   const { certificatePem, privateKeyPem } = createSelfSignedCertificate("ha-module embedded Cosmos emulator");
   const server = createHttpsServer({ cert: certificatePem, key: privateKeyPem, keepAlive: true });
   await new Promise<void>((resolve, reject) => {
@@ -61,4 +53,24 @@ export async function startEmbeddedCosmos(options: EmbeddedCosmosOptions = {}): 
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * The emulator, from @vercel/cosmosdb-server: a dev dependency of ha-module, so a project
+ * that installed ha-module lacks it and the message says what to install instead of
+ * "run npm install". `require` is injectable for the test of that message.
+ */
+export function loadCosmosEmulator(require: NodeJS.Require = createRequire(import.meta.url)): CreateHttpsServer {
+  try {
+    return require("@vercel/cosmosdb-server").createHttpsServer;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
+    throw new ConfigError(
+      "HA_COSMOS_ENDPOINT",
+      "HA_STORE=cosmos without HA_COSMOS_ENDPOINT makes `ha-module serve` embed a Cosmos emulator, but the " +
+        "@vercel/cosmosdb-server package is not installed (ha-module lists it as a dev dependency, which installing " +
+        "ha-module does not bring). Install it beside ha-module: `npm install --save-dev @vercel/cosmosdb-server`. " +
+        "Or set HA_COSMOS_ENDPOINT (with HA_COSMOS_KEY) to an account or an emulator you run.",
+    );
+  }
 }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { isIP, type AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { allowedMethods, routesOf, type Operation } from "../http/route.js";
 import type { Runtime } from "../http/runtime.js";
@@ -15,6 +15,7 @@ export interface LocalHostOptions {
   readonly runtime: () => Promise<Runtime>;
   /** 0 picks a free port. */
   readonly port: number;
+  /** The address to listen on (HA_HOST); 127.0.0.1 by default: this machine only. */
   readonly hostname?: string;
   /** When set, every request must carry it in x-functions-key (or ?code=), as in Azure. */
   readonly apiKey?: string | undefined;
@@ -90,7 +91,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   server.on("error", (error) => log("error", `local host: ${error.message}`));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${hostname}:${port}/api`,
+    url: `http://${isIP(hostname) === 6 ? `[${hostname}]` : hostname}:${port}/api`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -34,7 +34,7 @@ export async function handleRoute(
   const refused = codingRefusal(header, hasBody);
   if (refused !== undefined) return errorResponse(refused.code, refused.message);
   try {
-    return await operation.handler(request, await runtime(), { arrivedAt });
+    return await operation.handler(request, await runtime(), { arrivedAt }, { warn: (message) => context.warn(`${name}: ${message}`) });
   } catch (error) {
     if (error instanceof HttpError) return errorResponse(error.code, error.message);
     if (error instanceof StoreUnavailableError) {

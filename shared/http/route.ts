@@ -2,8 +2,17 @@ import type { HttpMethod, HttpRequest, HttpResponseInit } from "./azure-function
 import type { RequestArrival } from "../lease/request-budget.js";
 import type { Runtime } from "./runtime.js";
 
-/** `arrival` is when the request arrived: its store calls must fit in the budget from there. */
-export type RouteHandler = (request: HttpRequest, runtime: Runtime, arrival: RequestArrival) => Promise<HttpResponseInit>;
+/** Where a handler logs what the caller is not told: the invocation's log (Application Insights in Azure). */
+export interface RouteLog {
+  warn(message: string): void;
+}
+
+/**
+ * `arrival` is when the request arrived: its store calls must fit in the budget from there.
+ * `log` is for a handler that answers a failure itself (health's 503), so its cause still
+ * reaches the operator.
+ */
+export type RouteHandler = (request: HttpRequest, runtime: Runtime, arrival: RequestArrival, log: RouteLog) => Promise<HttpResponseInit>;
 
 /**
  * One operation of the REST contract, declared once in functions/routes.ts. In Azure each

@@ -5,7 +5,11 @@ import { isLive, type LeaseState } from "./lease.js";
 /** What a view needs of an entry: the fast path knows no more than this. */
 export type ViewedLease = Pick<LeaseState, "uuid" | "address" | "epoch" | "renewedAt" | "revoked">;
 
-/** Shows `entry` as seen at `haTime`: its holder when live, otherwise no primary. */
+/**
+ * Shows `entry` as seen at `haTime`: its holder when live, otherwise no primary; and the
+ * entry's epoch either way (0 when there is no entry), so that a caller can learn the
+ * fencing token of a role nobody holds now.
+ */
 export function toLeaseView(
   utype: string,
   entry: ViewedLease | undefined,
@@ -23,5 +27,5 @@ export function toLeaseView(
           revoked: entry.revoked,
         }
       : null;
-  return { utype, primary, intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs };
+  return { utype, primary, epoch: entry?.epoch ?? 0, intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs };
 }

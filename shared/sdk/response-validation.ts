@@ -32,7 +32,7 @@ function corrupted(what: string, status: number, problem: string): CorruptedMess
 /** A LeaseView for `utype`; `expectedUtype` undefined accepts any utype (name resolving). */
 export function parseLeaseView(body: unknown, expectedUtype: string | undefined, status: number, what: string): LeaseView {
   if (!isObject(body)) throw corrupted(what, status, "the body is not a JSON object");
-  const { utype, primary, intervalMs, timeoutMs } = body;
+  const { utype, primary, epoch, intervalMs, timeoutMs } = body;
   if (typeof utype !== "string") throw corrupted(what, status, "utype is missing");
   if (expectedUtype !== undefined && utype !== expectedUtype) {
     throw corrupted(what, status, `asked for utype ${JSON.stringify(expectedUtype)}, the answer is about ${JSON.stringify(utype)}`);
@@ -40,7 +40,12 @@ export function parseLeaseView(body: unknown, expectedUtype: string | undefined,
   if (!isNonNegativeInteger(intervalMs) || intervalMs === 0 || !isNonNegativeInteger(timeoutMs) || timeoutMs <= 2 * intervalMs) {
     throw corrupted(what, status, "intervalMs and timeoutMs must be positive integers with timeoutMs > 2 × intervalMs");
   }
-  return { utype, primary: parsePrimary(primary, what, status), intervalMs, timeoutMs };
+  const holder = parsePrimary(primary, what, status);
+  if (!isNonNegativeInteger(epoch)) throw corrupted(what, status, "epoch must be a non-negative integer");
+  if (holder !== null && holder.epoch !== epoch) {
+    throw corrupted(what, status, `the role's epoch ${epoch} is not its primary's epoch ${holder.epoch}`);
+  }
+  return { utype, primary: holder, epoch, intervalMs, timeoutMs };
 }
 
 function parsePrimary(value: unknown, what: string, status: number): PrimaryView | null {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CliProcess } from "../helpers/sdk-cli-process.js";
+import { CliProcess, runCli } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
-/** `ha-module primary` and the shared flags, against the built service with an API key. */
+/** `ha-module primary`, `release` and the shared flags, against the built service with an API key. */
 describe("ha-module primary", () => {
   const KEY = "e2e-function-key";
   let service: ServiceProcess;
@@ -19,13 +19,7 @@ describe("ha-module primary", () => {
     await service?.stop();
   });
 
-  async function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const cli = new CliProcess("primary", args, env);
-    let stdout = "";
-    cli.child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    const { code } = await cli.exited;
-    return { code, stdout, stderr: cli.stderr };
-  }
+  const run = runCli;
 
   it("prints GetPrimary of one utype as JSON, with the key from --key", async () => {
     const { code, stdout } = await run(["primary", "e2e-primary", "--endpoint", service.url, "--key", KEY]);
@@ -39,10 +33,25 @@ describe("ha-module primary", () => {
     expect(JSON.parse(stdout)).toEqual({ primaries: [expect.objectContaining({ utype: "e2e-primary" })] });
   });
 
-  it("a refused call exits 1 with the service's message", async () => {
-    const { code, stderr } = await run(["primary", "x", "--endpoint", service.url], { HA_API_KEY: "" });
+  it("a role without a live primary exits 3, still printing the view with the role's epoch", async () => {
+    const { code, stdout } = await run(["primary", "e2e-nobody", "--endpoint", service.url, "--key", KEY]);
+    expect(code).toBe(3);
+    expect(JSON.parse(stdout)).toMatchObject({ utype: "e2e-nobody", primary: null, epoch: 0 });
+  });
+
+  it("a missing key exits 1 with the service's message and a hint about the key", async () => {
+    const { code, stdout, stderr } = await run(["primary", "x", "--endpoint", service.url], { HA_API_KEY: "" });
     expect(code).toBe(1);
+    expect(stdout).toBe("");
     expect(stderr).toMatch(/401 Unauthorized: Send the API key in the x-functions-key header/);
+    expect(stderr).toMatch(/The function key is wrong or missing: pass --key KEY or set HA_API_KEY/);
+  });
+
+  it("an endpoint without /api exits 1 with a hint to add it", async () => {
+    const { code, stderr } = await run(["primary", "x", "--endpoint", service.url.replace(/\/api$/, ""), "--key", KEY]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/404/);
+    expect(stderr).toMatch(new RegExp(`Does your endpoint end in /api\\? .*e\\.g\\. ${service.url.replace(/[.]/g, "\\.")}`));
   });
 
   it.each([
@@ -52,11 +61,79 @@ describe("ha-module primary", () => {
     [["primary", "--endpoint", "localhost:7071"], /Expected `endpoint` to be an http\(s\) URL/],
     [["elect"], /elect takes exactly one utype \(got none\)/],
     [["elect", "x", "--check-port", "1"], /Unknown option '--check-port'/],
-    [["frobnicate"], /Unknown command "frobnicate"/],
-  ])("%j prints the usage and exits 2", async (args, message) => {
-    const { code, stderr } = await run(args);
+    [["primary", "x", "--address", "a"], /Unknown option '--address'/],
+    [["run", "x", "--check-port", "-1", "--", "true"], /--check-port must be a port number from 0 to 65535 \(got "-1"\)/],
+    [["elect", "x", "--timeout", "10"], /--timeout must be a duration with a unit, such as 500ms, 10s or 2m, or 0 \(got "10"\)/],
+    [["primary", "--watch"], /primary --watch needs a utype/],
+    [["release", "x", "--lease", "t"], /--lease needs --uuid/],
+  ])("%j prints the message and the command's usage line, and exits 2", async (args, message) => {
+    const { code, stdout, stderr } = await run(args);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
+    expect(stderr).toMatch(new RegExp(`Usage: ha-module ${args[0]} `));
+    expect(stdout).toBe("");
+  });
+
+  it("an unknown command prints every command and exits 2", async () => {
+    const { code, stderr } = await run(["frobnicate"]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/unknown command "frobnicate"/);
     expect(stderr).toMatch(/Usage: ha-module <command>/);
+  });
+
+  it("elect and run stop at once on a wrong key, with the hint, instead of retrying forever", async () => {
+    const env = { HA_ENDPOINT: service.url, HA_API_KEY: "not-the-key" };
+    for (const args of [["elect", "e2e-wrong-key"], ["run", "e2e-wrong-key", "--", "true"]]) {
+      const { code, stdout, stderr } = await run(args, env, 20_000);
+      expect(code, stderr).toBe(1);
+      expect(stderr).toMatch(/The function key is wrong or missing/);
+      expect(stdout).not.toMatch(/"elected"/);
+    }
+  });
+
+  it("primary --watch prints the first view and every change of holder as JSON lines, and exits 0 on SIGINT", async () => {
+    const utype = "e2e-watch";
+    const env = { HA_ENDPOINT: service.url, HA_API_KEY: KEY };
+    const watcher = new CliProcess("watcher", ["primary", utype, "--watch"], env);
+    try {
+      await watcher.waitFor((e) => e.event === "primaryChanged");
+      expect(watcher.events[0]).toMatchObject({ event: "primaryChanged", utype, primary: null, epoch: 0 });
+      const candidate = new CliProcess("candidate", ["elect", utype, "--address", "10.9.9.9:1"], env);
+      const elected = await candidate.waitFor((e) => e.event === "elected");
+      const seen = await watcher.waitFor((e) => e["primary"] !== null, { from: 1 });
+      expect(seen).toMatchObject({ primary: { uuid: elected["uuid"], address: "10.9.9.9:1", epoch: 1 }, epoch: 1 });
+      candidate.signal("SIGTERM"); // released: the watcher sees no primary, and the epoch stays
+      expect(await candidate.exited).toEqual({ code: 0, signal: null });
+      const gone = await watcher.waitFor((e) => e["primary"] === null, { from: 2 });
+      expect(gone).toMatchObject({ utype, epoch: 1 });
+      // Only changes are printed: renewals in between add nothing.
+      expect(watcher.events.map((e) => (e["primary"] as { uuid?: string } | null)?.uuid ?? null)).toEqual([null, elected["uuid"], null]);
+      watcher.signal("SIGINT");
+      expect(await watcher.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await watcher.kill();
+    }
+  });
+
+  it("release revokes the live primary: it steps down at its next heartbeat; a role with none exits 3", async () => {
+    const utype = "e2e-release";
+    const env = { HA_ENDPOINT: service.url, HA_API_KEY: KEY };
+    const victim = new CliProcess("victim", ["elect", utype], env);
+    try {
+      const elected = await victim.waitFor((e) => e.event === "elected");
+      const wrongUuid = await run(["release", utype, "--uuid", "someone-else"], env);
+      expect(wrongUuid.code).toBe(1);
+      expect(JSON.parse(wrongUuid.stdout)).toMatchObject({ outcome: "held", primary: { uuid: elected["uuid"] } });
+      const revoked = await run(["release", utype], env);
+      expect(revoked.code, revoked.stderr).toBe(0);
+      expect(JSON.parse(revoked.stdout)).toMatchObject({ outcome: "revoked", primary: { uuid: elected["uuid"], revoked: true }, epoch: 1 });
+      expect(revoked.stderr).toMatch(/it steps down at its next heartbeat/);
+      await victim.waitFor((e) => e.event === "demoted" && e["reason"] === "revoked");
+    } finally {
+      await victim.kill();
+    }
+    const none = await run(["release", "e2e-nobody"], env);
+    expect(none.code).toBe(3);
+    expect(JSON.parse(none.stdout)).toMatchObject({ outcome: "none", primary: null });
   });
 });

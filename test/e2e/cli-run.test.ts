@@ -9,11 +9,11 @@ import { startServiceProcess, type ServiceProcess } from "../helpers/service-pro
 const I = 200;
 const T = 2000;
 
-/** The work: reports its epoch on stderr, exits 0 on SIGTERM and 3 on SIGUSR2. */
+/** The work: exits 0 on SIGTERM and 3 on SIGUSR2; then (handlers in place) reports its epoch on stderr. */
 const WORKER = [
-  "console.error(`worker up epoch=${process.env.HA_EPOCH} utype=${process.env.HA_UTYPE}`);",
   "process.on('SIGTERM', () => process.exit(0));",
   "process.on('SIGUSR2', () => process.exit(3));",
+  "console.error(`worker up epoch=${process.env.HA_EPOCH} utype=${process.env.HA_UTYPE}`);",
   "setInterval(() => {}, 1000);",
 ].join(" ");
 
@@ -116,7 +116,7 @@ describe("ha-module run: runs the command only while primary", () => {
     const runner = new CliProcess("bad", ["run", "x", "--check-port", "nope", "--", "true"]);
     expect(await runner.exited).toEqual({ code: 2, signal: null });
     expect(runner.stderr).toMatch(/--check-port must be a port number from 0 to 65535 \(got "nope"\)/);
-    expect(runner.stderr).toMatch(/Usage: ha-module <command>/);
+    expect(runner.stderr).toMatch(/Usage: ha-module run <utype>/);
     const missing = new CliProcess("bad2", ["run", "x", "--endpoint", service.url]);
     expect(await missing.exited).toEqual({ code: 2, signal: null });
     expect(missing.stderr).toMatch(/run needs the command to run after --/);

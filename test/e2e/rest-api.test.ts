@@ -61,7 +61,7 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
     const utype = freshUtype();
     const empty = await call(api, "GET", `/primary/${utype}`);
     expect(empty.status).toBe(200);
-    expect(empty.body).toMatchObject({ utype, primary: null, intervalMs: 500, timeoutMs: 2500 });
+    expect(empty.body).toMatchObject({ utype, primary: null, epoch: 0, intervalMs: 500, timeoutMs: 2500 });
 
     const acquired = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" });
     expect(acquired.status).toBe(200);
@@ -81,6 +81,7 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
       seen = await call(api, "GET", `/primary/${utype}`);
     }
     expect(primaryOf(seen)).toBeNull();
+    expect(seen.body["epoch"]).toBe(1); // expired, and still the role's epoch
 
     const takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" });
     expect(takeover.status).toBe(200);
@@ -112,7 +113,7 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
 
     const released = await call(api, "DELETE", `/primary/${utype}?uuid=holder-a&lease=${encodeURIComponent(lease)}`);
     expect(released.status).toBe(200);
-    expect(released.body).toMatchObject({ utype, primary: null });
+    expect(released.body).toMatchObject({ utype, primary: null, epoch: 1 });
     const takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-c" });
     expect(takeover.status).toBe(200);
     expect(primaryOf(takeover)).toMatchObject({ uuid: "holder-c", epoch: 2 });

@@ -63,7 +63,8 @@ describe("ended uuids never start a new term", () => {
   it("a DELETE by a uuid that holds nothing retires it with one write, so its acquire still in flight cannot land", async () => {
     // A fresh utype: the DELETE of a stopping elector overtakes its own first acquire.
     let retired = await send(runtime, "DELETE", "/primary/fresh?uuid=stopping");
-    expect(retired).toEqual({ status: 200, body: { utype: "fresh", primary: null, intervalMs: 1000, timeoutMs: 5000 } });
+    // The placeholder that retires the uuid holds epoch 0: the first holder still gets 1.
+    expect(retired).toEqual({ status: 200, body: { utype: "fresh", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000 } });
     let late = await put("fresh", { uuid: "stopping" });
     expect(errorCodeOf(late)).toBe("LeaseRevoked");
     expect(primaryOf(await put("fresh", { uuid: "standby" }))).toMatchObject({ uuid: "standby", epoch: 1 });

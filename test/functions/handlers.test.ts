@@ -25,8 +25,23 @@ describe("handlers over a counting store: the cost of each call", () => {
 
   it("GetPrimary costs exactly one point read", async () => {
     const reply = await send(runtime, "GET", "/primary/scheduler");
-    expect(reply).toEqual({ status: 200, body: { utype: "scheduler", primary: null, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(reply).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000 } });
     expect(store.calls).toEqual(["read"]);
+  });
+
+  it("every LeaseView carries the role's epoch: 0 before any holder, then the last term's, with or without a live primary", async () => {
+    const epochOf = (reply: { body: Record<string, unknown> }): unknown => reply.body["epoch"];
+    expect(epochOf(await send(runtime, "GET", "/primary/scheduler"))).toBe(0);
+    const first = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
+    expect(epochOf(first)).toBe(1);
+    // The 409 a standby gets shows it too.
+    expect(epochOf(await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" }))).toBe(1);
+    await clock.advance(5001);
+    const expired = await send(runtime, "GET", "/primary/scheduler");
+    expect(expired.body).toMatchObject({ primary: null, epoch: 1 });
+    expect(epochOf(await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" }))).toBe(2);
+    const listed = (await send(runtime, "GET", "/primary")).body["primaries"] as Array<Record<string, unknown>>;
+    expect(listed).toEqual([expect.objectContaining({ utype: "scheduler", epoch: 2 })]);
   });
 
   it("an acquisition costs a read and a create", async () => {
@@ -123,7 +138,8 @@ describe("handlers over a counting store: the cost of each call", () => {
     const lease = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" })).body["lease"] as string;
     store.reset();
     const released = await send(runtime, "DELETE", `/primary/scheduler?uuid=a&lease=${encodeURIComponent(lease)}`);
-    expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, intervalMs: 1000, timeoutMs: 5000 } });
+    // No primary now, but the role's epoch is still the released term's.
+    expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 1, intervalMs: 1000, timeoutMs: 5000 } });
     expect(store.calls).toEqual(["read", "replace"]);
     const next = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
     expect(primaryOf(next)).toMatchObject({ uuid: "b", epoch: 2 });
@@ -251,17 +267,24 @@ describe("handlers over a store that is down", () => {
       ping: (options) => hang(options),
     };
     const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, hanging, new FakeClock(WALL_START));
-    const reply = await send(budgeted, "PUT", "/primary/scheduler", { uuid: "a" });
+    const warnings: unknown[] = [];
+    const context = new InvocationContext({ logHandler: (_level, ...args) => warnings.push(...args) });
+    const reply = await send(budgeted, "PUT", "/primary/scheduler", { uuid: "a" }, context);
     expect(reply.status).toBe(503);
     expect(reply.body["error"]).toMatchObject({ code: "StoreUnavailable" });
+    expect(warnings).toEqual(["updateHeartBeat: timed out"]);
     expect(signals).toHaveLength(1);
     expect(signals[0]?.aborted).toBe(true);
   });
 
-  it("health answers 503 naming the store", async () => {
-    const reply = await send(runtime, "GET", "/health");
+  it("health answers 503 naming the store, and logs the cause for operators only", async () => {
+    const warnings: unknown[] = [];
+    const context = new InvocationContext({ logHandler: (_level, ...args) => warnings.push(...args) });
+    const reply = await send(runtime, "GET", "/health", undefined, context);
     expect(reply.status).toBe(503);
     expect(reply.body).toMatchObject({ status: "unavailable", store: "table", error: { code: "StoreUnavailable" } });
+    expect(JSON.stringify(reply.body)).not.toMatch(/ECONNREFUSED/);
+    expect(warnings).toEqual([expect.stringMatching(/^health: connect ECONNREFUSED 127\.0\.0\.1:10002/)]);
   });
 
   it("an unexpected error is logged and rethrown for the host, not turned into a 200", async () => {

@@ -57,7 +57,7 @@ function shapeProblem(status: number, body: unknown): string | undefined {
 }
 
 /** `revoked` is tolerated: SPEC §2's revoke shows the holder with `revoked: true`. */
-const VIEW_FIELDS = new Set(["utype", "primary", "intervalMs", "timeoutMs", "lease", "revoked"]);
+const VIEW_FIELDS = new Set(["utype", "primary", "epoch", "intervalMs", "timeoutMs", "lease", "revoked"]);
 const PRIMARY_FIELDS = new Set(["uuid", "address", "epoch", "renewedAt", "expiresInMs", "revoked"]);
 
 function leaseViewProblem(view: unknown): string | undefined {
@@ -67,8 +67,10 @@ function leaseViewProblem(view: unknown): string | undefined {
   if (typeof view["utype"] !== "string" || !/^[A-Za-z0-9._:-]{1,128}$/.test(view["utype"])) return "a LeaseView without a valid utype";
   if (!Number.isInteger(view["intervalMs"]) || !Number.isInteger(view["timeoutMs"])) return "a LeaseView without integer timing";
   if (view["lease"] !== undefined && typeof view["lease"] !== "string") return "a lease that is not a string";
+  if (!Number.isInteger(view["epoch"]) || (view["epoch"] as number) < 0) return "a LeaseView without a non-negative integer epoch";
   const primary = view["primary"];
   if (primary === null) return undefined;
+  if (isRecord(primary) && primary["epoch"] !== view["epoch"]) return "a role epoch that is not its primary's";
   if (!isRecord(primary)) return "a primary that is neither null nor an object";
   const unknownPrimary = Object.keys(primary).filter((key) => !PRIMARY_FIELDS.has(key));
   if (unknownPrimary.length > 0) return `a primary with unknown fields ${unknownPrimary.join(", ")}`;

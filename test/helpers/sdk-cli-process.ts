@@ -154,3 +154,20 @@ export async function waitUntil(condition: () => boolean, what: string, timeoutM
   }
   return performance.now() - start;
 }
+
+/** Runs `ha-module <args>` to its end; stdout and stderr as they were written (not parsed). */
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI_PATH, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const killer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
+  clearTimeout(killer);
+  return { code, signal, stdout, stderr };
+}

@@ -11,8 +11,9 @@ export function primaryView(primary: Partial<PrimaryView> & { uuid: string }): P
   return { address: null, epoch: 1, renewedAt: new Date(0).toISOString(), expiresInMs: T, revoked: false, ...primary };
 }
 
-export function leaseView(utype: string, primary: PrimaryView | null, timing = { intervalMs: I, timeoutMs: T }): LeaseView {
-  return { utype, primary, ...timing };
+/** `epoch` defaults to the primary's, or 0 (a role that never had a holder). */
+export function leaseView(utype: string, primary: PrimaryView | null, timing = { intervalMs: I, timeoutMs: T }, epoch = primary?.epoch ?? 0): LeaseView {
+  return { utype, primary, epoch, ...timing };
 }
 
 type Method = "getPrimary" | "heartbeat" | "release";

@@ -4,13 +4,16 @@
  * packages), and the README's worker type-checked there under `strict` and NodeNext with
  * the project's own TypeScript, then the SDK loaded by Node.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import type * as TypeScript from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServiceProcess } from "../helpers/service-process.js";
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
@@ -55,7 +58,7 @@ beforeAll(async () => {
       timeout: STEP_TIMEOUT_MS,
     }),
   );
-  for (const file of ["package.json", "host.json"]) cpSync(path.join(ROOT, file), path.join(packageDir, file));
+  for (const file of ["package.json", "host.json", "bin"]) cpSync(path.join(ROOT, file), path.join(packageDir, file), { recursive: true });
   const packed = await step("pack", () => npm(["pack", "--ignore-scripts", "--json", "--pack-destination", workDir], packageDir));
   const tarball = path.join(workDir, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename);
 
@@ -122,6 +125,17 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
     expect(checked).toBe("");
   });
 
+  it("links the ha-module command; serve without the optional packages says what to install", async () => {
+    const bin = path.join(consumer, "node_modules", ".bin", "ha-module");
+    const { stdout } = await execFileAsync(bin, ["--version"], { cwd: consumer, timeout: 30_000 });
+    expect(stdout).toMatch(/^ha-module \d+\.\d+\.\d+/);
+    const serve = await execFileAsync(bin, ["serve"], { cwd: consumer, timeout: 30_000, env: { ...process.env, PORT: "0" } }).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(serve).toMatchObject({ code: 1 });
+    expect((serve as { stderr: string }).stderr).toMatch(/serve needs the Azure packages that ha-module lists as optional dependencies, and @azure\/\S+ is not installed/);
+  });
+
   it("loads at run time with nothing but the SDK installed", async () => {
     const { stdout } = await execFileAsync(
       process.execPath,
@@ -129,5 +143,40 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
       { cwd: consumer, timeout: 30_000 },
     );
     expect(stdout.trim()).toBe("CorruptedMessageError EndpointNotFoundError HaClient HaRequestError PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError systemElectorClock");
+  });
+
+  it("runs the README worker unchanged against a service that requires a key; SIGINT (Ctrl-C) releases the lease", async () => {
+    const ts = createRequire(import.meta.url)("typescript") as typeof TypeScript;
+    const js = ts.transpileModule(readmeWorker(), { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } }).outputText;
+    writeFileSync(path.join(consumer, "readme-worker.js"), js);
+    const KEY = "readme-worker-key";
+    const service = await startServiceProcess({ HA_API_KEY: KEY, HA_INTERVAL_MS: "200", HA_TIMEOUT_MS: "2000" });
+    const worker = spawn(process.execPath, ["readme-worker.js"], {
+      cwd: consumer,
+      env: { ...process.env, HA_ENDPOINT: service.url, HA_API_KEY: KEY },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    worker.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    worker.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const exited = once(worker, "exit");
+    const scheduler = async (): Promise<{ primary: { address: string } | null; epoch: number }> =>
+      (await fetch(`${service.url}/primary/scheduler`, { headers: { "x-functions-key": KEY } })).json() as Promise<{ primary: { address: string } | null; epoch: number }>;
+    try {
+      const deadline = performance.now() + 20_000;
+      while ((await scheduler()).primary?.address !== os.hostname()) {
+        if (performance.now() > deadline) throw new Error(`the README worker was not elected within 20 s:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      worker.kill("SIGINT");
+      const [code] = (await exited) as [number | null];
+      expect(code, output).toBe(0);
+      // Released at once, not left to expire (T = 2 s): a standby could take over now.
+      expect(await scheduler()).toMatchObject({ primary: null, epoch: 1 });
+      expect(output).not.toMatch(/ha: /);
+    } finally {
+      if (worker.exitCode === null && worker.signalCode === null) worker.kill("SIGKILL");
+      await service.stop();
+    }
   });
 });

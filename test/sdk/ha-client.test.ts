@@ -30,7 +30,7 @@ describe("HaClient against the real service", () => {
   afterAll(() => host.close());
 
   it("acquires, renews on the fast path, refuses a second holder with a typed outcome, and releases", async () => {
-    expect(await client.getPrimary("svc-a")).toEqual({ utype: "svc-a", primary: null, ...timing });
+    expect(await client.getPrimary("svc-a")).toEqual({ utype: "svc-a", primary: null, epoch: 0, ...timing });
     const first = await client.heartbeat("svc-a", { uuid: "u1", address: "10.0.0.1:80" });
     expect(first.outcome).toBe("accepted");
     if (first.outcome !== "accepted") return;
@@ -45,7 +45,7 @@ describe("HaClient against the real service", () => {
 
     expect((await client.listPrimaries()).map((view) => view.utype)).toContain("svc-a");
     if (renewed.outcome !== "accepted") return;
-    expect(await client.release("svc-a", "u1", { lease: renewed.lease })).toEqual({ outcome: "released", view: { utype: "svc-a", primary: null, ...timing } });
+    expect(await client.release("svc-a", "u1", { lease: renewed.lease })).toEqual({ outcome: "released", view: { utype: "svc-a", primary: null, epoch: 1, ...timing } });
     // u2's DELETE retired it: that uuid can never hold the lease; a new one can.
     expect(await client.heartbeat("svc-a", { uuid: "u2" })).toMatchObject({ outcome: "revoked" });
     const next = await client.heartbeat("svc-a", { uuid: "u3" });
@@ -199,8 +199,9 @@ describe("HaClient refuses answers it cannot trust", () => {
       }),
   );
 
-  const view = (utype: string, extra: object = {}) =>
-    JSON.stringify({ utype, primary: null, intervalMs: 1000, timeoutMs: 5000, ...extra });
+  /** A LeaseView as the service sends it: the role's epoch is the primary's, or 0 without one. */
+  const view = (utype: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ utype, primary: null, epoch: (extra["primary"] as { epoch?: unknown } | undefined)?.epoch ?? 0, intervalMs: 1000, timeoutMs: 5000, ...extra });
 
   it.each([
     ["a body that is not JSON", () => ({ status: 200, body: "<html>oops" }), /the 200 response body is not JSON/],
@@ -212,6 +213,17 @@ describe("HaClient refuses answers it cannot trust", () => {
       /primary.epoch/,
     ],
     [
+      "no role epoch",
+      () => ({ status: 200, body: JSON.stringify({ utype: "scheduler", primary: null, intervalMs: 1000, timeoutMs: 5000 }) }),
+      /epoch must be a non-negative integer/,
+    ],
+    ["a negative role epoch", () => ({ status: 200, body: view("scheduler", { epoch: -1 }) }), /epoch must be a non-negative integer/],
+    [
+      "a role epoch that is not its primary's",
+      () => ({ status: 200, body: view("scheduler", { epoch: 4, primary: { uuid: "u", address: null, epoch: 3, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3 } }) }),
+      /the role's epoch 4 is not its primary's epoch 3/,
+    ],
+    [
       "a revoked flag that is not a boolean",
       () => ({ status: 200, body: view("scheduler", { primary: { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3, revoked: "no" } }) }),
       /primary.revoked must be a boolean/,
@@ -221,6 +233,11 @@ describe("HaClient refuses answers it cannot trust", () => {
     const error = await fetchError(() => new HaClient({ endpoint }).getPrimary("scheduler"));
     expect(error).toBeInstanceOf(CorruptedMessageError);
     expect((error as Error).message).toMatch(message);
+  });
+
+  it("a role without a primary keeps its epoch: the fencing token to seed a downstream target with", async () => {
+    reply = () => ({ status: 200, body: view("scheduler", { epoch: 7 }) });
+    expect(await new HaClient({ endpoint }).getPrimary("scheduler")).toMatchObject({ primary: null, epoch: 7 });
   });
 
   it("a primary without `revoked` (a service from before revocation) reads as not revoked", async () => {
@@ -285,7 +302,7 @@ describe("HaClient refuses answers it cannot trust", () => {
       return { status: 409, body: view("scheduler", { error: { code: "Conflict", message: "lost" } }) };
     };
     const result = await new HaClient({ endpoint, apiKey: "k1" }).heartbeat("scheduler", { uuid: "me", address: "h:1", lease: "tok" });
-    expect(result).toEqual({ outcome: "conflict", view: { utype: "scheduler", primary: null, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(result).toEqual({ outcome: "conflict", view: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000 } });
     expect(seen).toEqual({ method: "PUT", url: "/api/primary/scheduler", key: "k1" });
   });
 

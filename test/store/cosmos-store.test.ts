@@ -75,14 +75,25 @@ describe("Cosmos store TLS", () => {
   it("keeps verifying when NODE_TLS_REJECT_UNAUTHORIZED=0 is set", async () => {
     const before = process.env["NODE_TLS_REJECT_UNAUTHORIZED"];
     process.env["NODE_TLS_REJECT_UNAUTHORIZED"] = "0";
+    // Node warns on stderr when it sees the variable. Collected here instead of printed, and
+    // asserted: it proves Node did read the insecure setting that the store then ignored.
+    const printers = process.listeners("warning");
+    process.removeAllListeners("warning");
+    const warnings: string[] = [];
+    const collect = (warning: Error): void => void warnings.push(warning.message);
+    process.on("warning", collect);
     const configured = await createFreshCosmosStore({ ...emulator, certificatePem: other.certificatePem }, "leases");
     try {
       await expect(configured.store.ping()).rejects.toThrow(/certificate/i);
+      await new Promise((resolve) => setImmediate(resolve));
     } finally {
       configured.close();
+      process.off("warning", collect);
+      for (const printer of printers) process.on("warning", printer);
       if (before === undefined) delete process.env["NODE_TLS_REJECT_UNAUTHORIZED"];
       else process.env["NODE_TLS_REJECT_UNAUTHORIZED"] = before;
     }
+    expect(warnings).toContainEqual(expect.stringMatching(/NODE_TLS_REJECT_UNAUTHORIZED/));
   });
 });
 

@@ -221,4 +221,12 @@ describe("ChildSupervisor: one command as a process group (fake clock, fake proc
     expect(notes).toEqual(["ha-module run: cannot run sh: spawn nope ENOENT"]);
     expect(supervisor.state).toBe("idle");
   });
+
+  it("a command that exists but cannot be executed (EACCES) is reported as exit 126, as shells do", async () => {
+    const { clock, groups, exits, start } = setup();
+    groups.failSpawn = Object.assign(new Error("spawn ./job.sh EACCES"), { code: "EACCES" });
+    start();
+    await clock.advance(0);
+    expect(exits).toMatchObject([{ pid: null, code: 126, exitCode: 126, requested: false }]);
+  });
 });

@@ -100,7 +100,7 @@ describe("ha-module serve on bad Cosmos settings", () => {
   it("stops before starting anything, exits 2 and names the setting", async () => {
     const errors: string[] = [];
     vi.spyOn(console, "error").mockImplementation((message: unknown) => void errors.push(String(message)));
-    const code = await serveCommand({ HA_STORE: "cosmos", HA_COSMOS_ENDPOINT: ENDPOINT, HA_COSMOS_CONTAINER: "a/b" }, operations);
+    const code = await serveCommand({ values: {}, positionals: [], trailing: [] }, { HA_STORE: "cosmos", HA_COSMOS_ENDPOINT: ENDPOINT, HA_COSMOS_CONTAINER: "a/b" }, operations);
     expect(code).toBe(2);
     expect(errors.join("\n")).toMatch(/^ha-module: HA_COSMOS_CONTAINER must be/);
   });

@@ -112,7 +112,23 @@ describe("server configuration", () => {
 
 describe("local host settings", () => {
   it("defaults to port 7071, data in .ha-data, on disk, no key", () => {
-    expect(loadServeSettings({})).toEqual({ port: 7071, dataDir: ".ha-data", inMemory: false, apiKey: undefined });
+    expect(loadServeSettings({})).toEqual({ host: "127.0.0.1", port: 7071, dataDir: ".ha-data", inMemory: false, apiKey: undefined });
+  });
+
+  it.each([
+    ["0.0.0.0", "0.0.0.0"],
+    ["10.0.0.4", "10.0.0.4"],
+    ["::", "::"],
+    ["[::1]", "::1"],
+    ["localhost", "localhost"],
+  ])("HA_HOST %s listens on %s", (value, host) => {
+    expect(loadServeSettings({ HA_HOST: value }).host).toBe(host);
+  });
+
+  it("refuses an HA_HOST that is not an address, naming HA_HOST and what to give", () => {
+    const error = configErrorOf(() => loadServeSettings({ HA_HOST: "my-laptop.example" }));
+    expect(error.setting).toBe("HA_HOST");
+    expect(error.message).toMatch(/127\.0\.0\.1 \(the default\) for this machine only, 0\.0\.0\.0 \(or ::\) for every interface/);
   });
 
   it("refuses a port out of range, naming PORT", () => {

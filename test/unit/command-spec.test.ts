@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { parseCommandLine, type CommandSpec } from "../../shared/cli/command-spec.js";
+import { parseDuration } from "../../shared/cli/client-flags.js";
+import { UsageError } from "../../shared/cli/usage.js";
+
+const spec: CommandSpec = {
+  name: "run",
+  synopsis: "<utype> [options] -- <command>",
+  summary: "test",
+  options: [{ name: "check-port", value: "P", help: "" }, { name: "watch", help: "" }],
+  trailing: true,
+};
+
+describe("parseCommandLine", () => {
+  it("splits the command after -- from the command's own arguments", () => {
+    expect(parseCommandLine(spec, ["x", "--check-port", "5", "--", "node", "--watch", "-h"])).toEqual({
+      values: { "check-port": "5" },
+      positionals: ["x"],
+      trailing: ["node", "--watch", "-h"],
+    });
+  });
+
+  it("takes a negative number as an option's value, so that the option's own check explains it", () => {
+    expect(parseCommandLine(spec, ["x", "--check-port", "-1"])).toMatchObject({ values: { "check-port": "-1" } });
+  });
+
+  it("--help or -h before -- asks for help, whatever else is wrong", () => {
+    expect(parseCommandLine(spec, ["--bogus", "-h"])).toBe("help");
+    expect(parseCommandLine(spec, ["x", "--help", "--", "cmd"])).toBe("help");
+  });
+
+  it("refuses an option the command does not take", () => {
+    expect(() => parseCommandLine(spec, ["--address", "a"])).toThrow(UsageError);
+  });
+});
+
+describe("parseDuration", () => {
+  it.each([
+    ["0", 0],
+    ["500ms", 500],
+    ["10s", 10_000],
+    ["1.5s", 1500],
+    ["2m", 120_000],
+    ["1h", 3_600_000],
+  ])("%s is %d ms", (text, ms) => {
+    expect(parseDuration("timeout", text)).toBe(ms);
+  });
+
+  it.each(["10", "-1s", "s", "1d", "ten seconds"])("refuses %j, asking for a unit", (text) => {
+    expect(() => parseDuration("timeout", text)).toThrow(/--timeout must be a duration with a unit, such as 500ms, 10s or 2m, or 0/);
+  });
+});
