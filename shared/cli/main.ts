@@ -4,6 +4,7 @@
  * shared/ that imports functions/ (the route table, which `serve` puts on the local host).
  */
 import { operations } from "../../functions/routes.js";
+import { timers } from "../../functions/timers.js";
 import { electCommand } from "./elect.js";
 import { primaryCommand } from "./primary.js";
 import { runCommand } from "./run.js";
@@ -16,7 +17,7 @@ async function main(argv: string[]): Promise<number> {
     switch (command) {
       case "serve":
         if (rest.length > 0) throw new UsageError(`serve takes no arguments; it is configured by environment (got ${rest.join(" ")}).`);
-        return await serveCommand(process.env, operations);
+        return await serveCommand(process.env, operations, timers);
       case "primary":
         return await primaryCommand(rest, process.env);
       case "elect":

@@ -5,7 +5,9 @@ import { DataDirInUseError } from "../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
 import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
 import type { Operation } from "../http/route.js";
+import type { TimerOperation } from "../http/timer.js";
 import { startLocalHost } from "../host/local-host.js";
+import { startLocalTimers } from "../host/local-timers.js";
 import { createRuntime } from "../http/runtime.js";
 import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../store/create-store.js";
 
@@ -37,7 +39,12 @@ export function loadServeSettings(env: Env): ServeSettings {
  * root) on a local host, over the configured store, or over an embedded Azurite (or, with
  * HA_STORE=cosmos, an embedded Cosmos emulator) when none is configured.
  */
-export async function startService(config: ServerConfig, settings: ServeSettings, operations: readonly Operation[]): Promise<RunningService> {
+export async function startService(
+  config: ServerConfig,
+  settings: ServeSettings,
+  operations: readonly Operation[],
+  timers: readonly TimerOperation[] = [],
+): Promise<RunningService> {
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -69,7 +76,7 @@ export async function startService(config: ServerConfig, settings: ServeSettings
     const configured = createConfiguredStore(storeConfig, storeOptions);
     closers.push(async () => configured.close());
     await configured.prepare({ abortSignal: AbortSignal.timeout(30_000) });
-    const runtime = createRuntime(config, configured.store);
+    const runtime = createRuntime(config, configured.store, undefined, configured.members);
     const host = await startLocalHost({
       operations,
       runtime: async () => runtime,
@@ -77,6 +84,10 @@ export async function startService(config: ServerConfig, settings: ServeSettings
       apiKey: settings.apiKey,
     });
     closers.push(() => host.close());
+    // The timer functions (the membership sweeper) run here as Azure would run them.
+    const log = (level: "warn" | "error", message: string): void => console[level](message);
+    const localTimers = startLocalTimers({ timers, runtime: async () => runtime, periodMs: config.members.sweepPeriodMs, log });
+    closers.push(() => localTimers.close());
     const { intervalMs, timeoutMs } = config.timing;
     return {
       url: host.url,
@@ -119,7 +130,7 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
  * Runs the service until SIGINT or SIGTERM; exits 2 with the message on a bad setting or
  * when another service holds HA_DATA_DIR.
  */
-export async function serveCommand(env: Env, operations: readonly Operation[]): Promise<number> {
+export async function serveCommand(env: Env, operations: readonly Operation[], timers: readonly TimerOperation[] = []): Promise<number> {
   let config: ServerConfig;
   let settings: ServeSettings;
   try {
@@ -134,7 +145,7 @@ export async function serveCommand(env: Env, operations: readonly Operation[]): 
   }
   let service: RunningService;
   try {
-    service = await startService(config, settings, operations);
+    service = await startService(config, settings, operations, timers);
   } catch (error) {
     if (error instanceof DataDirInUseError) {
       console.error(`ha-module: ${error.message}`);
