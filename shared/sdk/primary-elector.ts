@@ -4,6 +4,7 @@ import { HaClient } from "./ha-client.js";
 import type { HeartbeatBody } from "../contract/heartbeat-body.js";
 import type { LeaseView, PrimaryView } from "../contract/lease-view.js";
 import type { HeartbeatResult } from "../contract/outcomes.js";
+import { ElectorMembership, type ElectorMembershipOptions } from "./elector-membership.js";
 import type { LeaseTransport } from "./lease-transport.js";
 import { Listeners } from "./listeners.js";
 import {
@@ -65,6 +66,11 @@ export interface PrimaryElectorOptions {
   readonly clock?: ElectorClock;
   /** A new incarnation id; defaults to crypto.randomUUID. */
   readonly newUuid?: () => string;
+  /**
+   * Also be a member of a group (the utype by default) and watch it: `elector.membership`
+   * then gives the io-athena view, leader and members, from this one object.
+   */
+  readonly membership?: ElectorMembershipOptions;
 }
 
 export interface ElectorStats {
@@ -109,6 +115,8 @@ export class PrimaryElector {
   readonly utype: string;
   readonly address: string | undefined;
   readonly affinity: string | undefined;
+  /** The membership session and watcher, when the `membership` option was given. */
+  readonly membership: ElectorMembership | undefined;
   readonly #transport: LeaseTransport;
   readonly #clock: ElectorClock;
   readonly #newUuid: () => string;
@@ -192,6 +200,10 @@ export class PrimaryElector {
     }
     this.#newUuid = checkOptionalFunction("newUuid", options.newUuid) ?? randomUUID;
     this.#uuid = checkId("newUuid()", this.#newUuid());
+    this.membership =
+      options.membership === undefined
+        ? undefined
+        : new ElectorMembership(options.membership, { utype: this.utype, address: this.address, transport: this.#transport, clock: options.clock, retryDelayInMs: options.retryDelayInMs });
   }
 
   on<E extends keyof ElectorEvents>(event: E, handler: (payload: ElectorEvents[E]) => unknown): this {
@@ -260,6 +272,7 @@ export class PrimaryElector {
     this.#lifecycle = "running";
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
     this.#schedule(this.#clock.now());
+    this.membership?.start();
     return this;
   }
 
@@ -312,6 +325,7 @@ export class PrimaryElector {
       }
     }
     this.#closeWithoutPrimary();
+    await this.membership?.stop();
   }
 
   // ---- the loop -------------------------------------------------------------------------
