@@ -6,6 +6,8 @@
 import { operations } from "../../functions/routes.js";
 import { timers } from "../../functions/timers.js";
 import { electCommand } from "./elect.js";
+import { joinCommand } from "./join.js";
+import { membersCommand } from "./members.js";
 import { primaryCommand } from "./primary.js";
 import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
@@ -24,6 +26,10 @@ async function main(argv: string[]): Promise<number> {
         return await electCommand(rest, process.env);
       case "run":
         return await runCommand(rest, process.env);
+      case "members":
+        return await membersCommand(rest, process.env);
+      case "join":
+        return await joinCommand(rest, process.env);
       case "help":
       case "--help":
       case "-h":

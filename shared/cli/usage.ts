@@ -10,8 +10,15 @@ Commands:
                                      SIGKILL it at the deadline; keep competing. G must be below
                                      T − 2·I (default (T − 2·I)/2). Events on stdout, the command's
                                      output on stderr; HA_UTYPE, HA_UUID, HA_EPOCH, HA_CHECK_URL set
+  members [group] [--json | --watch] the group's members and their states as a table (every group's
+                                     counts without a group), or JSON; --watch prints one JSON line
+                                     per state change: memberJoined, memberActive,
+                                     memberUnreachable, memberLeaving, memberRemoved
+  join <group> --member NAME [--address A]
+                                     be a member of the group: heartbeat every I, print joined/lost
+                                     as JSON lines; on SIGTERM or SIGINT say goodbye and exit 0
 
-Options for primary, elect and run:
+Options for primary, elect, run, members and join:
   --endpoint URL   the service's base URL (env HA_ENDPOINT, default http://127.0.0.1:7071/api)
   --key KEY        the function key, sent in x-functions-key (env HA_API_KEY)
   --address A      where this participant can be reached, shown to everyone by GetPrimary
