@@ -3,6 +3,7 @@ import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import type { MemberAnswer, MemberHeartbeatBody, MembersTiming } from "../contract/members.js";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
 import { Listeners } from "./listeners.js";
+import { isServiceDown } from "./service-down.js";
 import { membersTransportOf } from "./members-transport-option.js";
 import type { MembersTransport } from "./members-transport.js";
 import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionalSignal, checkPositiveMs } from "./option-checks.js";
@@ -98,6 +99,13 @@ export class MemberSession {
   #joinInFlight = false;
   /** The last answer showed another address than ours: the next heartbeat sends it. */
   #addressMismatch = false;
+  /**
+   * Time since the last accepted heartbeat during which the service itself said it was
+   * down: the service does not count it in ages (its own gap), so neither does the session.
+   */
+  #excusedMs = 0;
+  /** The calls answer "the service is down" since `from` (sent), last at `to` (answered). */
+  #down: { from: number; to: number } | undefined;
   #stopped: Promise<void> | undefined;
 
   constructor(options: MemberSessionOptions) {
@@ -212,11 +220,13 @@ export class MemberSession {
     const intervalMs = this.#timing?.intervalMs ?? this.#retryDelayMs;
     let nextAt = sentAt + intervalMs;
     const body = this.#body(role);
-    const budget = role.kind === "joined" && this.#timing !== undefined ? Math.min(this.#heartbeatBudget(), role.acceptedSentAt + this.#timing.ttlMs - sentAt) : this.#heartbeatBudget();
+    const budget = role.kind === "joined" ? Math.min(this.#heartbeatBudget(), this.#expiresAt(role) - sentAt) : this.#heartbeatBudget();
     if (role.kind === "joining") this.#joinInFlight = true;
-    const result = await this.#call(budget, (options) => this.#transport.memberHeartbeat(this.group, this.member, body, options));
+    const outcome = await this.#call(budget, (options) => this.#transport.memberHeartbeat(this.group, this.member, body, options));
     if (this.#role !== role) return; // stopping, or the session changed while the call was out
     this.#joinInFlight = false;
+    this.#noteServiceDown(outcome, sentAt);
+    const result = "value" in outcome ? outcome.value : undefined;
     if (result !== undefined) {
       this.#timing = { intervalMs: result.answer.intervalMs, timeoutMs: result.answer.timeoutMs, ttlMs: result.answer.ttlMs };
       nextAt = sentAt + this.#timing.intervalMs;
@@ -261,17 +271,41 @@ export class MemberSession {
   #accepted(role: Extract<Role, { kind: "joining" | "joined" }>, token: string, answer: MemberAnswer, sentAt: number): void {
     this.#addressMismatch = answer.member?.address !== (this.address ?? null);
     const acceptedSentAt = role.kind === "joined" ? Math.max(role.acceptedSentAt, sentAt) : sentAt;
+    this.#excusedMs = 0;
+    this.#down = undefined;
     this.#role = { kind: "joined", session: role.session, token, acceptedSentAt };
     if (role.kind === "joining") {
       void this.#listeners.emit("joined", { group: this.group, member: this.member, session: role.session, address: answer.member?.address ?? null });
     }
   }
 
-  /** The session's own view: no heartbeat accepted for ttl since it was sent, so the service sees it leaving. */
+  /** The session's own view: no heartbeat accepted for ttl of the service's operating time since it was sent. */
   #expireIfDue(): void {
     const role = this.#role;
-    if (role.kind !== "joined" || this.#timing === undefined) return;
-    if (this.#clock.now() >= role.acceptedSentAt + this.#timing.ttlMs) this.#lose("expired");
+    if (role.kind !== "joined") return;
+    if (this.#clock.now() >= this.#expiresAt(role)) this.#lose("expired");
+  }
+
+  /**
+   * sentAt + ttl of the last accepted heartbeat, plus the time the service itself said it
+   * was down (a 503, or a refused connection: nothing listens), which the service's ages
+   * skip too; while it keeps saying so, never. Timeouts and unreachable networks are not
+   * excused: they may be this member's own partition, during which the service counts.
+   */
+  #expiresAt(role: Extract<Role, { kind: "joined" }>): number {
+    if (this.#timing === undefined) return Infinity;
+    if (this.#down !== undefined) return Infinity;
+    return role.acceptedSentAt + this.#timing.ttlMs + this.#excusedMs;
+  }
+
+  #noteServiceDown(outcome: { value: unknown } | { error: unknown }, sentAt: number): void {
+    if ("error" in outcome && isServiceDown(outcome.error)) {
+      const answeredAt = this.#clock.now();
+      this.#down = this.#down === undefined ? { from: sentAt, to: answeredAt } : { from: this.#down.from, to: answeredAt };
+      return;
+    }
+    if (this.#down !== undefined) this.#excusedMs += this.#down.to - this.#down.from;
+    this.#down = undefined;
   }
 
   #lose(reason: LostReason): void {
@@ -279,6 +313,8 @@ export class MemberSession {
     if (role.kind !== "joined") return;
     this.#role = { kind: "joining", session: this.#nextSession() };
     this.#addressMismatch = false;
+    this.#excusedMs = 0;
+    this.#down = undefined;
     void this.#listeners.emit("lost", { group: this.group, member: this.member, session: role.session, reason });
   }
 
@@ -286,15 +322,15 @@ export class MemberSession {
     return checkId("newSession()", this.#newSession());
   }
 
-  /** One call with a budget; a failure is reported and yields undefined. */
-  async #call<T>(budgetMs: number, send: (options: { timeoutInMs: number; abortSignal: AbortSignal }) => Promise<T>): Promise<T | undefined> {
+  /** One call with a budget; a failure is reported and returned. */
+  async #call<T>(budgetMs: number, send: (options: { timeoutInMs: number; abortSignal: AbortSignal }) => Promise<T>): Promise<{ value: T } | { error: unknown }> {
     const controller = new AbortController();
     this.#inflight = controller;
     try {
-      return await send({ timeoutInMs: Math.max(1, Math.ceil(budgetMs)), abortSignal: controller.signal });
+      return { value: await send({ timeoutInMs: Math.max(1, Math.ceil(budgetMs)), abortSignal: controller.signal }) };
     } catch (error) {
       if (!controller.signal.aborted) this.#report(asError(error));
-      return undefined;
+      return { error };
     } finally {
       if (this.#inflight === controller) this.#inflight = undefined;
     }

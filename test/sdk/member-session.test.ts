@@ -120,6 +120,39 @@ describe("MemberSession on a fake clock", () => {
     expect(await lostAt).toBe(MI + MTTL);
   });
 
+  it("a service that says it is down (503) for longer than ttl does not end the session: the service does not count that time either", async () => {
+    await joinedAtZero();
+    while (clock.now() < 2 * MTTL) {
+      await clock.advance(MI);
+      for (const call of transport.drain()) call.fail(new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503));
+    }
+    await clock.advance(MI);
+    const back = transport.take("memberHeartbeat");
+    expect(back.body).toEqual({ session: "s1", token: "t1" });
+    accept(back, "s1", "t2");
+    await clock.advance(0);
+    expect(events).toEqual(["joined s1"]);
+  });
+
+  it("a refused connection (nothing listens: the service is down) is excused like a 503; timeouts then count again", async () => {
+    await joinedAtZero();
+    const refused = (): Error =>
+      new HaRequestError("could not reach", "NetworkError", undefined, { cause: new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:7071"), { code: "ECONNREFUSED" }) }) });
+    // Refused from the first renewal (sent at I) until 2000 ms, then silence: the session expires ttl of counted time later.
+    while (clock.now() < 2000) {
+      await clock.advance(MI);
+      for (const call of transport.drain()) call.fail(refused());
+    }
+    const lostAt = new Promise<number>((resolve) => session.on("lost", () => resolve(clock.now())));
+    while (events.length < 2) {
+      await clock.advance(10);
+      transport.drain();
+    }
+    // Excused: from the first refused call's sending (I) to the last refusal's answer (2000).
+    expect(await lostAt).toBe(MTTL + (2000 - MI));
+    expect(events).toEqual(["joined s1", "lost s1 expired"]);
+  });
+
   it("reports a failed heartbeat and keeps going; a conflict is retried at once", async () => {
     await joinedAtZero();
     await clock.advance(MI);
