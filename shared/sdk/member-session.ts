@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { MAX_BODY_BYTES } from "../contract/input-rules.js";
-import type { MemberAnswer, MemberHeartbeatBody, MembersTiming } from "../contract/members.js";
+import type { MemberAnswer, MemberHeartbeatBody, MemberHeartbeatResult, MembersTiming } from "../contract/members.js";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
 import { Listeners } from "./listeners.js";
 import { isServiceDown } from "./service-down.js";
@@ -93,10 +93,10 @@ export class MemberSession {
   #role: Role = { kind: "idle" };
   #timing: MembersTiming | undefined;
   #timer: TimerHandle | undefined;
-  #step: Promise<void> | undefined;
-  #inflight: AbortController | undefined;
-  /** A join of the current session is on its way: it may have created a row nobody knows of. */
-  #joinInFlight = false;
+  /** Heartbeats on their way: the cadence of I never waits for an answer. */
+  readonly #inflight = new Map<AbortController, Promise<void>>();
+  /** Joins on their way: one may have created a row nobody knows of yet. */
+  #joinsInFlight = 0;
   /** The last answer showed another address than ours: the next heartbeat sends it. */
   #addressMismatch = false;
   /**
@@ -178,11 +178,11 @@ export class MemberSession {
       this.#role = { kind: "stopped", session: role.kind === "idle" ? this.#nextSession() : role.session };
       return;
     }
-    const mayBeIn = role.kind === "joined" || this.#joinInFlight;
+    const mayBeIn = role.kind === "joined" || this.#joinsInFlight > 0;
     this.#role = { kind: "stopping", session: role.session };
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#inflight?.abort(new Error("The member session is stopping."));
-    await this.#step;
+    for (const controller of this.#inflight.keys()) controller.abort(new Error("The member session is stopping."));
+    await Promise.all(this.#inflight.values());
     if (mayBeIn) await this.#goodbye(role.session);
     this.#role = { kind: "stopped", session: role.session };
   }
@@ -200,63 +200,70 @@ export class MemberSession {
   }
 
   #schedule(delayMs: number): void {
-    this.#timer = this.#clock.setTimeout(() => {
-      this.#timer = undefined;
-      if (this.#role.kind !== "joining" && this.#role.kind !== "joined") return;
-      this.#step = this.#beat()
-        .catch((error: unknown) => this.#report(asError(error)))
-        .finally(() => {
-          this.#step = undefined;
-        });
-    }, Math.max(0, delayMs));
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = this.#clock.setTimeout(() => this.#tick(), Math.max(0, delayMs));
   }
 
-  /** One heartbeat: join, or renew with the token; then the next one is scheduled. */
-  async #beat(): Promise<void> {
+  /**
+   * One heartbeat: join, or renew with the token. The next one is due I later whatever
+   * becomes of this one: a lost request costs one interval, not its whole timeout, so a
+   * member needs only one of the T/I heartbeats of each T to get through.
+   */
+  #tick(): void {
+    this.#timer = undefined;
     this.#expireIfDue();
     const role = this.#role;
     if (role.kind !== "joining" && role.kind !== "joined") return;
     const sentAt = this.#clock.now();
-    const intervalMs = this.#timing?.intervalMs ?? this.#retryDelayMs;
-    let nextAt = sentAt + intervalMs;
+    this.#schedule(this.#timing?.intervalMs ?? this.#retryDelayMs);
     const body = this.#body(role);
     const budget = role.kind === "joined" ? Math.min(this.#heartbeatBudget(), this.#expiresAt(role) - sentAt) : this.#heartbeatBudget();
-    if (role.kind === "joining") this.#joinInFlight = true;
-    const outcome = await this.#call(budget, (options) => this.#transport.memberHeartbeat(this.group, this.member, body, options));
-    if (this.#role !== role) return; // stopping, or the session changed while the call was out
-    this.#joinInFlight = false;
+    const joining = role.kind === "joining";
+    if (joining) this.#joinsInFlight += 1;
+    const controller = new AbortController();
+    const call = this.#call(controller, budget, (options) => this.#transport.memberHeartbeat(this.group, this.member, body, options))
+      .then((outcome) => this.#settle(role.session, sentAt, outcome))
+      .catch((error: unknown) => this.#report(asError(error)))
+      .finally(() => {
+        if (joining) this.#joinsInFlight -= 1;
+        this.#inflight.delete(controller);
+      });
+    this.#inflight.set(controller, call);
+  }
+
+  /** What a heartbeat's answer means, if its session is still the current one. */
+  #settle(session: string, sentAt: number, outcome: { value: MemberHeartbeatResult } | { error: unknown }): void {
+    const role = this.#role;
+    if ((role.kind !== "joining" && role.kind !== "joined") || role.session !== session) return;
     this.#noteServiceDown(outcome, sentAt);
-    const result = "value" in outcome ? outcome.value : undefined;
-    if (result !== undefined) {
-      this.#timing = { intervalMs: result.answer.intervalMs, timeoutMs: result.answer.timeoutMs, ttlMs: result.answer.ttlMs };
-      nextAt = sentAt + this.#timing.intervalMs;
-      switch (result.outcome) {
-        case "accepted":
-          this.#accepted(role, result.token, result.answer, sentAt);
-          break;
-        case "held":
-          if (role.kind === "joined") {
-            this.#lose("replaced");
-            nextAt = this.#clock.now();
-          } else {
-            this.#report(new Error(`${this.group}/${this.member}: 409 SessionHeld: the member's previous session is still ${result.answer.member?.state ?? "in the group"}; session ${role.session} is accepted once that one is unreachable (after T without a heartbeat). Trying again every I.`));
-          }
-          break;
-        case "ended":
-          if (role.kind === "joined") {
-            this.#lose(endedReason(result.answer, role.session));
-          } else {
-            this.#report(new Error(`${this.group}/${this.member}: 409 SessionEnded for the new session ${role.session}: trying again with another one.`));
-            this.#role = { kind: "joining", session: this.#nextSession() };
-          }
-          nextAt = this.#clock.now();
-          break;
-        case "conflict":
-          nextAt = this.#clock.now();
-          break;
-      }
+    if (!("value" in outcome)) return;
+    const result = outcome.value;
+    this.#timing = { intervalMs: result.answer.intervalMs, timeoutMs: result.answer.timeoutMs, ttlMs: result.answer.ttlMs };
+    switch (result.outcome) {
+      case "accepted":
+        this.#accepted(role, result.token, result.answer, sentAt);
+        return;
+      case "held":
+        if (role.kind === "joined") {
+          this.#lose("replaced");
+          this.#schedule(0);
+        } else {
+          this.#report(new Error(`${this.group}/${this.member}: 409 SessionHeld: the member's previous session is still ${result.answer.member?.state ?? "in the group"}; session ${role.session} is accepted once that one is unreachable (after T without a heartbeat). Trying again every I.`));
+        }
+        return;
+      case "ended":
+        if (role.kind === "joined") {
+          this.#lose(endedReason(result.answer, role.session));
+        } else {
+          this.#report(new Error(`${this.group}/${this.member}: 409 SessionEnded for the new session ${role.session}: trying again with another one.`));
+          this.#role = { kind: "joining", session: this.#nextSession() };
+        }
+        this.#schedule(0);
+        return;
+      case "conflict":
+        this.#schedule(0);
+        return;
     }
-    this.#schedule(Math.max(nextAt, this.#clock.now()) - this.#clock.now());
   }
 
   #body(role: Extract<Role, { kind: "joining" | "joined" }>): MemberHeartbeatBody {
@@ -269,11 +276,12 @@ export class MemberSession {
   }
 
   #accepted(role: Extract<Role, { kind: "joining" | "joined" }>, token: string, answer: MemberAnswer, sentAt: number): void {
+    // An answer overtaken by a later accepted one (heartbeats overlap) teaches nothing new.
+    if (role.kind === "joined" && sentAt < role.acceptedSentAt) return;
     this.#addressMismatch = answer.member?.address !== (this.address ?? null);
-    const acceptedSentAt = role.kind === "joined" ? Math.max(role.acceptedSentAt, sentAt) : sentAt;
     this.#excusedMs = 0;
     this.#down = undefined;
-    this.#role = { kind: "joined", session: role.session, token, acceptedSentAt };
+    this.#role = { kind: "joined", session: role.session, token, acceptedSentAt: sentAt };
     if (role.kind === "joining") {
       void this.#listeners.emit("joined", { group: this.group, member: this.member, session: role.session, address: answer.member?.address ?? null });
     }
@@ -323,16 +331,12 @@ export class MemberSession {
   }
 
   /** One call with a budget; a failure is reported and returned. */
-  async #call<T>(budgetMs: number, send: (options: { timeoutInMs: number; abortSignal: AbortSignal }) => Promise<T>): Promise<{ value: T } | { error: unknown }> {
-    const controller = new AbortController();
-    this.#inflight = controller;
+  async #call<T>(controller: AbortController, budgetMs: number, send: (options: { timeoutInMs: number; abortSignal: AbortSignal }) => Promise<T>): Promise<{ value: T } | { error: unknown }> {
     try {
       return { value: await send({ timeoutInMs: Math.max(1, Math.ceil(budgetMs)), abortSignal: controller.signal }) };
     } catch (error) {
       if (!controller.signal.aborted) this.#report(asError(error));
       return { error };
-    } finally {
-      if (this.#inflight === controller) this.#inflight = undefined;
     }
   }
 

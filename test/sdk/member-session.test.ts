@@ -153,6 +153,22 @@ describe("MemberSession on a fake clock", () => {
     expect(events).toEqual(["joined s1", "lost s1 expired"]);
   });
 
+  it("never waits for an answer to keep its cadence: a lost heartbeat costs one interval, not its timeout", async () => {
+    await joinedAtZero();
+    await clock.advance(MI);
+    const lost = transport.take("memberHeartbeat");
+    expect(lost.options.timeoutInMs).toBe((MT - MI) / 2);
+    await clock.advance(MI);
+    const next = transport.take("memberHeartbeat");
+    expect(next.sentAt).toBe(2 * MI);
+    expect(next.body).toEqual({ session: "s1", token: "t1" });
+    accept(next, "s1", "t3");
+    // The older one answered last: its token is not the newest, and the session keeps t3.
+    accept(lost, "s1", "t2");
+    await clock.advance(MI);
+    expect(transport.take("memberHeartbeat").body).toEqual({ session: "s1", token: "t3" });
+  });
+
   it("reports a failed heartbeat and keeps going; a conflict is retried at once", async () => {
     await joinedAtZero();
     await clock.advance(MI);
