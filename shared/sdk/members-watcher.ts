@@ -49,10 +49,12 @@ export interface MembersWatcherOptions {
 const JITTER = 0.2;
 const DEFAULT_RETRY_DELAY_MS = 1000;
 
+/** What the watcher last told about a member: its session, and the state it reported with that session's heartbeat count then. */
 interface Known {
   readonly session: string;
   readonly address: string | null;
   readonly state: MemberState;
+  readonly heartbeats: number;
 }
 
 const EVENT_OF: Readonly<Record<MemberState, MemberEventName>> = {
@@ -71,8 +73,8 @@ const EVENT_OF: Readonly<Record<MemberState, MemberEventName>> = {
  * - States are the service's, judged on its clock from ages that skip its own outages.
  *   The watcher never ages anything itself, so a pause of its own process (GC, SIGSTOP)
  *   produces no false `memberUnreachable`: its next poll shows what is true now.
- * - Per session, events follow the state machine: joined, then active; unreachable and
- *   back to active; leaving; removed, once. A failure the watcher polled past is still
+ * - Per session, events follow the state machine: joined, then active; unreachable, and
+ *   back to active only on a heartbeat (its count grew); leaving, final; removed, once. A failure the watcher polled past is still
  *   told: a session that went leaving by age without being seen unreachable gets
  *   memberUnreachable first; a session replaced by a new one gets its failure
  *   (unreachable, or leaving when it had said goodbye or gone leaving) and memberRemoved
@@ -206,20 +208,36 @@ export class MembersWatcher {
         emit("memberRemoved", view.member, known, "removed");
         known = undefined;
       }
-      const now = { session: view.session, address: view.address, state: view.state };
       if (known === undefined) {
-        emit("memberJoined", view.member, now, view.state);
+        emit("memberJoined", view.member, view, view.state);
         if (view.state !== "joining") this.#transition("joining", view, emit);
-      } else if (known.state !== view.state) {
+        this.#known.set(view.member, { session: view.session, address: view.address, state: view.state, heartbeats: view.heartbeats });
+      } else if (this.#moves(known, view)) {
         this.#transition(known.state, view, emit);
+        this.#known.set(view.member, { session: view.session, address: view.address, state: view.state, heartbeats: view.heartbeats });
+      } else {
+        this.#known.set(view.member, { ...known, address: view.address });
       }
-      this.#known.set(view.member, now);
     }
     for (const [member, known] of [...this.#known]) {
       if (listed.has(member)) continue;
       emit("memberRemoved", member, known, "removed");
       this.#known.delete(member);
     }
+  }
+
+  /**
+   * Whether the view is a step of seed 001's machine from what was told. The service's ages
+   * can step back when it notices its own gap (docs/membership.md), so a listing may show a
+   * failed session younger than the one before: such a step back is no state change. Only a
+   * heartbeat brings a session back from unreachable (its count grew), and nothing but
+   * removal follows leaving.
+   */
+  #moves(known: Known, view: MemberView): boolean {
+    if (view.state === known.state) return false;
+    if (known.state === "leaving") return false;
+    if (known.state === "unreachable" && (view.state === "active" || view.state === "joining")) return view.heartbeats > known.heartbeats;
+    return true;
   }
 
   /**

@@ -65,8 +65,8 @@ describe("MembersWatcher on a fake clock", () => {
     expect(await nextPoll(node("a", "a1", "active"))).toEqual(["memberActive a a1 active"]);
     expect(await nextPoll(node("a", "a1", "active"))).toEqual([]);
     expect(await nextPoll(node("a", "a1", "unreachable"))).toEqual(["memberUnreachable a a1 unreachable"]);
-    expect(await nextPoll(node("a", "a1", "active"))).toEqual(["memberActive a a1 active"]);
-    expect(await nextPoll(node("a", "a1", "unreachable"))).toEqual(["memberUnreachable a a1 unreachable"]);
+    expect(await nextPoll(node("a", "a1", "active", { heartbeats: 3 }))).toEqual(["memberActive a a1 active"]);
+    expect(await nextPoll(node("a", "a1", "unreachable", { heartbeats: 3 }))).toEqual(["memberUnreachable a a1 unreachable"]);
     expect(await nextPoll(node("a", "a1", "leaving"))).toEqual(["memberLeaving a a1 leaving"]);
     expect(await nextPoll()).toEqual(["memberRemoved a a1 removed"]);
     expect(await nextPoll()).toEqual([]);
@@ -92,6 +92,21 @@ describe("MembersWatcher on a fake clock", () => {
       "memberUnreachable b b1 unreachable",
       "memberLeaving b b1 leaving",
     ]);
+  });
+
+  it("a step back of the service's ages (it noticed a gap of its own) is no state change: only a heartbeat brings a member back, nothing follows leaving", async () => {
+    watcher.start();
+    await clock.advance(0);
+    await poll(node("a", "a1", "active", { heartbeats: 9 }), node("b", "b1", "active", { heartbeats: 5 }));
+    expect(await nextPoll(node("a", "a1", "unreachable", { heartbeats: 9 }), node("b", "b1", "leaving", { heartbeats: 5 }))).toEqual([
+      "memberUnreachable a a1 unreachable",
+      "memberUnreachable b b1 unreachable",
+      "memberLeaving b b1 leaving",
+    ]);
+    // Younger again, with no new heartbeat: told nothing.
+    expect(await nextPoll(node("a", "a1", "active", { heartbeats: 9 }), node("b", "b1", "unreachable", { heartbeats: 5 }))).toEqual([]);
+    // A real heartbeat: back to active.
+    expect(await nextPoll(node("a", "a1", "active", { heartbeats: 10 }), node("b", "b1", "active", { heartbeats: 6 }))).toEqual(["memberActive a a1 active"]);
   });
 
   it("a restart is a new session: the old one's failure and removal are told before the new one joins", async () => {
