@@ -13,7 +13,7 @@ import { simulateMembers } from "../helpers/sim/members/simulate-members.js";
  * functions themselves. HA_SIM_RUNS scales the runs; HA_SIM_FIRST_SEED repeats a batch; a
  * failure prints the HA_SIM_SEED=… command that replays it.
  */
-const RUNS = integerFromEnv("HA_SIM_RUNS", 60, 1, 10_000_000);
+const RUNS = integerFromEnv("HA_SIM_RUNS", 40, 1, 10_000_000);
 const FIRST_SEED = integerFromEnv("HA_SIM_FIRST_SEED", Math.floor(Math.random() * 0xffffffff), 0, 0xffffffff);
 const replay = memberReplayFromEnv();
 /**
