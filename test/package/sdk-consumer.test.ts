@@ -37,11 +37,11 @@ function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: str
   return execFileAsync(command, [...prefix, ...args], { cwd, timeout: STEP_TIMEOUT_MS, env: { ...process.env, npm_config_loglevel: "error" } });
 }
 
-/** The worker the README shows under "In your workers: the SDK". */
-function readmeWorker(): string {
-  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
-  const block = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((found) => found[1] ?? "").find((code) => code.includes('from "ha-module/sdk"'));
-  if (block === undefined) throw new Error('README.md has no ```ts block importing "ha-module/sdk"');
+/** The first ```ts block of a document that imports "ha-module/sdk": the README's worker, membership.md's session and watcher. */
+function sdkBlock(document: string): string {
+  const text = readFileSync(path.join(ROOT, document), "utf8");
+  const block = [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((found) => found[1] ?? "").find((code) => code.includes('from "ha-module/sdk"'));
+  if (block === undefined) throw new Error(`${document} has no \`\`\`ts block importing "ha-module/sdk"`);
   return block;
 }
 
@@ -82,7 +82,8 @@ beforeAll(async () => {
       include: ["*.ts"],
     }),
   );
-  writeFileSync(path.join(consumer, "readme-worker.ts"), readmeWorker());
+  writeFileSync(path.join(consumer, "readme-worker.ts"), sdkBlock("README.md"));
+  writeFileSync(path.join(consumer, "membership-example.ts"), `${sdkBlock("docs/membership.md")}\nexport {};\n`);
   writeFileSync(path.join(consumer, "example-worker.ts"), readFileSync(path.join(ROOT, "examples", "worker.ts"), "utf8"));
   // If the SDK's types were `any`, these directives would be unused, which is an error itself.
   writeFileSync(
@@ -112,7 +113,7 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
     expect(existsSync(path.join(consumer, "node_modules", "@azure"))).toBe(false);
   });
 
-  it("type-checks the README worker and examples/worker.ts under strict and NodeNext, and refuses misuse", async () => {
+  it("type-checks the README worker, the membership example of docs/membership.md and examples/worker.ts under strict and NodeNext, and refuses misuse", async () => {
     const checked = await step("typecheck", () =>
       execFileAsync(process.execPath, [TSC, "-p", path.join(consumer, "tsconfig.json")], { cwd: consumer, timeout: STEP_TIMEOUT_MS }).then(
         () => "",
@@ -128,6 +129,6 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
       ["--input-type=module", "-e", "const sdk = await import('ha-module/sdk'); console.log(Object.keys(sdk).sort().join(' '));"],
       { cwd: consumer, timeout: 30_000 },
     );
-    expect(stdout.trim()).toBe("CorruptedMessageError HaClient HaRequestError PrimaryElector SlowRoundTripWarning systemElectorClock");
+    expect(stdout.trim()).toBe("CorruptedMessageError ElectorMembership HaClient HaRequestError MemberSession MembersWatcher PrimaryElector SlowRoundTripWarning systemElectorClock");
   });
 });
