@@ -16,6 +16,7 @@ const never = (denied, message) => ({
 const SIBLING = "\\./";
 const NODE = "node:";
 const CONTRACT = "\\.\\./contract/";
+const LEASE = "\\.\\./lease/";
 
 const importZones = [
   {
@@ -25,6 +26,13 @@ const importZones = [
   {
     files: ["shared/lease/**/*.ts"],
     rules: only([SIBLING, CONTRACT, NODE], "shared/lease/ (the domain) imports only shared/contract/ and Node: the store port lives here, adapters depend on it."),
+  },
+  {
+    files: ["shared/members/**/*.ts"],
+    rules: only(
+      [SIBLING, CONTRACT, LEASE, NODE],
+      "shared/members/ (membership's domain) imports only shared/contract/, shared/lease/ (clocks, budgets, the store call options) and Node: its store port lives here, adapters depend on it.",
+    ),
   },
   {
     files: ["shared/config/**/*.ts"],

@@ -1,6 +1,6 @@
 // ha-module on Azure: a Flex Consumption function app that runs as a user-assigned managed
-// identity, its host storage, the lease store (Table Storage or Cosmos DB, by `store`) and
-// Application Insights. No resource accepts keys, and no output carries a secret.
+// identity, its host storage, the lease and membership store (Table Storage or Cosmos DB,
+// by `store`) and Application Insights. No resource accepts keys, and no output carries a secret.
 // Deploy: see docs/deploy.md.
 
 targetScope = 'resourceGroup'
@@ -24,6 +24,9 @@ param intervalMs int = 1000
 @description('Lease timeout T in milliseconds (HA_TIMEOUT_MS); must be greater than 2 x intervalMs.')
 @minValue(3)
 param timeoutMs int = 5000
+
+@description('NCRONTAB schedule of the membership sweeper (HA_SWEEP_SCHEDULE): every N seconds as */N * * * * *, or every N minutes as 0 */N * * * *.')
+param sweepSchedule string = '*/5 * * * * *'
 
 @description('Key that signs lease tokens (HA_LEASE_SECRET), at least 32 characters. The default draws a new random value on every deployment, which only makes outstanding lease tokens fall back to the slow path once; pass your own to keep it stable.')
 @secure()
@@ -74,6 +77,8 @@ var names = {
 var leaseTableName = 'leases'
 var cosmosDatabaseName = 'ha'
 var cosmosContainerName = 'leases'
+var membersTableName = 'members'
+var cosmosMembersContainerName = 'members'
 
 module identity 'modules/identity.bicep' = {
   name: 'identity'
@@ -113,6 +118,7 @@ module tableStore 'modules/table-store.bicep' = if (store == 'table') {
   params: {
     storageAccountName: hostStorage.outputs.name
     tableName: leaseTableName
+    membersTableName: membersTableName
     principalId: identity.outputs.principalId
   }
 }
@@ -124,6 +130,7 @@ module cosmosStore 'modules/cosmos-store.bicep' = if (store == 'cosmos') {
     accountName: names.cosmos
     databaseName: cosmosDatabaseName
     containerName: cosmosContainerName
+    membersContainerName: cosmosMembersContainerName
     principalId: identity.outputs.principalId
     tags: tags
   }
@@ -155,9 +162,12 @@ module functionApp 'modules/function-app.bicep' = {
     store: store
     tableEndpoint: hostStorage.outputs.tableEndpoint
     tableName: leaseTableName
+    membersTableName: membersTableName
     cosmosEndpoint: store == 'cosmos' ? cosmosStore.outputs.endpoint : ''
     cosmosDatabaseName: cosmosDatabaseName
     cosmosContainerName: cosmosContainerName
+    cosmosMembersContainerName: cosmosMembersContainerName
+    sweepSchedule: sweepSchedule
     tags: tags
   }
 }
@@ -185,6 +195,9 @@ output store string = store
 
 @description('Name of the lease table, or empty when store is cosmos.')
 output leaseTableName string = store == 'table' ? leaseTableName : ''
+
+@description('Name of the membership table, or empty when store is cosmos.')
+output membersTableName string = store == 'table' ? membersTableName : ''
 
 @description('Name of the Cosmos DB account, or empty when store is table.')
 output cosmosAccountName string = store == 'cosmos' ? names.cosmos : ''

@@ -1,5 +1,5 @@
 // The lease store on Azure Cosmos DB for NoSQL: a serverless account with keys disabled,
-// the database and the lease container, and a data-plane role assignment for the app's
+// the database, the lease and the members containers, and a data-plane role assignment for the app's
 // identity. Safety rests on ETag-conditional writes, which always go to the write
 // region, so Session consistency is enough and reads stay at the cheapest RU price.
 
@@ -16,6 +16,9 @@ param databaseName string
 
 @description('Name of the lease container (HA_COSMOS_CONTAINER).')
 param containerName string
+
+@description('Name of the membership container (HA_COSMOS_MEMBERS_CONTAINER), partitioned on /group.')
+param membersContainerName string
 
 @description('Principal (object) id of the function app identity.')
 param principalId string
@@ -94,6 +97,40 @@ resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/container
   }
 }
 
+// Membership: a group is one logical partition; its rows and its sweep marker are read by
+// one partition query filtering on /group (and on id, which is always indexed), so /group
+// is the one path indexed.
+resource membersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: membersContainerName
+  properties: {
+    resource: {
+      id: membersContainerName
+      partitionKey: {
+        paths: [
+          '/group'
+        ]
+        kind: 'Hash'
+      }
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: [
+          {
+            path: '/group/?'
+          }
+        ]
+        excludedPaths: [
+          {
+            path: '/*'
+          }
+        ]
+      }
+    }
+  }
+}
+
+// Scoped to the account: it covers the lease and the members containers alike.
 resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
   parent: account
   name: guid(account.id, principalId, cosmosDataContributorRoleId)
@@ -108,3 +145,4 @@ output accountName string = account.name
 output endpoint string = account.properties.documentEndpoint
 output databaseName string = database.name
 output containerName string = container.name
+output membersContainerName string = membersContainer.name

@@ -60,6 +60,9 @@ param tableEndpoint string
 @description('Name of the lease table (HA_TABLE_NAME).')
 param tableName string
 
+@description('Name of the membership table (HA_MEMBERS_TABLE_NAME).')
+param membersTableName string
+
 @description('Cosmos DB account endpoint (HA_COSMOS_ENDPOINT); used when store is cosmos.')
 param cosmosEndpoint string
 
@@ -68,6 +71,12 @@ param cosmosDatabaseName string
 
 @description('Cosmos DB container name (HA_COSMOS_CONTAINER).')
 param cosmosContainerName string
+
+@description('Cosmos DB membership container name (HA_COSMOS_MEMBERS_CONTAINER).')
+param cosmosMembersContainerName string
+
+@description('NCRONTAB schedule of the membership sweeper timer (HA_SWEEP_SCHEDULE).')
+param sweepSchedule string
 
 @description('Tags applied to the plan and the app.')
 param tags object
@@ -154,14 +163,17 @@ var commonSettings = {
   HA_INTERVAL_MS: string(intervalMs)
   HA_TIMEOUT_MS: string(timeoutMs)
   HA_LEASE_SECRET: leaseSecret
-  // The template creates the table or container, so the app never needs to.
+  // The template creates the tables or containers, so the app never needs to.
   HA_STORE_CREATE: 'false'
+  // The sweepMembers timer trigger's schedule; the app also derives the sweep period from it.
+  HA_SWEEP_SCHEDULE: sweepSchedule
 }
 
 var tableSettings = {
   HA_STORE: 'table'
   HA_TABLE_ENDPOINT: tableEndpoint
   HA_TABLE_NAME: tableName
+  HA_MEMBERS_TABLE_NAME: membersTableName
 }
 
 var cosmosSettings = {
@@ -169,6 +181,7 @@ var cosmosSettings = {
   HA_COSMOS_ENDPOINT: cosmosEndpoint
   HA_COSMOS_DATABASE: cosmosDatabaseName
   HA_COSMOS_CONTAINER: cosmosContainerName
+  HA_COSMOS_MEMBERS_CONTAINER: cosmosMembersContainerName
 }
 
 resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {

@@ -1,12 +1,15 @@
-// The lease store on Azure Table Storage: the leases table in the host storage account,
-// and a role assignment scoped to that one table, so the app's identity can read and
-// write leases and nothing else in Table Storage.
+// The lease store on Azure Table Storage: the leases table and the members table in the
+// host storage account, and a role assignment scoped to each of those two tables, so the
+// app's identity can read and write leases and members and nothing else in Table Storage.
 
 @description('Name of the existing storage account that holds the table.')
 param storageAccountName string
 
 @description('Name of the lease table (HA_TABLE_NAME).')
 param tableName string
+
+@description('Name of the membership table (HA_MEMBERS_TABLE_NAME): PartitionKey = group, RowKey = member.')
+param membersTableName string
 
 @description('Principal (object) id of the function app identity.')
 param principalId string
@@ -38,4 +41,20 @@ resource tableDataContributor 'Microsoft.Authorization/roleAssignments@2022-04-0
   }
 }
 
+resource membersTable 'Microsoft.Storage/storageAccounts/tableServices/tables@2023-05-01' = {
+  parent: tableService
+  name: membersTableName
+}
+
+resource membersTableDataContributor 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(membersTable.id, principalId, storageTableDataContributorRoleId)
+  scope: membersTable
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', storageTableDataContributorRoleId)
+    principalId: principalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
 output tableName string = leaseTable.name
+output membersTableName string = membersTable.name

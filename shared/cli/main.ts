@@ -9,6 +9,8 @@
 import { parseCommandLine, type CommandLine, type CommandSpec } from "./command-spec.js";
 import { electCommand, electSpec } from "./elect.js";
 import { EXIT } from "./exit-codes.js";
+import { joinCommand, joinSpec } from "./join.js";
+import { membersCommand, membersSpec } from "./members.js";
 import { primaryCommand, primarySpec } from "./primary.js";
 import { releaseCommand, releaseSpec } from "./release.js";
 import { runCommand, runSpec } from "./run.js";
@@ -27,6 +29,8 @@ const COMMANDS: readonly Command[] = [
   { spec: electSpec, run: electCommand },
   { spec: runSpec, run: runCommand },
   { spec: releaseSpec, run: releaseCommand },
+  { spec: membersSpec, run: membersCommand },
+  { spec: joinSpec, run: joinCommand },
 ];
 
 /**
@@ -35,10 +39,10 @@ const COMMANDS: readonly Command[] = [
  * they need, which the message says instead of Node's "Cannot find package".
  */
 async function serve(line: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
-  const server = await Promise.all([import("./serve.js"), import("../../functions/routes.js")]).catch(reportMissingServerPackage);
+  const server = await Promise.all([import("./serve.js"), import("../../functions/routes.js"), import("../../functions/timers.js")]).catch(reportMissingServerPackage);
   if (server === undefined) return EXIT.failure;
-  const [{ serveCommand }, { operations }] = server;
-  return serveCommand(line, env, operations);
+  const [{ serveCommand }, { operations }, { timers }] = server;
+  return serveCommand(line, env, operations, timers);
 }
 
 function reportMissingServerPackage(error: unknown): undefined {

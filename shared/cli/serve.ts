@@ -6,7 +6,9 @@ import { DataDirInUseError } from "../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
 import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
 import type { Operation } from "../http/route.js";
+import type { TimerOperation } from "../http/timer.js";
 import { startLocalHost } from "../host/local-host.js";
+import { startLocalTimers } from "../host/local-timers.js";
 import { createRuntime } from "../http/runtime.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../store/create-store.js";
@@ -45,7 +47,12 @@ export function loadServeSettings(env: Env): ServeSettings {
  * root) on a local host, over the configured store, or over an embedded Azurite (or, with
  * HA_STORE=cosmos, an embedded Cosmos emulator) when none is configured.
  */
-export async function startService(config: ServerConfig, settings: ServeSettings, operations: readonly Operation[]): Promise<RunningService> {
+export async function startService(
+  config: ServerConfig,
+  settings: ServeSettings,
+  operations: readonly Operation[],
+  timers: readonly TimerOperation[] = [],
+): Promise<RunningService> {
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -85,11 +92,15 @@ export async function startService(config: ServerConfig, settings: ServeSettings
           () => undefined,
           (error: unknown) => (error instanceof StoreUnavailableError ? unreachableStoreMessage(error, config.store, false) : Promise.reject(error)),
         );
-    const runtime = createRuntime(config, configured.store);
+    const runtime = createRuntime(config, configured.store, undefined, configured.members);
     const host = await listen(settings, () =>
       startLocalHost({ operations, runtime: async () => runtime, port: settings.port, hostname: settings.host, apiKey: settings.apiKey }),
     );
     closers.push(() => host.close());
+    // The timer functions (the membership sweeper) run here as Azure would run them.
+    const log = (level: "warn" | "error", message: string): void => console[level](message);
+    const localTimers = startLocalTimers({ timers, runtime: async () => runtime, periodMs: config.members.sweepPeriodMs, log });
+    closers.push(() => localTimers.close());
     const { intervalMs, timeoutMs } = config.timing;
     return {
       url: host.url,
@@ -201,7 +212,7 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
  * (PORT in use included) or when another service holds HA_DATA_DIR, and 1 when the store
  * cannot be reached at start-up, with the settings to check.
  */
-export async function serveCommand(line: CommandLine, env: Env, operations: readonly Operation[]): Promise<number> {
+export async function serveCommand(line: CommandLine, env: Env, operations: readonly Operation[], timers: readonly TimerOperation[] = []): Promise<number> {
   if (line.positionals.length > 0) {
     throw new UsageError(`serve takes no arguments; it is configured by environment (got ${line.positionals.join(" ")}).`);
   }
@@ -219,7 +230,7 @@ export async function serveCommand(line: CommandLine, env: Env, operations: read
   }
   let service: RunningService;
   try {
-    service = await startService(config, settings, operations);
+    service = await startService(config, settings, operations, timers);
   } catch (error) {
     if (error instanceof DataDirInUseError || error instanceof ConfigError) {
       console.error(`ha-module: ${error.message}`);

@@ -1,6 +1,7 @@
 import type { LeaseTiming } from "../contract/timing.js";
 import { ConfigError } from "./config-error.js";
 import { readBoolean, readChoice, readHttpsUrl, readInteger, readString, type Env } from "./env.js";
+import { loadMembersConfig, type MembersConfig } from "./members-config.js";
 
 /**
  * Where leases live. `embedded` means no store was configured: only the local host can
@@ -10,6 +11,8 @@ export type StoreConfig =
   | {
       readonly kind: "table";
       readonly tableName: string;
+      /** The membership table (HA_MEMBERS_TABLE_NAME), in the same account; absent means DEFAULT_MEMBERS_TABLE_NAME. */
+      readonly membersTableName?: string;
       readonly connection:
         | { readonly mode: "connection-string"; readonly connectionString: string }
         | { readonly mode: "identity"; readonly endpoint: string }
@@ -20,6 +23,8 @@ export type StoreConfig =
       readonly kind: "cosmos";
       readonly databaseName: string;
       readonly containerName: string;
+      /** The membership container (HA_COSMOS_MEMBERS_CONTAINER), in the same database; absent means DEFAULT_MEMBERS_CONTAINER_NAME. */
+      readonly membersContainerName?: string;
       readonly connection:
         | { readonly mode: "key"; readonly endpoint: string; readonly key: string }
         | { readonly mode: "identity"; readonly endpoint: string }
@@ -34,18 +39,23 @@ export interface ServerConfig {
   /** Signs lease tokens; undefined means a random per-process secret. */
   readonly leaseSecret: string | undefined;
   readonly store: StoreConfig;
+  /** Membership's durations, bounds and sweep schedule (members-config.ts). */
+  readonly members: MembersConfig;
 }
 
 export const DEFAULT_INTERVAL_MS = 1000;
 export const DEFAULT_TIMEOUT_MS = 5000;
 export const DEFAULT_STORE_TIMEOUT_MS = 2000;
+export const DEFAULT_MEMBERS_TABLE_NAME = "members";
+export const DEFAULT_MEMBERS_CONTAINER_NAME = "members";
 const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9]{2,62}$/;
 const COSMOS_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$/;
 
 /** Reads and validates the server's settings once; a bad value throws a ConfigError. */
 export function loadServerConfig(env: Env): ServerConfig {
+  const timing = loadTiming(env);
   return {
-    timing: loadTiming(env),
+    timing,
     storeTimeoutMs: readInteger(env, "HA_STORE_TIMEOUT_MS", DEFAULT_STORE_TIMEOUT_MS, {
       min: 1,
       max: 60_000,
@@ -53,6 +63,7 @@ export function loadServerConfig(env: Env): ServerConfig {
     }),
     leaseSecret: loadLeaseSecret(env),
     store: loadStoreConfig(env),
+    members: loadMembersConfig(env, timing),
   };
 }
 
@@ -93,11 +104,18 @@ export function loadStoreConfig(env: Env): StoreConfig {
 
 function loadTableConfig(env: Env): StoreConfig {
   const tableName = readString(env, "HA_TABLE_NAME") ?? "leases";
-  if (!NAME_PATTERN.test(tableName)) {
-    throw new ConfigError(
-      "HA_TABLE_NAME",
-      `HA_TABLE_NAME must be 3–63 letters and digits, starting with a letter (got "${tableName}").`,
-    );
+  const membersSetting = readString(env, "HA_MEMBERS_TABLE_NAME");
+  const membersTableName = membersSetting ?? DEFAULT_MEMBERS_TABLE_NAME;
+  for (const [setting, value] of [
+    ["HA_TABLE_NAME", tableName],
+    ["HA_MEMBERS_TABLE_NAME", membersTableName],
+  ] as const) {
+    if (!NAME_PATTERN.test(value)) {
+      throw new ConfigError(setting, `${setting} must be 3–63 letters and digits, starting with a letter (got "${value}").`);
+    }
+  }
+  if (tableName.toLowerCase() === membersTableName.toLowerCase()) {
+    throw new ConfigError("HA_MEMBERS_TABLE_NAME", `HA_MEMBERS_TABLE_NAME must name another table than HA_TABLE_NAME (both are "${tableName}"): leases and members are kept apart.`);
   }
   const connectionString = readString(env, "HA_TABLE_CONNECTION_STRING");
   const endpoint = readHttpsUrl(env, "HA_TABLE_ENDPOINT", "https://<account>.table.core.windows.net");
@@ -122,6 +140,7 @@ function loadTableConfig(env: Env): StoreConfig {
   return {
     kind: "table",
     tableName,
+    ...(membersSetting === undefined ? {} : { membersTableName }),
     connection,
     createIfMissing: readBoolean(env, "HA_STORE_CREATE", connection.mode !== "identity"),
   };
@@ -130,9 +149,12 @@ function loadTableConfig(env: Env): StoreConfig {
 function loadCosmosConfig(env: Env): StoreConfig {
   const databaseName = readString(env, "HA_COSMOS_DATABASE") ?? "ha";
   const containerName = readString(env, "HA_COSMOS_CONTAINER") ?? "leases";
+  const membersSetting = readString(env, "HA_COSMOS_MEMBERS_CONTAINER");
+  const membersContainerName = membersSetting ?? DEFAULT_MEMBERS_CONTAINER_NAME;
   for (const [setting, value] of [
     ["HA_COSMOS_DATABASE", databaseName],
     ["HA_COSMOS_CONTAINER", containerName],
+    ["HA_COSMOS_MEMBERS_CONTAINER", membersContainerName],
   ] as const) {
     if (!COSMOS_NAME_PATTERN.test(value)) {
       throw new ConfigError(
@@ -140,6 +162,9 @@ function loadCosmosConfig(env: Env): StoreConfig {
         `${setting} must be 1–255 letters, digits, '-' or '_' (got "${value}").`,
       );
     }
+  }
+  if (containerName === membersContainerName) {
+    throw new ConfigError("HA_COSMOS_MEMBERS_CONTAINER", `HA_COSMOS_MEMBERS_CONTAINER must name another container than HA_COSMOS_CONTAINER (both are "${containerName}"): leases and members are partitioned differently.`);
   }
   const endpoint = readHttpsUrl(env, "HA_COSMOS_ENDPOINT", "https://<account>.documents.azure.com:443");
   if (endpoint !== undefined && !endpoint.startsWith("https:")) {
@@ -163,6 +188,7 @@ function loadCosmosConfig(env: Env): StoreConfig {
     kind: "cosmos",
     databaseName,
     containerName,
+    ...(membersSetting === undefined ? {} : { membersContainerName }),
     connection,
     createIfMissing: readBoolean(env, "HA_STORE_CREATE", connection.mode !== "identity"),
   };

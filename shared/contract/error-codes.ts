@@ -1,6 +1,6 @@
 /**
- * Every error code the service answers, with its HTTP status (SPEC §4, and the local
- * host's own refusals). Handlers, both hosts and the SDK read them from here, so a code
+ * Every error code the service answers, with its HTTP status (SPEC §4 and §6, and the
+ * local host's own refusals). Handlers, both hosts and the SDK read them from here, so a code
  * can only be sent, or recognised, if it is listed.
  */
 export const ERROR_STATUS = {
@@ -12,6 +12,10 @@ export const ERROR_STATUS = {
   RequestTimeout: 408,
   LeaseHeld: 409,
   LeaseRevoked: 409,
+  /** Membership: another session of the member is joining or active, or the caller's session is not the row's. */
+  SessionHeld: 409,
+  /** Membership: the caller's session said goodbye, went leaving or was removed; rejoin with a new session. */
+  SessionEnded: 409,
   Conflict: 409,
   PayloadTooLarge: 413,
   /** The body has a content or transfer coding the service does not decode. */

@@ -46,3 +46,10 @@ export function hasControlCharacter(value: string): boolean {
   }
   return false;
 }
+
+/**
+ * Longer than any member token the server issues (three 128-character ids, a 512-character
+ * address of 4-byte characters, the replaced session, a store ETag): such a string is
+ * treated as a malformed token, i.e. as absent, without being parsed.
+ */
+export const MAX_MEMBER_TOKEN_LENGTH = 3900;

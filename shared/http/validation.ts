@@ -12,8 +12,8 @@ import {
 } from "../contract/input-rules.js";
 import { invalid, HttpError } from "./http-error.js";
 
-/** utype and uuid: 1–128 characters of [A-Za-z0-9._:-], safe as Table keys and Cosmos ids. */
-export function parseId(field: "utype" | "uuid", value: unknown): string {
+/** utype, uuid, group, member and session: 1–128 characters of [A-Za-z0-9._:-], safe as Table keys and Cosmos ids. */
+export function parseId(field: "utype" | "uuid" | "group" | "member" | "session", value: unknown): string {
   if (typeof value !== "string" || value === "") {
     throw invalid(`${field} is required: ${ID_RULE}.`);
   }
@@ -55,7 +55,7 @@ export function parseHeartbeatBody(bytes: Uint8Array): HeartbeatBody {
 }
 
 /** Omitted stays undefined (keep the stored address); null and "" clear it. */
-function parseAddress(value: unknown): string | null | undefined {
+export function parseAddress(value: unknown): string | null | undefined {
   if (value === undefined) return undefined;
   if (value === null) return null;
   if (typeof value !== "string") throw invalid("address must be a string (where the primary can be reached) or null.");

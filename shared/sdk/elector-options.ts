@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { ElectorMembershipOptions } from "./elector-membership.js";
 import { systemElectorClock, type ElectorClock } from "./elector-clock.js";
 import { environmentDefault } from "./environment.js";
 import { HaClient } from "./ha-client.js";
@@ -39,6 +40,11 @@ export interface PrimaryElectorOptions {
   readonly newUuid?: () => string;
   /** Uniform draws in [0, 1) that spread the standby polls (see POLL_JITTER); defaults to Math.random. */
   readonly random?: () => number;
+  /**
+   * Also be a member of a group (the utype by default) and watch it: `elector.membership`
+   * then gives the io-athena view, leader and members, from this one object.
+   */
+  readonly membership?: ElectorMembershipOptions;
 }
 
 /** The options, checked, with every default filled in. */

@@ -6,6 +6,9 @@ import type { HeartbeatBody } from "../contract/heartbeat-body.js";
 import type { HealthView, LeaseView } from "../contract/lease-view.js";
 import { REFUSED_OUTCOME_CODES, type HeartbeatResult, type ReleaseResult } from "../contract/outcomes.js";
 import type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
+import { MEMBER_REFUSED_CODES, type GroupList, type MemberHeartbeatBody, type MemberHeartbeatResult, type MemberLeaveResult, type MemberList } from "../contract/members.js";
+import { parseAcceptedMemberHeartbeat, parseGroupList, parseMemberAnswer, parseMemberList } from "./member-response-validation.js";
+import type { MembersTransport } from "./members-transport.js";
 import { checkEndpoint, checkId, checkOptionalAddress, checkOptionalSignal, checkOptionalString, checkPositiveMs } from "./option-checks.js";
 import {
   parseAcceptedHeartbeat,
@@ -35,14 +38,14 @@ interface Answer {
 
 /**
  * The typed REST client of the lease service (SPEC §4), on Node's fetch. Every answer is
- * validated before it is returned; 409 LeaseHeld / LeaseRevoked / Conflict are outcomes,
- * not errors.
+ * validated before it is returned; 409 LeaseHeld / LeaseRevoked / Conflict (and, for
+ * members, SessionHeld / SessionEnded) are outcomes, not errors.
  * Errors: HaRequestError (refused, unreachable, timed out; `retryable` says whether
  * sending it again may help), with UnauthorizedError (401: the key) and
  * EndpointNotFoundError (404: the endpoint) as its own classes, CorruptedMessageError (an
  * answer that cannot be trusted), or the caller's own abort reason.
  */
-export class HaClient implements LeaseTransport {
+export class HaClient implements LeaseTransport, MembersTransport {
   readonly endpoint: string;
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
@@ -122,6 +125,53 @@ export class HaClient implements LeaseTransport {
       return parseHealth(answer.body, answer.status, what);
     }
     throw refused(what, answer, this.endpoint, "/health");
+  }
+
+  /**
+   * A member's heartbeat (SPEC §6): join with a new session, renew (one store operation when
+   * `token` is the last answer's), or replace a failed session. 409 SessionHeld,
+   * SessionEnded and Conflict are outcomes (`held`, `ended`, `conflict`), not errors.
+   */
+  async memberHeartbeat(group: string, member: string, body: MemberHeartbeatBody, options: CallOptions = {}): Promise<MemberHeartbeatResult> {
+    const what = `MemberHeartbeat(${checkId("group", group)}/${checkId("member", member)})`;
+    const session = checkId("session", body.session);
+    const address = body.address === null ? null : checkOptionalAddress("address", body.address);
+    const token = checkOptionalString("token", body.token);
+    const sent = JSON.stringify({ session, ...(address === undefined ? {} : { address }), ...(token === undefined ? {} : { token }) });
+    const answer = await this.#call("PUT", `/members/${group}/${member}`, sent, options, what);
+    if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedMemberHeartbeat(answer.body, group, member, session, answer.status, what) };
+    const code = answer.status === 409 ? parseErrorBody(answer.body)?.code : undefined;
+    const outcome = (Object.keys(MEMBER_REFUSED_CODES) as (keyof typeof MEMBER_REFUSED_CODES)[]).find((candidate) => MEMBER_REFUSED_CODES[candidate] === code);
+    if (outcome !== undefined) return { outcome, answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
+    throw refused(what, answer, this.endpoint, `/members/${group}/${member}`);
+  }
+
+  /** Goodbye: the session is leaving at once. `held` when the row belongs to another session. */
+  async leaveGroup(group: string, member: string, session: string, options: CallOptions = {}): Promise<MemberLeaveResult> {
+    const what = `LeaveGroup(${checkId("group", group)}/${checkId("member", member)})`;
+    const answer = await this.#call("DELETE", `/members/${group}/${member}?session=${encodeURIComponent(checkId("session", session))}`, undefined, options, what);
+    if (answer.status === 200) return { outcome: "left", answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
+    const code = answer.status === 409 ? parseErrorBody(answer.body)?.code : undefined;
+    if (code === "SessionHeld" || code === "Conflict") {
+      return { outcome: code === "SessionHeld" ? "held" : "conflict", answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
+    }
+    throw refused(what, answer, this.endpoint, `/members/${group}/${member}`);
+  }
+
+  /** The group's members with their states, judged by the service at one instant. */
+  async listMembers(group: string, options: CallOptions = {}): Promise<MemberList> {
+    const what = `ListMembers(${checkId("group", group)})`;
+    const answer = await this.#call("GET", `/members/${group}`, undefined, options, what);
+    if (answer.status !== 200) throw refused(what, answer, this.endpoint, `/members/${group}`);
+    return parseMemberList(answer.body, group, answer.status, what);
+  }
+
+  /** Every group with its members counted by state. */
+  async listGroups(options: CallOptions = {}): Promise<GroupList> {
+    const what = "ListGroups";
+    const answer = await this.#call("GET", "/members", undefined, options, what);
+    if (answer.status !== 200) throw refused(what, answer, this.endpoint, "/members");
+    return parseGroupList(answer.body, answer.status, what);
   }
 
   async #call(method: string, path: string, body: string | undefined, options: CallOptions, what: string): Promise<Answer> {

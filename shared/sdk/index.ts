@@ -1,11 +1,28 @@
 /**
  * The client SDK (`ha-module/sdk`): the typed REST client, the elector that runs the lease
- * loop, and the contract's wire types. It imports nothing of the server, so a worker needs
+ * loop, the member session and watcher of membership, and the contract's wire types. It imports nothing of the server, so a worker needs
  * none of the Azure packages (install with `--omit=optional`).
  */
 export { HaClient, type HaClientOptions } from "./ha-client.js";
 export { PrimaryElector, type DemotionReason, type ElectorEvents, type ElectorStats, type PrimaryElectorOptions } from "./primary-elector.js";
 export { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
+export { MemberSession, type LostReason, type MemberSessionEvents, type MemberSessionOptions } from "./member-session.js";
+export { MembersWatcher, type MemberEvent, type MemberEventName, type MembersWatcherEvents, type MembersWatcherOptions } from "./members-watcher.js";
+export { ElectorMembership, type ElectorMembershipOptions } from "./elector-membership.js";
+export type { MembersTransport } from "./members-transport.js";
+export type {
+  GroupList,
+  GroupSummary,
+  MemberAnswer,
+  MemberHeartbeatBody,
+  MemberHeartbeatResult,
+  MemberLeaveResult,
+  MemberList,
+  MembersTiming,
+  MemberState,
+  MemberView,
+  PreviousSession,
+} from "../contract/members.js";
 export type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
 export type { HeartbeatBody } from "../contract/heartbeat-body.js";
 export type { HealthView, LeaseView, PrimaryList, PrimaryView } from "../contract/lease-view.js";

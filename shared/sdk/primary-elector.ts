@@ -11,6 +11,7 @@ import type { HeartbeatBody } from "../contract/heartbeat-body.js";
 import type { LeaseView } from "../contract/lease-view.js";
 import type { LeaseTiming } from "../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "./lease-transport.js";
+import { ElectorMembership } from "./elector-membership.js";
 import { Listeners } from "./listeners.js";
 import { backoffMs, isRefusal, pollStretch } from "./poll-delays.js";
 import { checkId } from "./option-checks.js";
@@ -43,6 +44,8 @@ export class PrimaryElector {
   readonly utype: string;
   readonly address: string | undefined;
   readonly affinity: string | undefined;
+  /** The membership session and watcher, when the `membership` option was given. */
+  readonly membership: ElectorMembership | undefined;
   readonly #transport: LeaseTransport;
   readonly #clock: ElectorClock;
   readonly #newUuid: () => string;
@@ -84,6 +87,10 @@ export class PrimaryElector {
     this.#retryDelayMs = settings.retryDelayMs;
     this.#abortSignal = settings.abortSignal;
     this.#uuid = checkId("newUuid()", this.#newUuid());
+    this.membership =
+      options.membership === undefined
+        ? undefined
+        : new ElectorMembership(options.membership, { utype: this.utype, address: this.address, transport: this.#transport, clock: options.clock, retryDelayInMs: options.retryDelayInMs });
   }
 
   on<E extends keyof ElectorEvents>(event: E, handler: (payload: ElectorEvents[E]) => unknown): this {
@@ -143,6 +150,7 @@ export class PrimaryElector {
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
     this.#stats.startClock(this.#clock.now());
     this.#loop = this.#run().catch((error: unknown) => this.#report(asError(error)));
+    this.membership?.start();
     return this;
   }
 
@@ -195,6 +203,7 @@ export class PrimaryElector {
       }
     }
     this.#stats.stopClock(this.#clock.now());
+    await this.membership?.stop();
   }
 
   /** Follow until elected, lead until demoted, and again as a new uuid, until stop(). */

@@ -1,5 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import { debuglog } from "node:util";
 import type { Container, IndexingPolicy, ItemDefinition, PatchOperation, RequestOptions } from "@azure/cosmos";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type {
@@ -9,9 +7,10 @@ import type {
   WriteOutcome,
 } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
-import { describeCosmosError, lostRace, statusOf, throttleWaitOf, throwIfOwnerMissing } from "./cosmos-errors.js";
+import { CosmosCaller, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
+import { lostRace, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
 import { toLeaseRecord } from "./lease-row.js";
-import { unavailable, written } from "./store-failure.js";
+import { written } from "./store-failure.js";
 
 const STORE = "Cosmos DB";
 
@@ -33,27 +32,8 @@ export const LEASE_INDEXING_POLICY: IndexingPolicy = {
 /** An id no utype can name (`~` is outside the utype charset), point-read by `ping`. */
 const HEALTH_ID = "~health";
 
-const DEFAULT_MAX_ATTEMPTS = 3;
-const DEFAULT_MAX_THROTTLE_WAIT_MS = 1000;
-
-export interface CosmosLeaseStoreOptions {
-  /** Attempts one call makes while Cosmos answers 429, the first one included. */
-  readonly maxAttempts?: number;
-  /**
-   * The longest one call waits, in total, on retry-after hints. The call's abortSignal
-   * (its share of the request's time budget) can cut a wait shorter.
-   */
-  readonly maxThrottleWaitInMs?: number;
-  /** Waits `ms` or rejects when the signal aborts; injected by tests. */
-  readonly sleep?: (ms: number, abortSignal: AbortSignal | undefined) => Promise<void>;
-  /** Where a waited-out 429 is logged; by default Node's debuglog (NODE_DEBUG=ha-module). */
-  readonly debug?: (message: string) => void;
-}
-
-const defaultDebug = debuglog("ha-module");
-const abortableSleep = async (ms: number, abortSignal: AbortSignal | undefined): Promise<void> => {
-  await sleep(ms, undefined, abortSignal === undefined ? {} : { signal: abortSignal });
-};
+/** How the store waits out throttling (see CosmosCaller). */
+export type CosmosLeaseStoreOptions = CosmosCallOptions;
 
 /** The item stored per utype: id and partition key are both the utype. */
 interface LeaseItem extends ItemDefinition {
@@ -74,32 +54,18 @@ interface LeaseItem extends ItemDefinition {
  * Reads are point reads by id and partition key; writes are a create for the first lease
  * and If-Match writes afterwards, so a lost race is a typed outcome, never an overwrite.
  *
- * Throttling is this class's decision, not the SDK's: the client is built with its own
- * 429 retries off, and a throttled call waits out `retry-after` only while both its
- * abortSignal and `maxThrottleWaitInMs` allow. A 429 means the request was not applied,
- * so sending the same conditional write again is safe.
+ * Throttling is this class's decision, not the SDK's (CosmosCaller): a throttled call
+ * waits out `retry-after` only while its budget allows, then is unavailable.
  */
 export class CosmosLeaseStore implements LeaseStore {
   readonly kind = "cosmos";
-  readonly #maxAttempts: number;
-  readonly #maxThrottleWaitMs: number;
-  readonly #sleep: (ms: number, abortSignal: AbortSignal | undefined) => Promise<void>;
-  readonly #debug: (message: string) => void;
+  readonly #caller: CosmosCaller;
 
   constructor(
     private readonly container: Container,
     options: CosmosLeaseStoreOptions = {},
   ) {
-    this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    this.#maxThrottleWaitMs = options.maxThrottleWaitInMs ?? DEFAULT_MAX_THROTTLE_WAIT_MS;
-    this.#sleep = options.sleep ?? abortableSleep;
-    this.#debug = options.debug ?? defaultDebug;
-    if (!Number.isSafeInteger(this.#maxAttempts) || this.#maxAttempts < 1) {
-      throw new RangeError(`Expected \`maxAttempts\` to be a positive integer (got ${this.#maxAttempts}).`);
-    }
-    if (!(this.#maxThrottleWaitMs >= 0)) {
-      throw new RangeError(`Expected \`maxThrottleWaitInMs\` to be a non-negative number (got ${this.#maxThrottleWaitMs}).`);
-    }
+    this.#caller = new CosmosCaller(options);
   }
 
   /**
@@ -194,39 +160,8 @@ export class CosmosLeaseStore implements LeaseStore {
     });
   }
 
-  /**
-   * Runs one store call, waiting out 429s within the call's budget. Anything that is not
-   * a typed outcome leaves as StoreUnavailableError.
-   */
-  async #call<T>(
-    what: string,
-    options: StoreCallOptions | undefined,
-    call: (requestOptions: RequestOptions) => Promise<T>,
-  ): Promise<T> {
-    const abortSignal = options?.abortSignal;
-    let waitedMs = 0;
-    for (let attempt = 1; ; attempt += 1) {
-      throwIfAborted(what, abortSignal);
-      try {
-        return await call({ abortSignal });
-      } catch (error) {
-        if (error instanceof StoreUnavailableError) throw error;
-        const retryAfterMs = throttleWaitOf(error);
-        const canWait =
-          retryAfterMs !== undefined &&
-          attempt < this.#maxAttempts &&
-          waitedMs + retryAfterMs <= this.#maxThrottleWaitMs &&
-          !abortSignal?.aborted;
-        if (!canWait) throw unavailable(STORE, what, describeCosmosError(error), error);
-        this.#debug(`Cosmos DB throttled "${what}" (429): waiting ${retryAfterMs} ms as it asks, then attempt ${attempt + 1} of ${this.#maxAttempts}.`);
-        try {
-          await this.#sleep(retryAfterMs, abortSignal);
-        } catch (sleepError) {
-          throw unavailable(STORE, what, describeCosmosError(sleepError), sleepError);
-        }
-        waitedMs += retryAfterMs;
-      }
-    }
+  #call<T>(what: string, options: StoreCallOptions | undefined, call: (requestOptions: RequestOptions) => Promise<T>): Promise<T> {
+    return this.#caller.call(what, options, call);
   }
 }
 
@@ -247,12 +182,4 @@ function toRecord(item: LeaseItem, etag: string | undefined): LeaseRecord {
   // A point read's ETag is the response's; a feed read's is the item's own _etag.
   const { utype, uuid, address, epoch, renewedAt, revoked, endedUuids } = item;
   return toLeaseRecord({ utype, uuid, address, epoch, renewedAt, revoked, endedUuids, etag: etag ?? item._etag }, STORE);
-}
-
-function ifMatch(requestOptions: RequestOptions, etag: string): RequestOptions {
-  return { ...requestOptions, accessCondition: { type: "IfMatch", condition: etag } };
-}
-
-function throwIfAborted(what: string, abortSignal: AbortSignal | undefined): void {
-  if (abortSignal?.aborted) throw unavailable(STORE, what, "timed out", abortSignal.reason);
 }

@@ -3,9 +3,12 @@ import { CosmosClient, type CosmosClientOptions } from "@azure/cosmos";
 import { TableClient, type TableServiceClientOptions } from "@azure/data-tables";
 import { DefaultAzureCredential } from "@azure/identity";
 import { ConfigError } from "../config/config-error.js";
-import type { StoreConfig } from "../config/server-config.js";
+import { DEFAULT_MEMBERS_CONTAINER_NAME, DEFAULT_MEMBERS_TABLE_NAME, type StoreConfig } from "../config/server-config.js";
 import { CosmosLeaseStore } from "./cosmos-store.js";
 import type { LeaseStore } from "../lease/lease-store.js";
+import type { MemberStore } from "../members/member-store.js";
+import { CosmosMemberStore } from "./members-cosmos-store.js";
+import { TableMemberStore } from "./members-table-store.js";
 import { TableLeaseStore } from "./table-store.js";
 
 /**
@@ -28,7 +31,9 @@ const COSMOS_CONNECTION_POLICY: NonNullable<CosmosClientOptions["connectionPolic
 /** A store that needs nothing but its clients, plus the optional start-up step. */
 export interface ConfiguredStore {
   readonly store: LeaseStore;
-  /** Creates the table or container when configured to (HA_STORE_CREATE). */
+  /** Membership, beside the leases: a second table, or a second container partitioned on /group. */
+  readonly members: MemberStore;
+  /** Creates the tables or containers when configured to (HA_STORE_CREATE). */
   prepare(options?: { abortSignal?: AbortSignal }): Promise<void>;
   /** Releases the clients' timers and sockets. */
   close(): void;
@@ -48,29 +53,37 @@ export interface CreateConfiguredStoreOptions {
 export function createConfiguredStore(config: StoreConfig, options: CreateConfiguredStoreOptions = {}): ConfiguredStore {
   if (config.kind === "cosmos") return createCosmosStore(config, options);
   const connection = config.connection;
-  let client: TableClient;
+  let tableClient: (tableName: string) => TableClient;
   switch (connection.mode) {
     case "connection-string":
-      client = TableClient.fromConnectionString(connection.connectionString, config.tableName, {
-        ...TABLE_CLIENT_OPTIONS,
-        // Azurite and other local endpoints speak plain http; Azure endpoints are https.
-        allowInsecureConnection: /TableEndpoint\s*=\s*http:|UseDevelopmentStorage=true/i.test(connection.connectionString),
-      });
+      tableClient = (tableName) =>
+        TableClient.fromConnectionString(connection.connectionString, tableName, {
+          ...TABLE_CLIENT_OPTIONS,
+          // Azurite and other local endpoints speak plain http; Azure endpoints are https.
+          allowInsecureConnection: /TableEndpoint\s*=\s*http:|UseDevelopmentStorage=true/i.test(connection.connectionString),
+        });
       break;
-    case "identity":
-      client = new TableClient(connection.endpoint, config.tableName, new DefaultAzureCredential(), TABLE_CLIENT_OPTIONS);
+    case "identity": {
+      // One credential for both tables: the same managed identity, one token cache.
+      const credential = new DefaultAzureCredential();
+      tableClient = (tableName) => new TableClient(connection.endpoint, tableName, credential, TABLE_CLIENT_OPTIONS);
       break;
+    }
     case "embedded":
       throw new ConfigError(
         "HA_TABLE_CONNECTION_STRING",
         "No lease store is configured: set HA_TABLE_CONNECTION_STRING (keys or Azurite) or HA_TABLE_ENDPOINT (managed identity). `npm start` embeds Azurite when neither is set.",
       );
   }
-  const store = new TableLeaseStore(client);
+  const store = new TableLeaseStore(tableClient(config.tableName));
+  const members = new TableMemberStore(tableClient(config.membersTableName ?? DEFAULT_MEMBERS_TABLE_NAME));
   return {
     store,
+    members,
     prepare: async (options) => {
-      if (config.createIfMissing) await store.createTableIfMissing(options);
+      if (!config.createIfMissing) return;
+      await store.createTableIfMissing(options);
+      await members.createTableIfMissing(options);
     },
     close: () => undefined,
   };
@@ -96,11 +109,16 @@ function createCosmosStore(
     connection.mode === "key"
       ? new CosmosClient({ ...clientOptions, key: connection.key })
       : new CosmosClient({ ...clientOptions, aadCredentials: new DefaultAzureCredential() });
-  const store = new CosmosLeaseStore(client.database(config.databaseName).container(config.containerName));
+  const database = client.database(config.databaseName);
+  const store = new CosmosLeaseStore(database.container(config.containerName));
+  const members = new CosmosMemberStore(database.container(config.membersContainerName ?? DEFAULT_MEMBERS_CONTAINER_NAME));
   return {
     store,
+    members,
     prepare: async (prepareOptions) => {
-      if (config.createIfMissing) await store.createContainerIfMissing(prepareOptions);
+      if (!config.createIfMissing) return;
+      await store.createContainerIfMissing(prepareOptions);
+      await members.createContainerIfMissing(prepareOptions);
     },
     close: () => client.dispose(),
   };

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { operations } from "../../functions/routes.js";
 import { HttpRequest, InvocationContext, type HttpFunctionOptions } from "../../shared/http/azure-functions.js";
 import { registerFunctions } from "../../shared/http/register-functions.js";
+import { registerTimers, type TimerApp } from "../../shared/http/register-timers.js";
+import { timers } from "../../functions/timers.js";
 import { ROUTE_METHODS } from "../../shared/http/route.js";
 import { createRuntime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
@@ -47,12 +49,19 @@ describe("the Azure Functions registration", () => {
     expect(bound("releasePrimary")).toEqual({ route: "primary/{utype}", methods: ["DELETE"], authLevel: "function" });
     expect(bound("listPrimaries")).toEqual({ route: "primary", methods: ["GET"], authLevel: "function" });
     expect(bound("health")).toEqual({ route: "health", methods: ["GET"], authLevel: "function" });
+    expect(bound("updateMemberHeartBeat")).toEqual({ route: "members/{group}/{member}", methods: ["PUT"], authLevel: "function" });
+    expect(bound("leaveGroup")).toEqual({ route: "members/{group}/{member}", methods: ["DELETE"], authLevel: "function" });
+    expect(bound("listMembers")).toEqual({ route: "members/{group}", methods: ["GET"], authLevel: "function" });
+    expect(bound("listGroups")).toEqual({ route: "members", methods: ["GET"], authLevel: "function" });
   });
 
   it("gives every route one 405 function for its other methods: each method of a route is bound exactly once", () => {
     const { functions } = recordRegistrations();
     expect([...functions.keys()].filter((name) => name.endsWith("MethodNotAllowed")).sort()).toEqual([
       "healthMethodNotAllowed",
+      "membersGroupMemberMethodNotAllowed",
+      "membersGroupMethodNotAllowed",
+      "membersMethodNotAllowed",
       "primaryMethodNotAllowed",
       "primaryUtypeMethodNotAllowed",
     ]);
@@ -78,5 +87,19 @@ describe("the Azure Functions registration", () => {
     const read = await invoke(functions.get("getPrimary"), "GET", "primary/scheduler");
     expect(read.body).toMatchObject({ primary: { uuid: "a", epoch: 1 } });
     expect(store.calls).toEqual(["read", "create", "read"]);
+  });
+});
+
+describe("the Azure Functions timer registration", () => {
+  it("registers the sweeper as a timer trigger on HA_SWEEP_SCHEDULE, running the same function as the local host", async () => {
+    const registered: Array<{ name: string; options: Parameters<TimerApp["timer"]>[1] }> = [];
+    const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, new MemoryLeaseStore());
+    registerTimers({ timer: (name, options) => void registered.push({ name, options }) }, timers, async () => runtime, "*/5 * * * * *");
+    expect(registered.map(({ name, options }) => ({ name, schedule: options.schedule }))).toEqual([{ name: "sweepMembers", schedule: "*/5 * * * * *" }]);
+    // Without a membership store the sweep fails; the failure is logged and thrown, so the run shows as failed.
+    const errors: unknown[] = [];
+    const context = new InvocationContext({ logHandler: (level, ...args) => level === "error" && errors.push(...args) });
+    await expect(registered[0]!.options.handler({}, context)).rejects.toThrow(/No membership store/);
+    expect(String(errors)).toMatch(/sweepMembers: No membership store/);
   });
 });

@@ -1,6 +1,7 @@
 import { startEmbeddedAzurite, type EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
 import { createConfiguredStore } from "../../shared/store/create-store.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
+import type { MemberStore } from "../../shared/members/member-store.js";
 
 /** A real Azurite Table service on 127.0.0.1 (in memory), for one test file. */
 export function startTestAzurite(): Promise<EmbeddedAzurite> {
@@ -23,4 +24,18 @@ export async function createFreshTableStore(azurite: EmbeddedAzurite, tableName?
   });
   await configured.prepare();
   return configured.store;
+}
+
+/** A membership store built by the production factory on fresh tables (leases and members). */
+export async function createFreshMemberTableStore(azurite: EmbeddedAzurite, membersTableName?: string): Promise<MemberStore> {
+  tableCounter += 1;
+  const configured = createConfiguredStore({
+    kind: "table",
+    tableName: `leases${process.pid}x${tableCounter}`,
+    membersTableName: membersTableName ?? `members${process.pid}x${tableCounter}`,
+    connection: { mode: "connection-string", connectionString: azurite.connectionString },
+    createIfMissing: membersTableName === undefined,
+  });
+  await configured.prepare();
+  return configured.members;
 }

@@ -14,8 +14,8 @@ export function startTestCosmos(): Promise<EmbeddedCosmos> {
 let containerCounter = 0;
 
 /**
- * A Cosmos store built by the production factory (key mode) on a fresh container, so
- * tests never see each other's leases. Only this client trusts the emulator's certificate.
+ * A Cosmos store built by the production factory (key mode) on fresh containers (leases and
+ * members), so tests never see each other's rows. Only this client trusts the emulator's certificate.
  */
 export async function createFreshCosmosStore(
   cosmos: Pick<EmbeddedCosmos, "endpoint" | "key" | "certificatePem">,
@@ -27,6 +27,7 @@ export async function createFreshCosmosStore(
       kind: "cosmos",
       databaseName: "ha",
       containerName: containerName ?? `leases-${process.pid}-${containerCounter}`,
+      membersContainerName: `members-${process.pid}-${containerCounter}`,
       connection: { mode: "key", endpoint: cosmos.endpoint, key: cosmos.key },
       createIfMissing: containerName === undefined,
     },

@@ -2,6 +2,7 @@ import { operations } from "../../functions/routes.js";
 import { HttpRequest, InvocationContext } from "../../shared/http/azure-functions.js";
 import { handleRoute } from "../../shared/http/dispatch.js";
 import { routesOf } from "../../shared/http/route.js";
+import { compileRoute, matchRoute } from "../../shared/host/route-table.js";
 import type { Runtime } from "../../shared/http/runtime.js";
 
 /** Where handler tests start their FakeClock: ha_time as a real wall-clock time, for renewedAt. */
@@ -12,7 +13,7 @@ export interface Reply {
   body: Record<string, unknown>;
 }
 
-const routes = routesOf(operations);
+const routes = routesOf(operations).map(compileRoute);
 
 /** Sends one request through the same route table and dispatcher the Functions host uses. */
 export async function send(runtime: Runtime, method: string, path: string, body?: unknown, context = new InvocationContext()): Promise<Reply> {
@@ -30,10 +31,10 @@ export async function sendWithHeaders(
   headers: Record<string, string> = {},
 ): Promise<Reply & { headers: Record<string, string> }> {
   const url = new URL(`http://localhost/api${path}`);
-  const segments = url.pathname.replace(/^\/api\//, "").split("/");
-  const route = routes.find((candidate) => candidate.route.split("/").length === segments.length && candidate.route.startsWith(segments[0] ?? ""));
-  if (route === undefined) throw new Error(`no route for ${path}`);
-  const params: Record<string, string> = segments.length > 1 ? { utype: decodeURIComponent(segments[1] ?? "") } : {};
+  // The local host's own matcher: the same params, decoded the same way.
+  const match = matchRoute(routes, url.pathname);
+  if (match === undefined) throw new Error(`no route for ${path}`);
+  const { route, params } = { route: match.route.route, params: match.params };
   const request = new HttpRequest({
     method,
     url: url.toString(),

@@ -92,11 +92,13 @@ const EXPECTED_ON_FIXTURE: Record<keyof typeof CHECKS, string[]> = {
     "missing role assignment: Storage Table Data Contributor on the lease table",
     "missing role assignment: Monitoring Metrics Publisher",
     "missing Cosmos DB SQL role assignment",
+    "members (Microsoft.Storage/storageAccounts/tableServices/tables): no Storage Table Data Contributor role assignment is scoped to this table",
   ],
-  cosmosLeaseContainer: [
-    "partitionKey.paths must be ['/utype']",
+  cosmosContainers: [
+    "partitionKey.paths must be ['/utype'] (leases) or ['/group'] (members)",
     "indexingPolicy.includedPaths must be []",
     "indexingPolicy.excludedPaths must exclude '/*'",
+    "no members container partitioned on /group is declared",
   ],
   noSecretOutputs: ["output 'storageKey' is named like a secret", "output 'storageKey' reads 'listKeys'", "output 'storageKey' calls a list*() function"],
   appSettingsKeyless: [
@@ -159,6 +161,16 @@ describe("what the template deploys", () => {
     expect(stores.sort()).toEqual(["cosmos", "table"]);
   });
 
+  it("gives the app its membership settings: the members table or container, and the sweeper's schedule", () => {
+    for (const settings of appSettingsVariants(infra)) {
+      const store = stringValue(settings.get("HA_STORE"));
+      expect(settings.get(store === "table" ? "HA_MEMBERS_TABLE_NAME" : "HA_COSMOS_MEMBERS_CONTAINER")?.text, `${store}`).toBeDefined();
+      expect(settings.get("HA_SWEEP_SCHEDULE")?.text).toBe("sweepSchedule");
+    }
+    const main = infra.find((file) => file.path === "infra/main.bicep")!;
+    expect(parameters(main).find((parameter) => parameter.name === "sweepSchedule")?.value?.text).toBe("'*/5 * * * * *'");
+  });
+
   it("takes only parameters main.bicep declares from main.parameters.json, with allowed values", () => {
     const main = infra.find((file) => file.path === "infra/main.bicep")!;
     const declared = new Map(parameters(main).map((parameter) => [parameter.name, parameter]));
@@ -174,9 +186,11 @@ describe("what the template deploys", () => {
     expect(Object.keys(file.parameters)).not.toContain("leaseSecret");
   });
 
-  it("creates the leases table and the Cosmos DB container the app's defaults name", () => {
-    const [table] = resourcesOfType(infra, "Microsoft.Storage/storageAccounts/tableServices/tables");
-    expect(table?.file.path).toBe("infra/modules/table-store.bicep");
+  it("creates the leases and members tables and the Cosmos DB containers the app's defaults name", () => {
+    const tables = resourcesOfType(infra, "Microsoft.Storage/storageAccounts/tableServices/tables");
+    expect(tables.map((table) => `${table.file.path} ${table.symbol}`)).toEqual(["infra/modules/table-store.bicep leaseTable", "infra/modules/table-store.bicep membersTable"]);
+    const containers = resourcesOfType(infra, "Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers");
+    expect(containers.map((container) => property(container.body, "properties", "resource", "partitionKey", "paths")?.namedChildren.map(stringValue))).toEqual([["/utype"], ["/group"]]);
     const cosmos = resourcesOfType(infra, "Microsoft.DocumentDB/databaseAccounts");
     expect(cosmos.map((account) => property(account.body, "properties", "capabilities")?.text)).toEqual([
       expect.stringContaining("EnableServerless"),

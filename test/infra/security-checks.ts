@@ -188,6 +188,13 @@ export const roleAssignments: Check = (files) => {
       problems.push(`missing role assignment: ${what} (${role})`);
     }
   }
+  // Every table the app uses (leases, members) needs its own assignment: one scoped to the
+  // lease table alone would leave the members table unwritable.
+  for (const table of resourcesOfType(files, "Microsoft.Storage/storageAccounts/tableServices/tables")) {
+    if (!assignments.some((found) => found.roleId === ROLE.storageTableDataContributor && found.resource.file === table.file && found.scope === table.symbol)) {
+      problems.push(`${where(table)}: no Storage Table Data Contributor role assignment is scoped to this table`);
+    }
+  }
   const cosmosAssignments = resourcesOfType(files, "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments");
   const cosmosRole = `/sqlRoleDefinitions/${COSMOS_DATA_CONTRIBUTOR}`;
   if (!cosmosAssignments.some((resource) => renderString(resource.file, property(resource.body, "properties", "roleDefinitionId"))?.endsWith(cosmosRole))) {
@@ -201,23 +208,34 @@ export const roleAssignments: Check = (files) => {
   return problems;
 };
 
-/** The Cosmos DB lease container: partitioned by utype, nothing indexed. */
-export const cosmosLeaseContainer: Check = (files) => {
+/**
+ * The Cosmos DB containers: the lease container partitioned by utype with nothing indexed,
+ * and the members container partitioned by group with only /group indexed (its partition
+ * queries filter on it). A container partitioned on /group is judged as the members one.
+ */
+export const cosmosContainers: Check = (files) => {
   const problems: string[] = [];
   const containers = resourcesOfType(files, "Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers");
   expectSome(problems, containers, "Cosmos DB container");
+  const resource = ["properties", "resource"];
+  const partitionKeys = (container: BicepResource): string[] => property(container.body, ...resource, "partitionKey", "paths")?.namedChildren.map((path) => stringValue(path) ?? "") ?? [];
   for (const container of containers) {
-    const resource = ["properties", "resource"];
     const paths = property(container.body, ...resource, "partitionKey", "paths");
-    const keys = paths?.namedChildren.map(stringValue) ?? [];
-    if (keys.length !== 1 || keys[0] !== "/utype") problems.push(`${where(container)}: partitionKey.paths must be ['/utype'], found ${paths?.text ?? "nothing"}`);
+    const keys = partitionKeys(container);
+    const members = keys.length === 1 && keys[0] === "/group";
+    if (!members && (keys.length !== 1 || keys[0] !== "/utype")) problems.push(`${where(container)}: partitionKey.paths must be ['/utype'] (leases) or ['/group'] (members), found ${paths?.text ?? "nothing"}`);
     const included = property(container.body, ...resource, "indexingPolicy", "includedPaths");
-    if (included?.type !== "array" || included.namedChildren.some((child) => child.type !== "comment")) {
-      problems.push(`${where(container)}: indexingPolicy.includedPaths must be [], found ${included?.text ?? "nothing"}`);
+    const includedPaths = included?.type === "array" ? included.namedChildren.filter((child) => child.type !== "comment").map((entry) => stringValue(property(entry, "path"))) : undefined;
+    const expectedIncluded = members ? ["/group/?"] : [];
+    if (includedPaths === undefined || includedPaths.join(",") !== expectedIncluded.join(",")) {
+      problems.push(`${where(container)}: indexingPolicy.includedPaths must be [${expectedIncluded.map((path) => `{path: '${path}'}`).join(", ")}], found ${included?.text ?? "nothing"}`);
     }
     const excluded = property(container.body, ...resource, "indexingPolicy", "excludedPaths");
     const excludedPaths = excluded?.namedChildren.map((entry) => stringValue(property(entry, "path"))) ?? [];
     if (!excludedPaths.includes("/*")) problems.push(`${where(container)}: indexingPolicy.excludedPaths must exclude '/*'`);
+  }
+  if (containers.length > 0 && !containers.some((container) => partitionKeys(container).join(",") === "/group")) {
+    problems.push("no members container partitioned on /group is declared");
   }
   return problems;
 };
@@ -306,7 +324,7 @@ export const CHECKS = {
   functionAppHardened,
   flexConsumptionNode22,
   roleAssignments,
-  cosmosLeaseContainer,
+  cosmosContainers,
   noSecretOutputs,
   appSettingsKeyless,
   parametersDescribed,

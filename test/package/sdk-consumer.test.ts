@@ -40,11 +40,11 @@ function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: str
   return execFileAsync(command, [...prefix, ...args], { cwd, timeout: STEP_TIMEOUT_MS, env: { ...process.env, npm_config_loglevel: "error" } });
 }
 
-/** The worker the README shows under "In your workers: the SDK". */
-function readmeWorker(): string {
-  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
-  const block = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((found) => found[1] ?? "").find((code) => code.includes('from "ha-module/sdk"'));
-  if (block === undefined) throw new Error('README.md has no ```ts block importing "ha-module/sdk"');
+/** The first ```ts block of a document that imports "ha-module/sdk": the README's worker, membership.md's session and watcher. */
+function sdkBlock(document: string): string {
+  const text = readFileSync(path.join(ROOT, document), "utf8");
+  const block = [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((found) => found[1] ?? "").find((code) => code.includes('from "ha-module/sdk"'));
+  if (block === undefined) throw new Error(`${document} has no \`\`\`ts block importing "ha-module/sdk"`);
   return block;
 }
 
@@ -85,7 +85,8 @@ beforeAll(async () => {
       include: ["*.ts"],
     }),
   );
-  writeFileSync(path.join(consumer, "readme-worker.ts"), readmeWorker());
+  writeFileSync(path.join(consumer, "readme-worker.ts"), sdkBlock("README.md"));
+  writeFileSync(path.join(consumer, "membership-example.ts"), `${sdkBlock("docs/membership.md")}\nexport {};\n`);
   writeFileSync(path.join(consumer, "example-worker.ts"), readFileSync(path.join(ROOT, "examples", "worker.ts"), "utf8"));
   // If the SDK's types were `any`, these directives would be unused, which is an error itself.
   writeFileSync(
@@ -115,7 +116,7 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
     expect(existsSync(path.join(consumer, "node_modules", "@azure"))).toBe(false);
   });
 
-  it("type-checks the README worker and examples/worker.ts under strict and NodeNext, and refuses misuse", async () => {
+  it("type-checks the README worker, the membership example of docs/membership.md and examples/worker.ts under strict and NodeNext, and refuses misuse", async () => {
     const checked = await step("typecheck", () =>
       execFileAsync(process.execPath, [TSC, "-p", path.join(consumer, "tsconfig.json")], { cwd: consumer, timeout: STEP_TIMEOUT_MS }).then(
         () => "",
@@ -142,12 +143,12 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
       ["--input-type=module", "-e", "const sdk = await import('ha-module/sdk'); console.log(Object.keys(sdk).sort().join(' '));"],
       { cwd: consumer, timeout: 30_000 },
     );
-    expect(stdout.trim()).toBe("CorruptedMessageError EndpointNotFoundError HaClient HaRequestError PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError systemElectorClock");
+    expect(stdout.trim()).toBe("CorruptedMessageError ElectorMembership EndpointNotFoundError HaClient HaRequestError MemberSession MembersWatcher PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError systemElectorClock");
   });
 
   it("runs the README worker unchanged against a service that requires a key; SIGINT (Ctrl-C) releases the lease", async () => {
     const ts = createRequire(import.meta.url)("typescript") as typeof TypeScript;
-    const js = ts.transpileModule(readmeWorker(), { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } }).outputText;
+    const js = ts.transpileModule(sdkBlock("README.md"), { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } }).outputText;
     writeFileSync(path.join(consumer, "readme-worker.js"), js);
     const KEY = "readme-worker-key";
     const service = await startServiceProcess({ HA_API_KEY: KEY, HA_INTERVAL_MS: "200", HA_TIMEOUT_MS: "2000" });

@@ -1,0 +1,5 @@
+import type { TimerOperation } from "../shared/http/timer.js";
+import { sweepMembers } from "./sweep-members.js";
+
+/** The functions that run on a schedule: Azure registers them as timer triggers, the local host runs them on a timer. */
+export const timers: readonly TimerOperation[] = [{ name: "sweepMembers", handler: sweepMembers }];

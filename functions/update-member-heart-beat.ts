@@ -1,0 +1,34 @@
+import { errorResponse, json } from "../shared/http/answers.js";
+import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import { parseMemberHeartbeatBody } from "../shared/http/member-validation.js";
+import { readBody, rejectUnknownQuery } from "../shared/http/request-parts.js";
+import type { Runtime } from "../shared/http/runtime.js";
+import { parseId } from "../shared/http/validation.js";
+import type { RequestArrival } from "../shared/lease/request-budget.js";
+
+/** PUT /api/members/{group}/{member} — a member's heartbeat: join, renew, or replace a failed session. */
+export async function updateMemberHeartBeat(request: HttpRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+  rejectUnknownQuery(request, []);
+  const group = parseId("group", request.params["group"]);
+  const member = parseId("member", request.params["member"]);
+  const body = parseMemberHeartbeatBody(await readBody(request));
+  const result = await members.heartbeat({ group, member, ...body }, arrival);
+  switch (result.outcome) {
+    case "accepted":
+      return json(200, { ...result.answer, token: result.token });
+    case "held":
+      return errorResponse(
+        "SessionHeld",
+        `${group}/${member} is held by another session that is joining or active; a new session is accepted once that one is unreachable (after T without a heartbeat).`,
+        result.answer,
+      );
+    case "ended":
+      return errorResponse(
+        "SessionEnded",
+        `Session ${body.session} of ${group}/${member} has ended (it said goodbye, went leaving, or was replaced or removed) and never comes back: join again with a new session.`,
+        result.answer,
+      );
+    case "conflict":
+      return errorResponse("Conflict", `Another write to ${group}/${member} won the race; send the heartbeat again.`, result.answer);
+  }
+}

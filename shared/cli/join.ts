@@ -1,0 +1,75 @@
+import { MemberSession } from "../sdk/index.js";
+import { untilUnfixable } from "./call-failures.js";
+import { asUsageError } from "./cli-elector.js";
+import { CLIENT_OPTIONS, clientSettings } from "./client-flags.js";
+import type { CommandLine, CommandSpec } from "./command-spec.js";
+import { EXIT } from "./exit-codes.js";
+import { printSessionEvents } from "./member-event-lines.js";
+import { note } from "./output-lines.js";
+import { guardOutput, stdoutLost } from "./stdout-guard.js";
+import { untilSignal } from "./stop-signals.js";
+import { UsageError } from "./usage.js";
+
+export const joinSpec: CommandSpec = {
+  name: "join",
+  synopsis: "<group> --member NAME [options]",
+  summary: "be a member of <group> until Ctrl-C; one JSON line per event",
+  details: [
+    "Heartbeats a member session every I (a new session at every start) and prints one JSON line",
+    "per event:",
+    '  {"event":"joined","group":…,"member":…,"session":…,"address":…,"at":"<ISO time>"}',
+    '  {"event":"lost",…,"reason":"replaced|ended|expired",…} (a new session joins after a loss)',
+    "On SIGTERM or SIGINT it says goodbye (the member is leaving at once for every watcher) and",
+    "exits 0. A wrong key (401) or endpoint (404) exits 1 at once, with a hint.",
+  ].join("\n"),
+  options: [
+    { name: "member", value: "NAME", help: "this participant's stable name in the group (required)" },
+    { name: "address", value: "A", help: "where this member can be reached, shown to everyone who lists the group" },
+    ...CLIENT_OPTIONS,
+  ],
+};
+
+/**
+ * `ha-module join <group> --member NAME [--address A]`: a member session that heartbeats
+ * every I and prints its joined/lost events as JSON lines, until SIGTERM or SIGINT; then it
+ * says goodbye (the session is leaving at once for every watcher) and exits 0. If stdout's
+ * reader goes away it says goodbye too and exits 1, as `elect` does.
+ */
+export async function joinCommand({ values, positionals }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
+  if (positionals.length !== 1 || positionals[0] === "") {
+    throw new UsageError(`join takes exactly one group (got ${positionals.length === 0 ? "none" : positionals.map((p) => JSON.stringify(p)).join(" ")}).`);
+  }
+  const group = positionals[0]!;
+  const member = values["member"];
+  if (typeof member !== "string") throw new UsageError("join needs --member NAME: this participant's stable name in the group.");
+  const address = values["address"];
+  const client = clientSettings(values, env);
+  const session = asUsageError(
+    () =>
+      new MemberSession({
+        group,
+        member,
+        endpoint: client.endpoint,
+        ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }),
+        ...(typeof address === "string" ? { address } : {}),
+      }),
+  );
+  guardOutput();
+  const unfixable = untilUnfixable(session, client.endpoint, (text) => note(`ha-module join: ${text}`));
+  printSessionEvents(session);
+  const signalled = untilSignal();
+  session.start();
+  const exitCode = await Promise.race([
+    signalled.then(() => EXIT.ok),
+    stdoutLost().then((error) => {
+      note(`ha-module join: stdout is closed (${error.message}); saying goodbye.`);
+      return EXIT.failure;
+    }),
+    unfixable.then((text) => {
+      note(`ha-module join: ${text}`);
+      return EXIT.failure;
+    }),
+  ]);
+  await session.stop();
+  return exitCode;
+}

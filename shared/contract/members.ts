@@ -1,0 +1,135 @@
+/**
+ * The wire types of membership (SPEC §6): who is in a group, and who has failed.
+ *
+ * A **group** is a cluster, a **member** a stable name in it, a **session** one incarnation
+ * of that member (a fresh id at every process start). Ids follow the same rule as utype
+ * and uuid (input-rules.ts).
+ */
+
+/**
+ * Seed 001's states, derived on read from the row's age on the function host's clock:
+ * `joining` (one heartbeat accepted, age ≤ T), `active` (≥ 2, age ≤ T), `unreachable`
+ * (T < age ≤ ttl), `leaving` (age > ttl, or the member said goodbye). `removed` is not a
+ * state a row can have: it is the watcher's event for a row the sweeper deleted.
+ */
+export type MemberState = "joining" | "active" | "unreachable" | "leaving";
+
+export const MEMBER_STATES: readonly MemberState[] = ["joining", "active", "unreachable", "leaving"];
+
+/**
+ * The session this member's row had before the current one replaced it (seed 004: a
+ * restart never hides the failure of the previous incarnation), with the state it had
+ * when it was replaced (`unreachable` or `leaving`) and when that was.
+ */
+export interface PreviousSession {
+  readonly session: string;
+  readonly state: "unreachable" | "leaving";
+  /** ISO-8601 UTC: when the new session replaced it. */
+  readonly at: string;
+}
+
+/** One member as the service sees it at one instant. */
+export interface MemberView {
+  readonly member: string;
+  readonly session: string;
+  /** Where the member can be reached, or null. */
+  readonly address: string | null;
+  readonly state: MemberState;
+  /** ISO-8601 UTC: when this session's first heartbeat was accepted. */
+  readonly joinedAt: string;
+  /** ISO-8601 UTC: when its last heartbeat was accepted. */
+  readonly renewedAt: string;
+  /** ISO-8601 UTC: when it said goodbye (DELETE), or null. */
+  readonly leftAt: string | null;
+  /** Heartbeats accepted for this session, the first one included. */
+  readonly heartbeats: number;
+  /**
+   * How long ago its last heartbeat was accepted, in milliseconds of the service's own
+   * operation: time during which the service itself was down does not count (see
+   * docs/membership.md, "When the service itself was down").
+   */
+  readonly ageMs: number;
+  readonly previous: PreviousSession | null;
+}
+
+/** The membership durations the service judges states by, from its configuration. */
+export interface MembersTiming {
+  /** I: a member heartbeats this often. */
+  readonly intervalMs: number;
+  /** T: older than this, a member is `unreachable`. */
+  readonly timeoutMs: number;
+  /** ttl: older than this, a member is `leaving`. */
+  readonly ttlMs: number;
+}
+
+/**
+ * The answer about one member (PUT and DELETE /api/members/{group}/{member}, and the body
+ * of their 409s): its view, or null when it has no row, with the service's timing.
+ */
+export interface MemberAnswer extends MembersTiming {
+  readonly group: string;
+  readonly member: MemberView | null;
+}
+
+/** GET /api/members/{group}: every row of the group, judged at one instant. */
+export interface MemberList extends MembersTiming {
+  readonly group: string;
+  readonly members: readonly MemberView[];
+}
+
+/** One group of GET /api/members: how many of its members are in each state. */
+export interface GroupSummary {
+  readonly group: string;
+  readonly members: Readonly<Record<MemberState, number>>;
+}
+
+/** GET /api/members: every group (a cross-partition read; not a hot path). */
+export interface GroupList {
+  readonly groups: readonly GroupSummary[];
+}
+
+/**
+ * The body of PUT /api/members/{group}/{member}: `{"session", "address"?, "token"?}`.
+ * Unknown fields are refused.
+ */
+export interface MemberHeartbeatBody {
+  readonly session: string;
+  /** A string sets it, null clears it, omitted keeps the stored one (none for a new session). */
+  readonly address?: string | null;
+  /** The token of this session's last accepted heartbeat: the one-operation fast path. */
+  readonly token?: string;
+}
+
+/** The query of DELETE /api/members/{group}/{member}: `?session=…`. */
+export interface LeaveQuery {
+  readonly session: string;
+}
+
+/**
+ * The answer to a member heartbeat. `accepted` (200): the session is in the group, and
+ * `token` is for the next heartbeat's fast path. Otherwise 409 with the member's view:
+ * `held` (SessionHeld) another session of this member is `joining` or `active`, or the
+ * caller's session is not the row's; `ended` (SessionEnded) the caller's session said
+ * goodbye, went `leaving`, or was removed: it never comes back, rejoin with a new session;
+ * `conflict` (Conflict) the write lost a race and nothing was retried.
+ */
+export type MemberHeartbeatResult =
+  | { readonly outcome: "accepted"; readonly answer: MemberAnswer; readonly token: string }
+  | { readonly outcome: "held" | "ended" | "conflict"; readonly answer: MemberAnswer };
+
+/**
+ * The answer to a goodbye. `left` (200): the session is `leaving` (or the member has no
+ * row at all: the goodbye is idempotent). `held` (409 SessionHeld): the row belongs to
+ * another session, which is left alone. `conflict` (409 Conflict): the write lost a race.
+ */
+export interface MemberLeaveResult {
+  readonly outcome: "left" | "held" | "conflict";
+  readonly answer: MemberAnswer;
+}
+
+/** Which 409 error code each refused membership outcome is sent with. */
+export const MEMBER_REFUSED_CODES = {
+  held: "SessionHeld",
+  ended: "SessionEnded",
+  conflict: "Conflict",
+} as const;

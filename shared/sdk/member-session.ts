@@ -1,0 +1,365 @@
+import { randomUUID } from "node:crypto";
+import { MAX_BODY_BYTES } from "../contract/input-rules.js";
+import type { MemberAnswer, MemberHeartbeatBody, MemberHeartbeatResult, MembersTiming } from "../contract/members.js";
+import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
+import { Listeners } from "./listeners.js";
+import { isServiceDown } from "./service-down.js";
+import { membersTransportOf } from "./members-transport-option.js";
+import type { MembersTransport } from "./members-transport.js";
+import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionalSignal, checkPositiveMs } from "./option-checks.js";
+
+/**
+ * Why a session is over. `replaced`: another session of this member took the row (ours had
+ * gone unreachable there). `ended`: the service says ours said goodbye, went leaving or was
+ * removed. `expired`: no heartbeat of ours was accepted for ttl since it was sent, so the
+ * service must see it as leaving. Each time, the member joins again with a new session.
+ */
+export type LostReason = "replaced" | "ended" | "expired";
+
+export interface MemberSessionEvents {
+  /** A session of this member is in the group: its first heartbeat was accepted. */
+  joined: { readonly group: string; readonly member: string; readonly session: string; readonly address: string | null };
+  /** That session is over (a restart is a new session): a new one joins at once. */
+  lost: { readonly group: string; readonly member: string; readonly session: string; readonly reason: LostReason };
+  /** Non-fatal: a failed call, a refused join (SessionHeld while the previous session is still active). */
+  error: Error;
+}
+
+export interface MemberSessionOptions {
+  /** The group (cluster) to be a member of. */
+  readonly group: string;
+  /** This participant's stable name in the group. */
+  readonly member: string;
+  /** Where it can be reached; every listing shows it. */
+  readonly address?: string;
+  /** The service's base URL; or give `transport` instead. */
+  readonly endpoint?: string;
+  /** The function key for `endpoint`. */
+  readonly apiKey?: string;
+  /** Any MembersTransport (an HaClient, or a fake in tests); excludes `endpoint`. */
+  readonly transport?: MembersTransport;
+  /** Aborting stops the session as stop() does. */
+  readonly abortSignal?: AbortSignal;
+  /** Delay between attempts until the service has answered once (and so told us I). Default 1000 ms. */
+  readonly retryDelayInMs?: number;
+  /** Monotonic time and timers; defaults to performance.now() and the process's timers. */
+  readonly clock?: ElectorClock;
+  /** A new session id; defaults to crypto.randomUUID. */
+  readonly newSession?: () => string;
+}
+
+/**
+ * `joining`: the session's first heartbeat is not accepted yet (the service may refuse it
+ * with SessionHeld while the member's previous session is still alive). `joined`: accepted;
+ * `acceptedSentAt` is when the last accepted heartbeat was sent, on the monotonic clock.
+ */
+type Role =
+  | { readonly kind: "idle" }
+  | { readonly kind: "joining"; readonly session: string }
+  | { readonly kind: "joined"; readonly session: string; readonly token: string; readonly acceptedSentAt: number }
+  | { readonly kind: "stopping" | "stopped"; readonly session: string };
+
+const DEFAULT_RETRY_DELAY_MS = 1000;
+/** Goodbyes that lose a race to our own heartbeat are sent again, at most this many times. */
+const GOODBYE_ATTEMPTS = 3;
+
+/**
+ * One member's session in a group (SPEC §6, seed 001's member side): it heartbeats every I
+ * (one store operation each, with the token of the last answer), joins again with a new
+ * session whenever the service says the old one is over, and says goodbye on stop(), so
+ * every watcher sees it `leaving` at once.
+ *
+ * Timing follows the elector's rules (SPEC §3): it measures from when it *sent* its last
+ * accepted heartbeat on its own monotonic clock, never compares its clock with the
+ * service's, and bounds each call by the time that heartbeat still has. The service sees
+ * the session leaving once it is older than ttl; the session sees it from sentAt, which is
+ * no later, so it never believes in a session the service has given up.
+ */
+export class MemberSession {
+  readonly group: string;
+  readonly member: string;
+  readonly address: string | undefined;
+  readonly #transport: MembersTransport;
+  readonly #clock: ElectorClock;
+  readonly #newSession: () => string;
+  readonly #retryDelayMs: number;
+  readonly #abortSignal: AbortSignal | undefined;
+  readonly #listeners = new Listeners<MemberSessionEvents>((error, event) => {
+    if (event === "error" || this.#listeners.count("error") === 0) return false;
+    void this.#listeners.emit("error", asError(error));
+    return true;
+  });
+
+  #role: Role = { kind: "idle" };
+  #timing: MembersTiming | undefined;
+  #timer: TimerHandle | undefined;
+  /** Heartbeats on their way: the cadence of I never waits for an answer. */
+  readonly #inflight = new Map<AbortController, Promise<void>>();
+  /** Joins on their way: one may have created a row nobody knows of yet. */
+  #joinsInFlight = 0;
+  /** The last answer showed another address than ours: the next heartbeat sends it. */
+  #addressMismatch = false;
+  /**
+   * Time since the last accepted heartbeat during which the service itself said it was
+   * down: the service does not count it in ages (its own gap), so neither does the session.
+   */
+  #excusedMs = 0;
+  /** The calls answer "the service is down" since `from` (sent), last at `to` (answered). */
+  #down: { from: number; to: number } | undefined;
+  #stopped: Promise<void> | undefined;
+
+  constructor(options: MemberSessionOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new TypeError('Expected the MemberSession options to be an object such as { group: "cluster", member: "node-1", endpoint: "http://127.0.0.1:7071/api" }.');
+    }
+    this.group = checkId("group", options.group);
+    this.member = checkId("member", options.member);
+    this.address = checkOptionalAddress("address", options.address);
+    this.#transport = membersTransportOf(options);
+    this.#retryDelayMs = checkPositiveMs("retryDelayInMs", options.retryDelayInMs, DEFAULT_RETRY_DELAY_MS);
+    this.#abortSignal = checkOptionalSignal("abortSignal", options.abortSignal);
+    this.#clock = options.clock ?? systemElectorClock;
+    if (typeof this.#clock.now !== "function" || typeof this.#clock.setTimeout !== "function" || typeof this.#clock.clearTimeout !== "function") {
+      throw new TypeError("Expected `clock` to have now(), setTimeout() and clearTimeout().");
+    }
+    this.#newSession = checkOptionalFunction("newSession", options.newSession) ?? randomUUID;
+  }
+
+  on<E extends keyof MemberSessionEvents>(event: E, handler: (payload: MemberSessionEvents[E]) => unknown): this {
+    this.#listeners.on(event, handler);
+    return this;
+  }
+
+  off<E extends keyof MemberSessionEvents>(event: E, handler: (payload: MemberSessionEvents[E]) => unknown): this {
+    this.#listeners.off(event, handler);
+    return this;
+  }
+
+  /** The current session id (a new one after every loss), or undefined before start(). */
+  get session(): string | undefined {
+    return this.#role.kind === "idle" ? undefined : this.#role.session;
+  }
+
+  /** I, T and ttl as the service last reported them. */
+  get timing(): MembersTiming | undefined {
+    return this.#timing;
+  }
+
+  /** True while a session is in the group: accepted, and its last accepted heartbeat is younger than ttl. */
+  isJoined(): boolean {
+    const role = this.#role;
+    return role.kind === "joined" && this.#timing !== undefined && this.#clock.now() < role.acceptedSentAt + this.#timing.ttlMs;
+  }
+
+  /** Joins the group with a new session and heartbeats until stop(). Call once. */
+  start(): this {
+    if (this.#role.kind !== "idle") throw new Error("This MemberSession was already started; create a new one to join again.");
+    if (this.#abortSignal?.aborted) {
+      this.#role = { kind: "stopped", session: this.#nextSession() };
+      this.#stopped = Promise.resolve();
+      return this;
+    }
+    this.#role = { kind: "joining", session: this.#nextSession() };
+    this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#schedule(0);
+    return this;
+  }
+
+  /** Stops heartbeating and says goodbye: watchers see the session `leaving` at once. */
+  stop(): Promise<void> {
+    if (this.#stopped !== undefined) return this.#stopped;
+    this.#stopped = this.#stop();
+    return this.#stopped;
+  }
+
+  async #stop(): Promise<void> {
+    const role = this.#role;
+    if (role.kind === "idle" || role.kind === "stopped") {
+      this.#role = { kind: "stopped", session: role.kind === "idle" ? this.#nextSession() : role.session };
+      return;
+    }
+    const mayBeIn = role.kind === "joined" || this.#joinsInFlight > 0;
+    this.#role = { kind: "stopping", session: role.session };
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    for (const controller of this.#inflight.keys()) controller.abort(new Error("The member session is stopping."));
+    await Promise.all(this.#inflight.values());
+    if (mayBeIn) await this.#goodbye(role.session);
+    this.#role = { kind: "stopped", session: role.session };
+  }
+
+  async #goodbye(session: string): Promise<void> {
+    for (let attempt = 1; attempt <= GOODBYE_ATTEMPTS; attempt += 1) {
+      try {
+        const left = await this.#transport.leaveGroup(this.group, this.member, session, { timeoutInMs: this.#goodbyeBudget() });
+        if (left.outcome !== "conflict") return;
+      } catch (error) {
+        this.#report(asError(error));
+        return;
+      }
+    }
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = this.#clock.setTimeout(() => this.#tick(), Math.max(0, delayMs));
+  }
+
+  /**
+   * One heartbeat: join, or renew with the token. The next one is due I later whatever
+   * becomes of this one: a lost request costs one interval, not its whole timeout, so a
+   * member needs only one of the T/I heartbeats of each T to get through.
+   */
+  #tick(): void {
+    this.#timer = undefined;
+    this.#expireIfDue();
+    const role = this.#role;
+    if (role.kind !== "joining" && role.kind !== "joined") return;
+    const sentAt = this.#clock.now();
+    this.#schedule(this.#timing?.intervalMs ?? this.#retryDelayMs);
+    const body = this.#body(role);
+    const budget = role.kind === "joined" ? Math.min(this.#heartbeatBudget(), this.#expiresAt(role) - sentAt) : this.#heartbeatBudget();
+    const joining = role.kind === "joining";
+    if (joining) this.#joinsInFlight += 1;
+    const controller = new AbortController();
+    const call = this.#call(controller, budget, (options) => this.#transport.memberHeartbeat(this.group, this.member, body, options))
+      .then((outcome) => this.#settle(role.session, sentAt, outcome))
+      .catch((error: unknown) => this.#report(asError(error)))
+      .finally(() => {
+        if (joining) this.#joinsInFlight -= 1;
+        this.#inflight.delete(controller);
+      });
+    this.#inflight.set(controller, call);
+  }
+
+  /** What a heartbeat's answer means, if its session is still the current one. */
+  #settle(session: string, sentAt: number, outcome: { value: MemberHeartbeatResult } | { error: unknown }): void {
+    const role = this.#role;
+    if ((role.kind !== "joining" && role.kind !== "joined") || role.session !== session) return;
+    this.#noteServiceDown(outcome, sentAt);
+    if (!("value" in outcome)) return;
+    const result = outcome.value;
+    this.#timing = { intervalMs: result.answer.intervalMs, timeoutMs: result.answer.timeoutMs, ttlMs: result.answer.ttlMs };
+    switch (result.outcome) {
+      case "accepted":
+        this.#accepted(role, result.token, result.answer, sentAt);
+        return;
+      case "held":
+        if (role.kind === "joined") {
+          this.#lose("replaced");
+          this.#schedule(0);
+        } else {
+          this.#report(new Error(`${this.group}/${this.member}: 409 SessionHeld: the member's previous session is still ${result.answer.member?.state ?? "in the group"}; session ${role.session} is accepted once that one is unreachable (after T without a heartbeat). Trying again every I.`));
+        }
+        return;
+      case "ended":
+        if (role.kind === "joined") {
+          this.#lose(endedReason(result.answer, role.session));
+        } else {
+          this.#report(new Error(`${this.group}/${this.member}: 409 SessionEnded for the new session ${role.session}: trying again with another one.`));
+          this.#role = { kind: "joining", session: this.#nextSession() };
+        }
+        this.#schedule(0);
+        return;
+      case "conflict":
+        this.#schedule(0);
+        return;
+    }
+  }
+
+  #body(role: Extract<Role, { kind: "joining" | "joined" }>): MemberHeartbeatBody {
+    const address = this.address ?? null;
+    if (role.kind === "joining") return this.address === undefined ? { session: role.session } : { session: role.session, address };
+    if (!this.#addressMismatch) return { session: role.session, token: role.token };
+    // A body over the limit would be refused: then the address goes without the token (the slow path).
+    const both = { session: role.session, address, token: role.token };
+    return Buffer.byteLength(JSON.stringify(both)) <= MAX_BODY_BYTES ? both : { session: role.session, address };
+  }
+
+  #accepted(role: Extract<Role, { kind: "joining" | "joined" }>, token: string, answer: MemberAnswer, sentAt: number): void {
+    // An answer overtaken by a later accepted one (heartbeats overlap) teaches nothing new.
+    if (role.kind === "joined" && sentAt < role.acceptedSentAt) return;
+    this.#addressMismatch = answer.member?.address !== (this.address ?? null);
+    this.#excusedMs = 0;
+    this.#down = undefined;
+    this.#role = { kind: "joined", session: role.session, token, acceptedSentAt: sentAt };
+    if (role.kind === "joining") {
+      void this.#listeners.emit("joined", { group: this.group, member: this.member, session: role.session, address: answer.member?.address ?? null });
+    }
+  }
+
+  /** The session's own view: no heartbeat accepted for ttl of the service's operating time since it was sent. */
+  #expireIfDue(): void {
+    const role = this.#role;
+    if (role.kind !== "joined") return;
+    if (this.#clock.now() >= this.#expiresAt(role)) this.#lose("expired");
+  }
+
+  /**
+   * sentAt + ttl of the last accepted heartbeat, plus the time the service itself said it
+   * was down (a 503, or a refused connection: nothing listens), which the service's ages
+   * skip too; while it keeps saying so, never. Timeouts and unreachable networks are not
+   * excused: they may be this member's own partition, during which the service counts.
+   */
+  #expiresAt(role: Extract<Role, { kind: "joined" }>): number {
+    if (this.#timing === undefined) return Infinity;
+    if (this.#down !== undefined) return Infinity;
+    return role.acceptedSentAt + this.#timing.ttlMs + this.#excusedMs;
+  }
+
+  #noteServiceDown(outcome: { value: unknown } | { error: unknown }, sentAt: number): void {
+    if ("error" in outcome && isServiceDown(outcome.error)) {
+      const answeredAt = this.#clock.now();
+      this.#down = this.#down === undefined ? { from: sentAt, to: answeredAt } : { from: this.#down.from, to: answeredAt };
+      return;
+    }
+    if (this.#down !== undefined) this.#excusedMs += this.#down.to - this.#down.from;
+    this.#down = undefined;
+  }
+
+  #lose(reason: LostReason): void {
+    const role = this.#role;
+    if (role.kind !== "joined") return;
+    this.#role = { kind: "joining", session: this.#nextSession() };
+    this.#addressMismatch = false;
+    this.#excusedMs = 0;
+    this.#down = undefined;
+    void this.#listeners.emit("lost", { group: this.group, member: this.member, session: role.session, reason });
+  }
+
+  #nextSession(): string {
+    return checkId("newSession()", this.#newSession());
+  }
+
+  /** One call with a budget; a failure is reported and returned. */
+  async #call<T>(controller: AbortController, budgetMs: number, send: (options: { timeoutInMs: number; abortSignal: AbortSignal }) => Promise<T>): Promise<{ value: T } | { error: unknown }> {
+    try {
+      return { value: await send({ timeoutInMs: Math.max(1, Math.ceil(budgetMs)), abortSignal: controller.signal }) };
+    } catch (error) {
+      if (!controller.signal.aborted) this.#report(asError(error));
+      return { error };
+    }
+  }
+
+  /** As the elector's: half of T − I, but at least I (the retry delay before the first answer). */
+  #heartbeatBudget(): number {
+    if (this.#timing === undefined) return this.#retryDelayMs;
+    return Math.max(this.#timing.intervalMs, (this.#timing.timeoutMs - this.#timing.intervalMs) / 2);
+  }
+
+  #goodbyeBudget(): number {
+    return this.#timing === undefined ? this.#retryDelayMs : this.#timing.timeoutMs - this.#timing.intervalMs;
+  }
+
+  #report(error: Error): void {
+    if (this.#listeners.count("error") > 0) void this.#listeners.emit("error", error);
+  }
+}
+
+/** Replaced when the row now names another session; ended when it still names ours, or is gone. */
+function endedReason(answer: MemberAnswer, session: string): LostReason {
+  return answer.member !== null && answer.member.session !== session ? "replaced" : "ended";
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,261 @@
+import type { MemberList, MembersTiming, MemberState, MemberView } from "../contract/members.js";
+import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
+import { Listeners } from "./listeners.js";
+import { membersTransportOf } from "./members-transport-option.js";
+import type { MembersTransport } from "./members-transport.js";
+import { checkId, checkOptionalFunction, checkOptionalSignal, checkPositiveMs } from "./option-checks.js";
+
+/** One state change of one session, as a watcher saw it. `removed`: the sweeper deleted its row. */
+export interface MemberEvent {
+  readonly group: string;
+  readonly member: string;
+  readonly session: string;
+  readonly address: string | null;
+  readonly state: MemberState | "removed";
+  /** ISO-8601 UTC: when this watcher saw it. */
+  readonly at: string;
+}
+
+export interface MembersWatcherEvents {
+  memberJoined: MemberEvent;
+  memberActive: MemberEvent;
+  memberUnreachable: MemberEvent;
+  memberLeaving: MemberEvent;
+  memberRemoved: MemberEvent;
+  /** Non-fatal: a failed poll. The watcher keeps polling. */
+  error: Error;
+}
+
+export type MemberEventName = Exclude<keyof MembersWatcherEvents, "error">;
+
+export interface MembersWatcherOptions {
+  readonly group: string;
+  readonly endpoint?: string;
+  readonly apiKey?: string;
+  /** Any MembersTransport (an HaClient, or a fake in tests); excludes `endpoint`. */
+  readonly transport?: MembersTransport;
+  readonly abortSignal?: AbortSignal;
+  /** Delay between polls until the service has answered once (and so told us I). Default 1000 ms. */
+  readonly retryDelayInMs?: number;
+  /** Monotonic time and timers; defaults to performance.now() and the process's timers. */
+  readonly clock?: ElectorClock;
+  /** Uniform in [0, 1), for the poll jitter; defaults to Math.random. */
+  readonly random?: () => number;
+  /** Wall-clock ms for the events' `at`; defaults to Date.now. */
+  readonly wallClock?: () => number;
+}
+
+/** Polls are I·(1 ± JITTER/2) apart, so that watchers started together do not poll together. */
+const JITTER = 0.2;
+const DEFAULT_RETRY_DELAY_MS = 1000;
+
+/** What the watcher last told about a member: its session, and the state it reported with that session's heartbeat count then. */
+interface Known {
+  readonly session: string;
+  readonly address: string | null;
+  readonly state: MemberState;
+  readonly heartbeats: number;
+}
+
+const EVENT_OF: Readonly<Record<MemberState, MemberEventName>> = {
+  joining: "memberJoined",
+  active: "memberActive",
+  unreachable: "memberUnreachable",
+  leaving: "memberLeaving",
+};
+
+/**
+ * Watches one group (SPEC §6): one list call per poll, about every I, and an event for
+ * every state change of seed 001's machine: memberJoined, memberActive, memberUnreachable,
+ * memberLeaving, memberRemoved.
+ *
+ * Guarantees:
+ * - States are the service's, judged on its clock from ages that skip its own outages.
+ *   The watcher never ages anything itself, so a pause of its own process (GC, SIGSTOP)
+ *   produces no false `memberUnreachable`: its next poll shows what is true now.
+ * - Per session, events follow the state machine: joined, then active; unreachable, and
+ *   back to active only on a heartbeat (its count grew); leaving, final; removed, once. A failure the watcher polled past is still
+ *   told: a session that went leaving by age without being seen unreachable gets
+ *   memberUnreachable first; a session replaced by a new one gets its failure
+ *   (unreachable, or leaving when it had said goodbye or gone leaving) and memberRemoved
+ *   before the new session's memberJoined.
+ * Not guaranteed: that every state is seen. A session can join and leave between polls.
+ */
+export class MembersWatcher {
+  readonly group: string;
+  readonly #transport: MembersTransport;
+  readonly #clock: ElectorClock;
+  readonly #random: () => number;
+  readonly #wallClock: () => number;
+  readonly #retryDelayMs: number;
+  readonly #abortSignal: AbortSignal | undefined;
+  readonly #listeners = new Listeners<MembersWatcherEvents>((error, event) => {
+    if (event === "error" || this.#listeners.count("error") === 0) return false;
+    void this.#listeners.emit("error", asError(error));
+    return true;
+  });
+  readonly #known = new Map<string, Known>();
+  #members: readonly MemberView[] = [];
+  #timing: MembersTiming | undefined;
+  #lifecycle: "idle" | "running" | "stopped" = "idle";
+  #timer: TimerHandle | undefined;
+  #inflight: AbortController | undefined;
+  #poll: Promise<void> | undefined;
+
+  constructor(options: MembersWatcherOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new TypeError('Expected the MembersWatcher options to be an object such as { group: "cluster", endpoint: "http://127.0.0.1:7071/api" }.');
+    }
+    this.group = checkId("group", options.group);
+    this.#transport = membersTransportOf(options);
+    this.#retryDelayMs = checkPositiveMs("retryDelayInMs", options.retryDelayInMs, DEFAULT_RETRY_DELAY_MS);
+    this.#abortSignal = checkOptionalSignal("abortSignal", options.abortSignal);
+    this.#clock = options.clock ?? systemElectorClock;
+    this.#random = checkOptionalFunction("random", options.random) ?? Math.random;
+    this.#wallClock = checkOptionalFunction("wallClock", options.wallClock) ?? Date.now;
+  }
+
+  on<E extends keyof MembersWatcherEvents>(event: E, handler: (payload: MembersWatcherEvents[E]) => unknown): this {
+    this.#listeners.on(event, handler);
+    return this;
+  }
+
+  off<E extends keyof MembersWatcherEvents>(event: E, handler: (payload: MembersWatcherEvents[E]) => unknown): this {
+    this.#listeners.off(event, handler);
+    return this;
+  }
+
+  /** The members of the last successful poll, as the service judged them. */
+  members(): readonly MemberView[] {
+    return this.#members;
+  }
+
+  get timing(): MembersTiming | undefined {
+    return this.#timing;
+  }
+
+  /** Polls until stop(). Call once. */
+  start(): this {
+    if (this.#lifecycle !== "idle") throw new Error("This MembersWatcher was already started; create a new one to watch again.");
+    if (this.#abortSignal?.aborted) {
+      this.#lifecycle = "stopped";
+      return this;
+    }
+    this.#lifecycle = "running";
+    this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#schedule(0);
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.#lifecycle = "stopped";
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#inflight?.abort(new Error("The watcher is stopping."));
+    await this.#poll;
+  }
+
+  #schedule(delayMs: number): void {
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#lifecycle !== "running") return;
+      this.#poll = this.#pollOnce().finally(() => {
+        this.#poll = undefined;
+        if (this.#lifecycle === "running") this.#schedule(this.#nextDelay());
+      });
+    }, delayMs);
+  }
+
+  #nextDelay(): number {
+    const intervalMs = this.#timing?.intervalMs ?? this.#retryDelayMs;
+    return intervalMs * (1 - JITTER / 2 + JITTER * this.#random());
+  }
+
+  async #pollOnce(): Promise<void> {
+    const controller = new AbortController();
+    this.#inflight = controller;
+    let list: MemberList;
+    try {
+      // A poll answered after I is overtaken by the next one: I bounds it.
+      list = await this.#transport.listMembers(this.group, { timeoutInMs: Math.ceil(this.#timing?.intervalMs ?? this.#retryDelayMs), abortSignal: controller.signal });
+    } catch (error) {
+      if (!controller.signal.aborted) this.#report(asError(error));
+      return;
+    } finally {
+      if (this.#inflight === controller) this.#inflight = undefined;
+    }
+    if (this.#lifecycle !== "running") return;
+    this.#timing = { intervalMs: list.intervalMs, timeoutMs: list.timeoutMs, ttlMs: list.ttlMs };
+    this.#members = list.members;
+    this.#observe(list.members);
+  }
+
+  /** Compares one listing with what was known, and tells every change in order. */
+  #observe(members: readonly MemberView[]): void {
+    const at = new Date(this.#wallClock()).toISOString();
+    const emit = (event: MemberEventName, member: string, known: Pick<Known, "session" | "address">, state: MemberState | "removed"): void => {
+      void this.#listeners.emit(event, { group: this.group, member, session: known.session, address: known.address, state, at });
+    };
+    const listed = new Set<string>();
+    for (const view of members) {
+      listed.add(view.member);
+      let known = this.#known.get(view.member);
+      if (known !== undefined && known.session !== view.session) {
+        // The old session was replaced: tell its failure before the new session joins.
+        const endedAs = view.previous?.session === known.session ? view.previous.state : "unreachable";
+        if (known.state === "joining" || known.state === "active") emit("memberUnreachable", view.member, known, "unreachable");
+        if (endedAs === "leaving" && known.state !== "leaving") emit("memberLeaving", view.member, known, "leaving");
+        emit("memberRemoved", view.member, known, "removed");
+        known = undefined;
+      }
+      if (known === undefined) {
+        emit("memberJoined", view.member, view, view.state);
+        if (view.state !== "joining") this.#transition("joining", view, emit);
+        this.#known.set(view.member, { session: view.session, address: view.address, state: view.state, heartbeats: view.heartbeats });
+      } else if (this.#moves(known, view)) {
+        this.#transition(known.state, view, emit);
+        this.#known.set(view.member, { session: view.session, address: view.address, state: view.state, heartbeats: view.heartbeats });
+      } else {
+        this.#known.set(view.member, { ...known, address: view.address });
+      }
+    }
+    for (const [member, known] of [...this.#known]) {
+      if (listed.has(member)) continue;
+      emit("memberRemoved", member, known, "removed");
+      this.#known.delete(member);
+    }
+  }
+
+  /**
+   * Whether the view is a step of seed 001's machine from what was told. The service's ages
+   * can step back when it notices its own gap (docs/membership.md), so a listing may show a
+   * failed session younger than the one before: such a step back is no state change. Only a
+   * heartbeat brings a session back from unreachable (its count grew), and nothing but
+   * removal follows leaving.
+   */
+  #moves(known: Known, view: MemberView): boolean {
+    if (view.state === known.state) return false;
+    if (known.state === "leaving") return false;
+    if (known.state === "unreachable" && (view.state === "active" || view.state === "joining")) return view.heartbeats > known.heartbeats;
+    return true;
+  }
+
+  /**
+   * From `before` to the view's state. Leaving by age (no goodbye) from joining or active
+   * passes through unreachable, as seed 001's machine does, even if no poll saw it there.
+   */
+  #transition(before: MemberState, view: MemberView, emit: (event: MemberEventName, member: string, known: Pick<Known, "session" | "address">, state: MemberState) => void): void {
+    const known = { session: view.session, address: view.address };
+    if (view.state === "joining") return; // a session never goes back to joining
+    if (view.state === "leaving" && view.leftAt === null && (before === "joining" || before === "active")) emit("memberUnreachable", view.member, known, "unreachable");
+    emit(EVENT_OF[view.state], view.member, known, view.state);
+  }
+
+  #report(error: Error): void {
+    if (this.#listeners.count("error") > 0) void this.#listeners.emit("error", error);
+  }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,91 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { debuglog } from "node:util";
+import type { RequestOptions } from "@azure/cosmos";
+import type { StoreCallOptions } from "../lease/lease-store.js";
+import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { describeCosmosError, throttleWaitOf } from "./cosmos-errors.js";
+import { unavailable } from "./store-failure.js";
+
+const STORE = "Cosmos DB";
+const DEFAULT_MAX_ATTEMPTS = 3;
+const DEFAULT_MAX_THROTTLE_WAIT_MS = 1000;
+
+/** How a Cosmos adapter waits out throttling; the same options for the lease and the member store. */
+export interface CosmosCallOptions {
+  /** Attempts one call makes while Cosmos answers 429, the first one included. */
+  readonly maxAttempts?: number;
+  /**
+   * The longest one call waits, in total, on retry-after hints. The call's abortSignal
+   * (its share of the request's time budget) can cut a wait shorter.
+   */
+  readonly maxThrottleWaitInMs?: number;
+  /** Waits `ms` or rejects when the signal aborts; injected by tests. */
+  readonly sleep?: (ms: number, abortSignal: AbortSignal | undefined) => Promise<void>;
+  /** Where a waited-out 429 is logged; by default Node's debuglog (NODE_DEBUG=ha-module). */
+  readonly debug?: (message: string) => void;
+}
+
+const defaultDebug = debuglog("ha-module");
+const abortableSleep = async (ms: number, abortSignal: AbortSignal | undefined): Promise<void> => {
+  await sleep(ms, undefined, abortSignal === undefined ? {} : { signal: abortSignal });
+};
+
+/**
+ * Runs store calls against Cosmos DB, waiting out 429s within each call's budget.
+ * Throttling is the adapter's decision, not the SDK's: the client is built with its own
+ * 429 retries off, and a throttled call waits out `retry-after` only while both its
+ * abortSignal and `maxThrottleWaitInMs` allow. A 429 means the request was not applied, so
+ * sending the same conditional write again is safe. Anything that is not a typed outcome
+ * leaves as StoreUnavailableError.
+ */
+export class CosmosCaller {
+  readonly #maxAttempts: number;
+  readonly #maxThrottleWaitMs: number;
+  readonly #sleep: (ms: number, abortSignal: AbortSignal | undefined) => Promise<void>;
+  readonly #debug: (message: string) => void;
+
+  constructor(options: CosmosCallOptions = {}) {
+    this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    this.#maxThrottleWaitMs = options.maxThrottleWaitInMs ?? DEFAULT_MAX_THROTTLE_WAIT_MS;
+    this.#sleep = options.sleep ?? abortableSleep;
+    this.#debug = options.debug ?? defaultDebug;
+    if (!Number.isSafeInteger(this.#maxAttempts) || this.#maxAttempts < 1) {
+      throw new RangeError(`Expected \`maxAttempts\` to be a positive integer (got ${this.#maxAttempts}).`);
+    }
+    if (!(this.#maxThrottleWaitMs >= 0)) {
+      throw new RangeError(`Expected \`maxThrottleWaitInMs\` to be a non-negative number (got ${this.#maxThrottleWaitMs}).`);
+    }
+  }
+
+  async call<T>(what: string, options: StoreCallOptions | undefined, call: (requestOptions: RequestOptions) => Promise<T>): Promise<T> {
+    const abortSignal = options?.abortSignal;
+    let waitedMs = 0;
+    for (let attempt = 1; ; attempt += 1) {
+      if (abortSignal?.aborted) throw unavailable(STORE, what, "timed out", abortSignal.reason);
+      try {
+        return await call({ abortSignal });
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) throw error;
+        const retryAfterMs = throttleWaitOf(error);
+        const canWait =
+          retryAfterMs !== undefined &&
+          attempt < this.#maxAttempts &&
+          waitedMs + retryAfterMs <= this.#maxThrottleWaitMs &&
+          !abortSignal?.aborted;
+        if (!canWait) throw unavailable(STORE, what, describeCosmosError(error), error);
+        this.#debug(`Cosmos DB throttled "${what}" (429): waiting ${retryAfterMs} ms as it asks, then attempt ${attempt + 1} of ${this.#maxAttempts}.`);
+        try {
+          await this.#sleep(retryAfterMs, abortSignal);
+        } catch (sleepError) {
+          throw unavailable(STORE, what, describeCosmosError(sleepError), sleepError);
+        }
+        waitedMs += retryAfterMs;
+      }
+    }
+  }
+}
+
+/** The request options of an If-Match write. */
+export function ifMatch(requestOptions: RequestOptions, etag: string): RequestOptions {
+  return { ...requestOptions, accessCondition: { type: "IfMatch", condition: etag } };
+}

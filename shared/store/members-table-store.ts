@@ -1,0 +1,201 @@
+import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import type { StoreCallOptions, WriteOutcome } from "../lease/lease-store.js";
+import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
+import { SWEEP_MARKER_ID, type MemberRecord, type MemberRow, type SweepMarker, type SweepMarkerRecord } from "../members/member.js";
+import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
+import { written } from "./store-failure.js";
+import { isEntityNotFound, statusOf } from "./table-errors.js";
+import { guardTableCall, int64, parseJson, toNumber } from "./table-values.js";
+
+const STORE = "Azure Table Storage";
+
+type StoredEntity = TableEntityResult<Record<string, unknown>>;
+
+/**
+ * Membership in its own table (HA_MEMBERS_TABLE_NAME, default `members`): PartitionKey =
+ * group, RowKey = member, and the group's sweep marker under RowKey `~sweep` in the same
+ * partition, so that one partition query reads a member (or the whole group) together with
+ * the marker its ages depend on. Takes an already-built TableClient.
+ *
+ * Every update and delete passes its ETag explicitly (TableClient defaults to "*").
+ * Absent properties stand for null: a Replace drops what it does not name.
+ */
+export class TableMemberStore implements MemberStore {
+  readonly kind = "table";
+
+  constructor(private readonly client: TableClient) {}
+
+  /** Creates the table when it is missing (local runs; in Azure, Bicep creates it). */
+  async createTableIfMissing(options?: StoreCallOptions): Promise<void> {
+    await guardTableCall(STORE, "create the members table", () => this.client.createTable({ abortSignal: options?.abortSignal }));
+  }
+
+  async read(group: string, member: string, options?: StoreCallOptions): Promise<MemberAndMarker> {
+    const filter = odata`PartitionKey eq ${group} and (RowKey eq ${member} or RowKey eq ${SWEEP_MARKER_ID})`;
+    const { rows, marker } = await this.#query("read a member", filter, options).then((snapshots) => snapshots[0] ?? empty(group));
+    return { row: rows[0], marker };
+  }
+
+  async listGroup(group: string, options?: StoreCallOptions): Promise<GroupSnapshot> {
+    const snapshots = await this.#query("list a group", odata`PartitionKey eq ${group}`, options);
+    return snapshots[0] ?? empty(group);
+  }
+
+  async listAll(options?: StoreCallOptions): Promise<GroupSnapshot[]> {
+    return this.#query("list every group", undefined, options);
+  }
+
+  async create(row: MemberRow, options?: StoreCallOptions): Promise<WriteOutcome> {
+    return guardTableCall(STORE, "create a member", async () => {
+      try {
+        const response = await this.client.createEntity(toEntity(row), { abortSignal: options?.abortSignal });
+        return written(STORE, response.etag);
+      } catch (error) {
+        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
+        throw error;
+      }
+    });
+  }
+
+  async replace(row: MemberRow, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
+    return this.#update(toEntity(row), "Replace", etag, options);
+  }
+
+  async renew(group: string, member: string, renewal: MemberRenewal, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
+    // A Merge writes only what it names: session, joinedAt, previous and the ended list stay.
+    const patch = {
+      partitionKey: group,
+      rowKey: member,
+      renewedAt: int64(renewal.renewedAt),
+      heartbeats: int64(renewal.heartbeats),
+      ...(renewal.address === undefined ? {} : { address: renewal.address ?? "" }),
+    };
+    return this.#update(patch, "Merge", etag, options);
+  }
+
+  async delete(group: string, member: string, etag: string, options?: StoreCallOptions): Promise<DeleteOutcome> {
+    return guardTableCall(STORE, "delete a member", async () => {
+      try {
+        await this.client.deleteEntity(group, member, { etag, abortSignal: options?.abortSignal });
+        return { ok: true };
+      } catch (error) {
+        if (statusOf(error) === 412) return { ok: false, reason: "changed" };
+        if (isEntityNotFound(error)) return { ok: false, reason: "missing" };
+        throw error;
+      }
+    });
+  }
+
+  async writeMarker(marker: SweepMarker, etag: string | undefined, options?: StoreCallOptions): Promise<WriteOutcome> {
+    const entity = {
+      partitionKey: marker.group,
+      rowKey: SWEEP_MARKER_ID,
+      sweptAt: int64(marker.sweptAt),
+      ...(marker.gap === null ? {} : { gapStart: int64(marker.gap.startedAt), gapEnd: int64(marker.gap.endedAt) }),
+      removedSessions: JSON.stringify(marker.removedSessions),
+    };
+    if (etag !== undefined) return this.#update(entity, "Replace", etag, options);
+    return guardTableCall(STORE, "create a sweep marker", async () => {
+      try {
+        const response = await this.client.createEntity(entity, { abortSignal: options?.abortSignal });
+        return written(STORE, response.etag);
+      } catch (error) {
+        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
+        throw error;
+      }
+    });
+  }
+
+  /** One query (every page of it), its rows grouped by partition. */
+  async #query(what: string, filter: string | undefined, options: StoreCallOptions | undefined): Promise<GroupSnapshot[]> {
+    return guardTableCall(STORE, what, async () => {
+      const groups = new Map<string, { rows: MemberRecord[]; marker: SweepMarkerRecord | undefined }>();
+      const entities = this.client.listEntities<Record<string, unknown>>({
+        ...(filter === undefined ? {} : { queryOptions: { filter } }),
+        abortSignal: options?.abortSignal,
+      });
+      for await (const entity of entities) {
+        const group = entity.partitionKey ?? "";
+        let found = groups.get(group);
+        if (found === undefined) {
+          found = { rows: [], marker: undefined };
+          groups.set(group, found);
+        }
+        if (entity.rowKey === SWEEP_MARKER_ID) found.marker = toMarker(entity);
+        else found.rows.push(toRecord(entity));
+      }
+      return [...groups.entries()].map(([group, found]) => ({ group, ...found }));
+    });
+  }
+
+  async #update(
+    entity: Record<string, unknown> & { partitionKey: string; rowKey: string },
+    mode: "Merge" | "Replace",
+    etag: string,
+    options: StoreCallOptions | undefined,
+  ): Promise<WriteOutcome> {
+    return guardTableCall(STORE, "update a member", async () => {
+      try {
+        const response = await this.client.updateEntity(entity, mode, { etag, abortSignal: options?.abortSignal });
+        return written(STORE, response.etag);
+      } catch (error) {
+        if (statusOf(error) === 412) return { ok: false, reason: "changed" };
+        if (isEntityNotFound(error)) return { ok: false, reason: "missing" };
+        throw error;
+      }
+    });
+  }
+}
+
+function empty(group: string): GroupSnapshot {
+  return { group, rows: [], marker: undefined };
+}
+
+function toEntity(row: MemberRow): Record<string, unknown> & { partitionKey: string; rowKey: string } {
+  return {
+    partitionKey: row.group,
+    rowKey: row.member,
+    session: row.session,
+    address: row.address ?? "",
+    joinedAt: int64(row.joinedAt),
+    renewedAt: int64(row.renewedAt),
+    heartbeats: int64(row.heartbeats),
+    ...(row.leftAt === null ? {} : { leftAt: int64(row.leftAt) }),
+    ...(row.previous === null ? {} : { previous: JSON.stringify(row.previous) }),
+    endedSessions: JSON.stringify(row.endedSessions),
+  };
+}
+
+function toRecord(entity: StoredEntity): MemberRecord {
+  const address = entity["address"];
+  return toMemberRecord(
+    {
+      group: entity.partitionKey,
+      member: entity.rowKey,
+      session: entity["session"],
+      address: address === "" ? null : address,
+      joinedAt: toNumber(entity["joinedAt"]),
+      renewedAt: toNumber(entity["renewedAt"]),
+      heartbeats: toNumber(entity["heartbeats"]),
+      leftAt: toNumber(entity["leftAt"]),
+      previous: parseJson(entity["previous"]),
+      endedSessions: parseJson(entity["endedSessions"]),
+      etag: entity.etag,
+    },
+    STORE,
+  );
+}
+
+function toMarker(entity: StoredEntity): SweepMarkerRecord {
+  return toSweepMarkerRecord(
+    {
+      group: entity.partitionKey,
+      sweptAt: toNumber(entity["sweptAt"]),
+      gapStart: toNumber(entity["gapStart"]),
+      gapEnd: toNumber(entity["gapEnd"]),
+      removedSessions: parseJson(entity["removedSessions"]),
+      etag: entity.etag,
+    },
+    STORE,
+  );
+}

@@ -1,0 +1,76 @@
+import { createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
+import { MemberService } from "../../shared/members/member-service.js";
+import type { MemberStore } from "../../shared/members/member-store.js";
+import { MemberTokenSigner } from "../../shared/members/member-token.js";
+import { defaultMembershipRules } from "../../shared/members/membership-rules.js";
+import { createFreshCosmosStore, startFaultyTestCosmos, type FaultyCosmos } from "../helpers/cosmos.js";
+import { createFreshMemberTableStore, startTestAzurite } from "../helpers/azurite.js";
+import type { ConfiguredStore } from "../../shared/store/create-store.js";
+
+const HEARTBEATS = 20;
+
+/**
+ * The cost of a steady-state member heartbeat counted on the wire, per store: the requests
+ * that reach Azurite (through a counting proxy) and the document requests that reach the
+ * Cosmos emulator, for HEARTBEATS heartbeats that each present the last answer's token.
+ */
+async function steadyHeartbeats(store: MemberStore, requests: () => number): Promise<{ join: number; perHeartbeat: number }> {
+  const service = new MemberService({ store, clock: { now: () => Date.now() }, rules: defaultMembershipRules({ intervalMs: 1000, timeoutMs: 5000 }), tokens: new MemberTokenSigner(), storeTimeoutMs: 5000 });
+  const before = requests();
+  let result = await service.heartbeat({ group: "cost", member: "node-1", session: "s1" });
+  const join = requests() - before;
+  const steady = requests();
+  for (let n = 0; n < HEARTBEATS; n += 1) {
+    if (result.outcome !== "accepted") throw new Error(result.outcome);
+    result = await service.heartbeat({ group: "cost", member: "node-1", session: "s1", token: result.token });
+  }
+  expect(result).toMatchObject({ outcome: "accepted", answer: { member: { heartbeats: HEARTBEATS + 1, state: "active" } } });
+  return { join, perHeartbeat: (requests() - steady) / HEARTBEATS };
+}
+
+describe("a steady-state member heartbeat costs one store request, counted on the wire", () => {
+  let azurite: EmbeddedAzurite | undefined;
+  let proxy: Server | undefined;
+  let cosmos: FaultyCosmos | undefined;
+  let configured: ConfiguredStore | undefined;
+  afterAll(async () => {
+    configured?.close();
+    await cosmos?.close();
+    await new Promise<void>((resolve) => (proxy === undefined ? resolve() : proxy.close(() => resolve())));
+    await azurite?.close();
+  });
+
+  it("on Azure Table Storage (Azurite): one Merge", async () => {
+    azurite = await startTestAzurite();
+    const target = new URL(/TableEndpoint=([^;]+)/.exec(azurite.connectionString)![1]!);
+    let count = 0;
+    proxy = createServer((incoming, outgoing) => {
+      count += 1;
+      const forwarded = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      });
+      incoming.pipe(forwarded);
+    });
+    await new Promise<void>((resolve) => proxy!.listen(0, "127.0.0.1", resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    const proxied = { ...azurite, connectionString: azurite.connectionString.replace(/TableEndpoint=[^;]+/, `TableEndpoint=http://127.0.0.1:${port}/devstoreaccount1`) };
+    const store = await createFreshMemberTableStore(proxied);
+    const cost = await steadyHeartbeats(store, () => count);
+    console.log(`Table (Azurite): join ${cost.join} requests, steady heartbeat ${cost.perHeartbeat} request(s) each over ${HEARTBEATS}`);
+    expect(cost).toEqual({ join: 2, perHeartbeat: 1 });
+  });
+
+  it("on Azure Cosmos DB (the emulator): one Patch", async () => {
+    cosmos = await startFaultyTestCosmos();
+    configured = await createFreshCosmosStore(cosmos);
+    const cost = await steadyHeartbeats(configured.members, () => cosmos!.documentRequests());
+    console.log(`Cosmos (emulator): join ${cost.join} document requests, steady heartbeat ${cost.perHeartbeat} request(s) each over ${HEARTBEATS}`);
+    // A join is the slow path: the partition query (the SDK may need a second request to see its last page) and the create.
+    expect(cost.perHeartbeat).toBe(1);
+    expect(cost.join).toBeLessThanOrEqual(3);
+  });
+});
