@@ -136,8 +136,10 @@ describe("the app settings infra/ emits", () => {
     expect(Object.keys(env).filter((name) => name.startsWith("HA_")).sort()).toEqual([
       "HA_INTERVAL_MS",
       "HA_LEASE_SECRET",
+      "HA_MEMBERS_TABLE_NAME",
       "HA_STORE",
       "HA_STORE_CREATE",
+      "HA_SWEEP_SCHEDULE",
       "HA_TABLE_ENDPOINT",
       "HA_TABLE_NAME",
       "HA_TIMEOUT_MS",
@@ -150,10 +152,12 @@ describe("the app settings infra/ emits", () => {
       "HA_COSMOS_CONTAINER",
       "HA_COSMOS_DATABASE",
       "HA_COSMOS_ENDPOINT",
+      "HA_COSMOS_MEMBERS_CONTAINER",
       "HA_INTERVAL_MS",
       "HA_LEASE_SECRET",
       "HA_STORE",
       "HA_STORE_CREATE",
+      "HA_SWEEP_SCHEDULE",
       "HA_TIMEOUT_MS",
     ]);
   });
@@ -165,6 +169,7 @@ describe("the app settings infra/ emits", () => {
     expect(config.store).toEqual({
       kind: "table",
       tableName: "leases",
+      membersTableName: "members",
       connection: { mode: "identity", endpoint: TABLE_ENDPOINT },
       createIfMissing: false,
     });
