@@ -3,7 +3,7 @@ import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import type { MemberAnswer, MemberHeartbeatBody, MemberHeartbeatResult, MembersTiming } from "../contract/members.js";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
 import { Listeners } from "./listeners.js";
-import { isServiceDown } from "./service-down.js";
+import { isServiceAnswer, isServiceDown } from "./service-down.js";
 import { membersTransportOf } from "./members-transport-option.js";
 import type { MembersTransport } from "./members-transport.js";
 import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionalSignal, checkPositiveMs } from "./option-checks.js";
@@ -302,16 +302,25 @@ export class MemberSession {
    */
   #expiresAt(role: Extract<Role, { kind: "joined" }>): number {
     if (this.#timing === undefined) return Infinity;
-    if (this.#down !== undefined) return Infinity;
-    return role.acceptedSentAt + this.#timing.ttlMs + this.#excusedMs;
+    const downMs = this.#down === undefined ? 0 : this.#down.to - this.#down.from;
+    return role.acceptedSentAt + this.#timing.ttlMs + this.#excusedMs + downMs;
   }
 
+  /**
+   * A "down" answer opens (or stretches) the window the service said it was down; only an
+   * answer that is not "down" closes it. A call lost on the way (a timeout) neither
+   * stretches nor closes it: a lossy network during an outage must not cut the outage
+   * into pieces whose seams count toward expiry (the service records one gap), while the
+   * time since the last "down" answer still counts, so a member cut off after the service
+   * came back expires as it would have.
+   */
   #noteServiceDown(outcome: { value: unknown } | { error: unknown }, sentAt: number): void {
     if ("error" in outcome && isServiceDown(outcome.error)) {
       const answeredAt = this.#clock.now();
-      this.#down = this.#down === undefined ? { from: sentAt, to: answeredAt } : { from: this.#down.from, to: answeredAt };
+      this.#down = this.#down === undefined ? { from: sentAt, to: answeredAt } : { from: Math.min(this.#down.from, sentAt), to: Math.max(this.#down.to, answeredAt) };
       return;
     }
+    if ("error" in outcome && !isServiceAnswer(outcome.error)) return;
     if (this.#down !== undefined) this.#excusedMs += this.#down.to - this.#down.from;
     this.#down = undefined;
   }

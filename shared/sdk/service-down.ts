@@ -20,3 +20,12 @@ function causeCodes(error: unknown): string[] {
   }
   return codes;
 }
+
+/**
+ * Whether a failed call still got an answer from the service (an HTTP status), as
+ * opposed to one lost on the way: a timeout or an unreachable network says nothing about
+ * whether the service is up.
+ */
+export function isServiceAnswer(error: unknown): boolean {
+  return error instanceof HaRequestError && error.status !== undefined;
+}

@@ -134,6 +134,27 @@ describe("MemberSession on a fake clock", () => {
     expect(events).toEqual(["joined s1"]);
   });
 
+  it("a lossy network during an outage does not cut the excused time into pieces: heartbeats lost between 503s do not count toward expiry", async () => {
+    // Found by the membership simulation (seed 2915216664, service-outage): each timeout
+    // between two 503s closed the "down" window, and the seams added up to ttl.
+    await joinedAtZero();
+    let sent = 0;
+    while (clock.now() < 3 * MTTL) {
+      await clock.advance(MI);
+      for (const call of transport.drain()) {
+        sent += 1;
+        // Every other heartbeat is lost on the way: it times out, unanswered.
+        if (sent % 2 === 1) call.fail(new HaRequestError("503 Service Unavailable", "UnexpectedResponse", 503));
+      }
+    }
+    await clock.advance(MI);
+    const back = transport.drain().at(-1)!;
+    expect(back.body).toEqual({ session: "s1", token: "t1" });
+    accept(back, "s1", "t2");
+    await clock.advance(0);
+    expect(events).toEqual(["joined s1"]);
+  });
+
   it("a refused connection (nothing listens: the service is down) is excused like a 503; timeouts then count again", async () => {
     await joinedAtZero();
     const refused = (): Error =>
