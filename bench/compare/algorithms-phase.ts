@@ -14,6 +14,10 @@ export interface AlgorithmFigures {
   /** HTTP calls per second of a primary alone, and per I. */
   readonly primaryCallsPerSecond: number;
   readonly primaryCallsPerInterval: number;
+  /** Accepted renewals the primaries made in that window (the denominator below). */
+  readonly renewals: number;
+  /** HTTP calls per accepted renewal, the primary alone. */
+  readonly primaryCallsPerRenewal: number;
   /** Store operations at Azurite per accepted renewal, the primary alone. */
   readonly storeOpsPerRenewal: number;
   /** With a primary and a standby per role: per participant per second. */
@@ -22,6 +26,8 @@ export interface AlgorithmFigures {
   readonly storeOpsPerParticipantPerSecond: number;
   readonly crash: Distribution;
   readonly graceful: Distribution;
+  /** Trials with no primary to kill, or no takeover within 4·T + 10 s (left out of the distributions). */
+  readonly unfinishedTrials: number;
   /** Under message loss, over the loss window, summed over the roles. */
   readonly lossLeaderChanges: number;
   readonly lossDemotions: number;
@@ -89,7 +95,8 @@ export async function runAlgorithmPhase(plan: Plan, wire: Wire, log: (line: stri
 
     // A standby per role: steady state.
     const standbys = roles.map(spawn);
-    await Promise.all(standbys.map((p) => p.process.waitFor((line) => line.event === "following", settleMs)));
+    // Settled: following a primary, or primary itself if the first one lost its lease meanwhile.
+    await Promise.all(standbys.map((p) => p.process.waitFor((line) => line.event === "following" || line.event === "elected", settleMs)));
     await sleep(I);
     wire.service.take();
     wire.store.take();
@@ -98,8 +105,9 @@ export async function runAlgorithmPhase(plan: Plan, wire: Wire, log: (line: stri
     const steadyOps = wire.store.take();
     log(`steady state: ${steadyCalls.length} calls, ${steadyOps.length} store operations in ${plan.steadyWindowMs} ms`);
 
-    const crash = await trials(roles, plan.failoverRounds, "SIGKILL", spawn, plan, log);
-    const graceful = await trials(roles, plan.gracefulRounds, "SIGTERM", spawn, plan, log);
+    const unfinished = new Map<AlgorithmName, number>();
+    const crash = await trials(roles, plan.failoverRounds, "SIGKILL", spawn, plan, log, unfinished);
+    const graceful = await trials(roles, plan.gracefulRounds, "SIGTERM", spawn, plan, log, unfinished);
 
     // Message loss between the participants and the service; nobody is killed.
     const elected = new Map<AlgorithmName, number>();
@@ -146,12 +154,15 @@ export async function runAlgorithmPhase(plan: Plan, wire: Wire, log: (line: stri
         algorithm,
         primaryCallsPerSecond,
         primaryCallsPerInterval: (primaryCallsPerSecond * I) / 1000,
+        renewals,
+        primaryCallsPerRenewal: renewals === 0 ? Number.NaN : primaryCalls.length / renewals,
         storeOpsPerRenewal: renewals === 0 ? Number.NaN : leaderOps.filter(ownOps).length / renewals,
         standbyCallsPerSecond: steadyCalls.filter((c) => standbyIds.has(c.participant) && !leaderIds.has(c.participant)).length / plan.roles / steadyWindowS,
         callsPerParticipantPerSecond: steadyCalls.filter(mine).length / (2 * plan.roles) / steadyWindowS,
         storeOpsPerParticipantPerSecond: steadyOps.filter(ownOps).length / (2 * plan.roles) / steadyWindowS,
         crash: distribution(crash.get(algorithm) ?? []),
         graceful: distribution(graceful.get(algorithm) ?? []),
+        unfinishedTrials: unfinished.get(algorithm) ?? 0,
         lossLeaderChanges: elected.get(algorithm) ?? 0,
         lossDemotions: demoted.get(algorithm) ?? 0,
         lossWithoutPrimaryShare: (without.get(algorithm) ?? 0) / (samples * plan.roles),
@@ -176,29 +187,45 @@ async function trials(
   spawn: (role: Role) => Participant,
   plan: Plan,
   log: (line: string) => void,
+  unfinished: Map<AlgorithmName, number>,
 ): Promise<Map<AlgorithmName, number[]>> {
   const { intervalMs: I, timeoutMs: T } = plan;
   const times = new Map<AlgorithmName, number[]>();
   for (let round = 0; round < rounds; round += 1) {
     await Promise.all(
       roles.map(async (role) => {
-        const primary = role.participants.find((p) => p.primary && p.process.child.exitCode === null && p.process.child.signalCode === null);
-        if (primary === undefined) throw new Error(`${role.utype}: no primary to ${signal} in round ${round}`);
-        const others = role.participants.filter((p) => p !== primary && p.process.child.exitCode === null && p.process.child.signalCode === null);
+        const alive = (p: Participant): boolean => p.process.child.exitCode === null && p.process.child.signalCode === null;
+        const waitUntil = performance.now() + 4 * T + 10_000;
+        let primary = role.participants.find((p) => p.primary && alive(p));
+        while (primary === undefined && performance.now() < waitUntil) {
+          await sleep(50);
+          primary = role.participants.find((p) => p.primary && alive(p));
+        }
+        if (primary === undefined) {
+          log(`${role.utype}: no primary to ${signal} in round ${round + 1}; trial skipped`);
+          unfinished.set(role.algorithm, (unfinished.get(role.algorithm) ?? 0) + 1);
+          return;
+        }
+        const others = role.participants.filter((p) => p !== primary && alive(p));
         await sleep(Math.random() * I);
         const signalledAt = performance.now();
         const killed = primary.process.kill(signal);
         primary.primary = false; // it is gone, whatever it last said
         const elected = await Promise.race(
           others.map((p) => p.process.waitFor((line) => line.event === "elected" && line.arrivedAt > signalledAt, 4 * T + 10_000)),
-        );
+        ).catch(() => undefined);
         await killed;
         role.participants.splice(role.participants.indexOf(primary), 1);
-        const list = times.get(role.algorithm) ?? [];
-        list.push(elected.arrivedAt - signalledAt);
-        times.set(role.algorithm, list);
+        if (elected === undefined) {
+          log(`${role.utype}: nobody took over within ${4 * T + 10_000} ms after ${signal} in round ${round + 1}`);
+          unfinished.set(role.algorithm, (unfinished.get(role.algorithm) ?? 0) + 1);
+        } else {
+          const list = times.get(role.algorithm) ?? [];
+          list.push(elected.arrivedAt - signalledAt);
+          times.set(role.algorithm, list);
+        }
         const replacement = spawn(role);
-        await replacement.process.waitFor((line) => line.event === "following", 4 * T + 10_000);
+        await replacement.process.waitFor((line) => line.event === "following" || line.event === "elected", 4 * T + 10_000).catch(() => undefined);
       }),
     );
     log(`${signal} round ${round + 1}/${rounds} done`);

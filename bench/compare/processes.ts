@@ -57,7 +57,7 @@ export function startLineProcess(script: string, args: string[], env: Record<str
       new Promise((resolve, reject) => {
         const found = lines.find(match);
         if (found !== undefined) return resolve(found);
-        const timer = setTimeout(() => reject(new Error(`no matching line within ${timeoutMs} ms from ${script}:\n${output}`)), timeoutMs);
+        const timer = setTimeout(() => reject(new Error(`no matching line within ${timeoutMs} ms from ${script} ${args.join(" ")}:\n${output}`)), timeoutMs);
         listeners.push((line) => {
           if (!match(line)) return;
           clearTimeout(timer);

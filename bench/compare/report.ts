@@ -55,6 +55,8 @@ export function renderReport(results: Results): string {
   lines.push(`## Failover (from the signal to another participant's own "primary")`, "");
   lines.push(`| algorithm | crash, SIGKILL: min / median / p99 / max ms | graceful, SIGTERM: min / median / p99 / max ms |`, `| --- | --- | --- |`);
   for (const f of a) lines.push(`| ${f.algorithm} | ${dist(f.crash)} | ${dist(f.graceful)} |`);
+  const unfinished = a.filter((f) => f.unfinishedTrials > 0).map((f) => `${f.algorithm}: ${f.unfinishedTrials}`);
+  lines.push("", unfinished.length === 0 ? "Every trial ended with a takeover." : `Trials that did not finish (no primary to kill, or no takeover within 4·T + 10 s): ${unfinished.join(", ")}.`);
   lines.push("", `![crash failover](failover.svg)`, "");
   lines.push(`## Cost on the wire (steady state; counted by proxies in front of the service and of Azurite)`, "");
   lines.push(
