@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import type { LeaseView } from "../../shared/contract/lease-view.js";
 import { ALGORITHMS, type AlgorithmName } from "./algorithms/algorithm.js";
 import type { Plan } from "./plan.js";
 import { startLineProcess, type LineProcess } from "./processes.js";
@@ -43,6 +44,8 @@ interface Participant {
   readonly process: LineProcess;
   primary: boolean;
   following: boolean;
+  /** The uuid of its last `elected`: how the service's view names it. */
+  uuid: string | undefined;
 }
 
 interface Role {
@@ -71,16 +74,20 @@ export async function runAlgorithmPhase(plan: Plan, wire: Wire, log: (line: stri
   const spawn = (role: Role): Participant => {
     const id = `${role.utype}-${role.spawned++}`;
     const process = startLineProcess(PARTICIPANT, [role.algorithm, `${wire.service.url}/p/${id}/api`, role.utype, String(I), String(T)]);
-    const participant: Participant = { id, process, primary: false, following: false };
+    const participant: Participant = { id, process, primary: false, following: false, uuid: undefined };
     process.onLine((line) => {
-      if (line.event === "elected") participant.primary = true;
+      if (line.event === "elected") {
+        participant.primary = true;
+        participant.uuid = String(line["uuid"]);
+      }
       if (line.event === "demoted") participant.primary = false;
       if (line.event === "following") participant.following = true;
     });
     role.participants.push(participant);
     return participant;
   };
-  const settleMs = 3 * T + 10_000;
+  // Generous: a loaded 2-core machine starts a dozen Node processes slowly.
+  const settleMs = 3 * T + 60_000;
   try {
     // The primary alone: what one renewal costs on the wire.
     const leaders = roles.map(spawn);
@@ -106,8 +113,8 @@ export async function runAlgorithmPhase(plan: Plan, wire: Wire, log: (line: stri
     log(`steady state: ${steadyCalls.length} calls, ${steadyOps.length} store operations in ${plan.steadyWindowMs} ms`);
 
     const unfinished = new Map<AlgorithmName, number>();
-    const crash = await trials(roles, plan.failoverRounds, "SIGKILL", spawn, plan, log, unfinished);
-    const graceful = await trials(roles, plan.gracefulRounds, "SIGTERM", spawn, plan, log, unfinished);
+    const crash = await trials(roles, plan.failoverRounds, "SIGKILL", spawn, plan, log, unfinished, wire.service.url);
+    const graceful = await trials(roles, plan.gracefulRounds, "SIGTERM", spawn, plan, log, unfinished, wire.service.url);
 
     // Message loss between the participants and the service; nobody is killed.
     const elected = new Map<AlgorithmName, number>();
@@ -188,6 +195,7 @@ async function trials(
   plan: Plan,
   log: (line: string) => void,
   unfinished: Map<AlgorithmName, number>,
+  serviceUrl: string,
 ): Promise<Map<AlgorithmName, number[]>> {
   const { intervalMs: I, timeoutMs: T } = plan;
   const times = new Map<AlgorithmName, number[]>();
@@ -196,10 +204,19 @@ async function trials(
       roles.map(async (role) => {
         const alive = (p: Participant): boolean => p.process.child.exitCode === null && p.process.child.signalCode === null;
         const waitUntil = performance.now() + 4 * T + 10_000;
-        let primary = role.participants.find((p) => p.primary && alive(p));
+        // The participant the service names as primary: a participant's own belief may be stale.
+        const holder = async (): Promise<Participant | undefined> => {
+          try {
+            const view = (await (await fetch(`${serviceUrl}/api/primary/${role.utype}`, { signal: AbortSignal.timeout(5000) })).json()) as LeaseView;
+            return role.participants.find((p) => p.primary && alive(p) && p.uuid === view.primary?.uuid);
+          } catch {
+            return undefined;
+          }
+        };
+        let primary = await holder();
         while (primary === undefined && performance.now() < waitUntil) {
-          await sleep(50);
-          primary = role.participants.find((p) => p.primary && alive(p));
+          await sleep(200);
+          primary = await holder();
         }
         if (primary === undefined) {
           log(`${role.utype}: no primary to ${signal} in round ${round + 1}; trial skipped`);
