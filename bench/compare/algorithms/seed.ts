@@ -32,11 +32,12 @@ export function runSeed(context: AlgorithmContext): RunningAlgorithm {
       return undefined; // no answer within I, or a corrupted one
     }
   }
-  async function updateHeartBeat(uuid: string): Promise<void> {
+  /** True when the service says this uuid's term is over for good (409 LeaseRevoked). */
+  async function updateHeartBeat(uuid: string): Promise<boolean> {
     try {
-      await client.heartbeat(context.utype, { uuid }, { timeoutInMs: I });
+      return (await client.heartbeat(context.utype, { uuid }, { timeoutInMs: I })).outcome === "revoked";
     } catch {
-      // The seed learns the outcome from the next GetPrimary, not from this answer.
+      return false; // The seed learns the outcome from the next GetPrimary, not from this answer.
     }
   }
 
@@ -62,7 +63,10 @@ export function runSeed(context: AlgorithmContext): RunningAlgorithm {
       } else {
         const sentAt = performance.now();
         const view = await getPrimary();
-        if (view?.primary === null) await updateHeartBeat(uuid);
+        // The seed's service would take an old uuid back; ours ends a uuid's term for good (a
+        // follower whose acquire was applied but never confirmed, then taken over). The seed
+        // would be stuck; a new uuid is what its "restart" gives, so that is what it does here.
+        if (view?.primary === null && (await updateHeartBeat(uuid))) uuid = randomUUID();
         else if (view?.primary?.uuid === uuid) {
           primary = true;
           queryTime = sentAt;
