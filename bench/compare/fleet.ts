@@ -7,6 +7,8 @@
  * stdin with {"event":"stats", failures, heartbeats, p99Ms} over every elector.
  */
 import { createInterface } from "node:readline";
+import { HaClient } from "../../shared/sdk/ha-client.js";
+import type { LeaseTransport } from "../../shared/sdk/lease-transport.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 
 const [endpoint, prefix, countText] = process.argv.slice(2);
@@ -17,8 +19,21 @@ if (endpoint === undefined || prefix === undefined || !Number.isSafeInteger(coun
 }
 
 const write = (line: object): boolean => process.stdout.write(`${JSON.stringify(line)}\n`);
+/** Accepted heartbeats, counted as they return (stats() keeps only a window of round trips). */
+let accepted = 0;
+const client = new HaClient({ endpoint });
+const transport: LeaseTransport = {
+  getPrimary: (utype, options) => client.getPrimary(utype, options),
+  heartbeat: async (utype, body, options) => {
+    const result = await client.heartbeat(utype, body, options);
+    if (result.outcome === "accepted") accepted += 1;
+    return result;
+  },
+  release: (utype, uuid, options) => client.release(utype, uuid, options),
+};
 const electors = Array.from({ length: count }, (_, role) => {
-  const elector = new PrimaryElector({ utype: `${prefix}-${role}`, endpoint });
+  // The shipped elector over the shipped HaClient; the wrapper only counts.
+  const elector = new PrimaryElector({ utype: `${prefix}-${role}`, transport });
   elector.on("elected", () => write({ event: "elected", role }));
   elector.on("demoted", ({ reason }) => write({ event: "demoted", role, reason }));
   elector.on("error", () => {
@@ -36,7 +51,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   write({
     event: "stats",
     failures: stats.reduce((sum, s) => sum + s.failures, 0),
-    heartbeats: stats.reduce((sum, s) => sum + s.heartbeatRoundTrip.count, 0),
+    heartbeats: accepted,
     p99Ms: p99s.length === 0 ? null : Math.max(...p99s),
   });
 });
