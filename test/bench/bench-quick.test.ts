@@ -58,7 +58,8 @@ describe("npm run bench -- --quick", () => {
     expect(results.ratio.rawUpdatesPerSecond).toBeGreaterThan(0);
     expect(results.ratio.ratio).toBeCloseTo(results.ratio.heartbeatsPerSecond / results.ratio.rawUpdatesPerSecond, 6);
     expect(results.capacity.steps.length).toBeGreaterThan(0);
-    for (const step of results.capacity.steps) expect(step.heartbeatsPerSecond).toBeGreaterThan(0);
+    // A clean step held every role for the whole window: its primaries renewed about once per I.
+    for (const step of results.capacity.steps.filter((s) => s.clean)) expect(step.heartbeatsPerSecond).toBeGreaterThan((step.roles * 1000) / I / 2);
 
     const failover = await readFile(join(out, "failover.svg"), "utf8");
     expect(failover.startsWith("<svg")).toBe(true);
