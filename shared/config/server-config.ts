@@ -2,6 +2,7 @@ import type { LeaseTiming } from "../contract/timing.js";
 import { ConfigError } from "./config-error.js";
 import { readBoolean, readChoice, readHttpsUrl, readInteger, readString, type Env } from "./env.js";
 import { loadMembersConfig, type MembersConfig } from "./members-config.js";
+import { loadAdmissionConfig, type AdmissionConfig } from "./admission-config.js";
 
 /**
  * Where leases live. `embedded` means no store was configured: only the local host can
@@ -41,6 +42,8 @@ export interface ServerConfig {
   readonly store: StoreConfig;
   /** Membership's durations, bounds and sweep schedule (members-config.ts). */
   readonly members: MembersConfig;
+  /** Load shedding (admission-config.ts); undefined when HA_MAX_IN_FLIGHT=0. */
+  readonly admission: AdmissionConfig | undefined;
 }
 
 export const DEFAULT_INTERVAL_MS = 1000;
@@ -64,6 +67,7 @@ export function loadServerConfig(env: Env): ServerConfig {
     leaseSecret: loadLeaseSecret(env),
     store: loadStoreConfig(env),
     members: loadMembersConfig(env, timing),
+    admission: loadAdmissionConfig(env),
   };
 }
 

@@ -25,6 +25,8 @@ export const ERROR_STATUS = {
   /** Local host: a bug; the last resort, logged, never with a stack. */
   InternalError: 500,
   StoreUnavailable: 503,
+  /** Load shedding: too many requests wait for the store; nothing was done. Sent with Retry-After (seconds). */
+  Overloaded: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

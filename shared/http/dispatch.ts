@@ -1,5 +1,6 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "./azure-functions.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { OverloadedError } from "../lease/overloaded-error.js";
 import { errorResponse } from "./answers.js";
 import { announcesBody, codingRefusal } from "./content-coding.js";
 import { HttpError } from "./http-error.js";
@@ -37,6 +38,7 @@ export async function handleRoute(
     return await operation.handler(request, await runtime(), { arrivedAt }, { warn: (message) => context.warn(`${name}: ${message}`) });
   } catch (error) {
     if (error instanceof HttpError) return errorResponse(error.code, error.message);
+    if (error instanceof OverloadedError) return overloaded(error);
     if (error instanceof StoreUnavailableError) {
       context.warn(`${name}: ${error.message}`);
       return errorResponse("StoreUnavailable", "The lease store is unavailable; retry shortly.");
@@ -44,6 +46,12 @@ export async function handleRoute(
     context.error(`${name}: unexpected error`, error);
     throw error;
   }
+}
+
+/** 503 Overloaded, shed before the store: nothing was done; Retry-After says when to come back. Not logged: it is the design working. */
+function overloaded(error: OverloadedError): HttpResponseInit {
+  const response = errorResponse("Overloaded", error.message);
+  return { ...response, headers: { ...(response.headers as Record<string, string>), "retry-after": String(error.retryAfterSeconds) } };
 }
 
 /** 405 with the Allow header, for a method `route` does not serve. */

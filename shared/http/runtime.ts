@@ -2,6 +2,7 @@ import { systemClock, type Clock } from "../lease/clock.js";
 import type { ServerConfig } from "../config/server-config.js";
 import { processStallMonitor } from "./stall-monitor.js";
 import { LeaseService } from "../lease/lease-service.js";
+import { AdmissionGate } from "../lease/admission.js";
 import { LeaseTokenSigner } from "../lease/lease-token.js";
 import type { LeaseStore } from "../lease/lease-store.js";
 import { MemberService } from "../members/member-service.js";
@@ -21,7 +22,11 @@ export interface Runtime {
 }
 
 /** The configuration a runtime reads; `members` defaults from I and T (defaultMembershipRules). */
-export type RuntimeConfig = Pick<ServerConfig, "timing" | "storeTimeoutMs" | "leaseSecret"> & { readonly members?: ServerConfig["members"] };
+export type RuntimeConfig = Pick<ServerConfig, "timing" | "storeTimeoutMs" | "leaseSecret"> & {
+  readonly members?: ServerConfig["members"];
+  /** Load shedding's bounds; absent or undefined: none. */
+  readonly admission?: ServerConfig["admission"];
+};
 
 /**
  * The runtime of one process. `memberStore` is the configured membership store; without one
@@ -30,7 +35,11 @@ export type RuntimeConfig = Pick<ServerConfig, "timing" | "storeTimeoutMs" | "le
 export function createRuntime(config: RuntimeConfig, store: LeaseStore, clock: Clock = systemClock, memberStore: MemberStore = noMemberStore()): Runtime {
   // Watch for stalls from start-up on, so that a freeze before the first request is seen too.
   processStallMonitor.start();
+  // One gate for the process: leases and members share the store, so they share its bound.
+  // A shed caller is told to come back after about one I.
+  const admission = config.admission === undefined ? undefined : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)));
   const service = new LeaseService({
+    ...(admission === undefined ? {} : { admission }),
     store,
     clock,
     timing: config.timing,
@@ -48,6 +57,7 @@ export function createRuntime(config: RuntimeConfig, store: LeaseStore, clock: C
           sweepPeriodMs: config.members.sweepPeriodMs,
         };
   const members = new MemberService({
+    ...(admission === undefined ? {} : { admission }),
     store: memberStore,
     clock,
     rules: membership,

@@ -10,6 +10,7 @@ import type { LeaseStore, WriteOutcome } from "./lease-store.js";
 import type { LeaseTokenSigner } from "./lease-token.js";
 import { toLeaseView, type ViewedLease } from "./lease-view.js";
 import { RequestBudget, type RequestArrival } from "./request-budget.js";
+import type { AdmissionGate, AdmissionPriority } from "./admission.js";
 
 /** A request as the service takes it: the PUT body or DELETE query, with its route's utype. */
 type ForUtype<T> = T & { readonly utype: string };
@@ -24,6 +25,11 @@ export interface LeaseServiceDeps {
   readonly tokens: LeaseTokenSigner;
   /** The time budget of all store calls made for one request, from its arrival. */
   readonly storeTimeoutMs: number;
+  /**
+   * Bounds the requests at the store at once and sheds the excess (OverloadedError); shared
+   * with the membership service. None: every request goes straight to the store.
+   */
+  readonly admission?: AdmissionGate;
   /** Where a renewal that leaves the fast path is logged; by default Node's debuglog (NODE_DEBUG=ha-module). */
   readonly debug?: (message: string) => void;
 }
@@ -53,12 +59,38 @@ export class LeaseService {
     return this.deps.store.kind;
   }
 
-  async getPrimary(utype: string, arrival?: RequestArrival): Promise<LeaseView> {
+  getPrimary(utype: string, arrival?: RequestArrival): Promise<LeaseView> {
+    return this.#admitted("other", () => this.#getPrimary(utype, arrival));
+  }
+
+  listPrimaries(arrival?: RequestArrival): Promise<LeaseView[]> {
+    return this.#admitted("other", () => this.#listPrimaries(arrival));
+  }
+
+  health(arrival?: RequestArrival): Promise<void> {
+    return this.#admitted("other", () => this.#health(arrival));
+  }
+
+  /** A renewal with its token goes first under load: it is what keeps a primary primary. */
+  heartbeat(input: ForUtype<HeartbeatBody>, arrival?: RequestArrival): Promise<HeartbeatResult> {
+    return this.#admitted(input.lease === undefined ? "other" : "holder", () => this.#heartbeat(input, arrival));
+  }
+
+  /** A proven release (with the token) goes first too: it lets a standby take over at once. */
+  release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
+    return this.#admitted(input.lease === undefined ? "other" : "holder", () => this.#release(input, arrival));
+  }
+
+  #admitted<T>(priority: AdmissionPriority, work: () => Promise<T>): Promise<T> {
+    return this.deps.admission === undefined ? work() : this.deps.admission.run(priority, work);
+  }
+
+  async #getPrimary(utype: string, arrival?: RequestArrival): Promise<LeaseView> {
     const entry = await this.deps.store.read(utype, this.#budget(arrival).forStoreCall("read"));
     return this.#view(utype, entry);
   }
 
-  async listPrimaries(arrival?: RequestArrival): Promise<LeaseView[]> {
+  async #listPrimaries(arrival?: RequestArrival): Promise<LeaseView[]> {
     const entries = await this.deps.store.list(this.#budget(arrival).forStoreCall("read"));
     const haTime = this.deps.clock.now();
     return entries
@@ -67,11 +99,11 @@ export class LeaseService {
       .sort((a, b) => (a.utype < b.utype ? -1 : a.utype > b.utype ? 1 : 0));
   }
 
-  async health(arrival?: RequestArrival): Promise<void> {
+  async #health(arrival?: RequestArrival): Promise<void> {
     await this.deps.store.ping(this.#budget(arrival).forStoreCall("read"));
   }
 
-  async heartbeat(input: ForUtype<HeartbeatBody>, arrival?: RequestArrival): Promise<HeartbeatResult> {
+  async #heartbeat(input: ForUtype<HeartbeatBody>, arrival?: RequestArrival): Promise<HeartbeatResult> {
     const budget = this.#budget(arrival);
     // The latest moment this request can have arrived, on ha_time: see #afterLostRace.
     const arrivedHaTime = this.deps.clock.now();
@@ -97,7 +129,7 @@ export class LeaseService {
     }
   }
 
-  async release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
+  async #release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
     const budget = this.#budget(arrival);
     const { utype, uuid } = input;
     const claims = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, { utype, uuid });

@@ -14,6 +14,7 @@ import type {
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "../lease/clock.js";
 import type { WriteOutcome } from "../lease/lease-store.js";
 import { RequestBudget, type RequestArrival } from "../lease/request-budget.js";
+import type { AdmissionGate, AdmissionPriority } from "../lease/admission.js";
 import { judgeRow, serviceGaps, type AgeRules } from "./member-age.js";
 import { decideMember, type MemberAction } from "./member-decision.js";
 import type { MemberStore } from "./member-store.js";
@@ -35,6 +36,8 @@ export interface MemberServiceDeps {
   readonly tokens: MemberTokenSigner;
   /** The time budget of all store calls made for one request, from its arrival. */
   readonly storeTimeoutMs: number;
+  /** The lease service's gate (LeaseServiceDeps.admission): both share one bound on the store. */
+  readonly admission?: AdmissionGate;
   /** Where a heartbeat that leaves the fast path is logged; by default NODE_DEBUG=ha-module. */
   readonly debug?: (message: string) => void;
 }
@@ -64,7 +67,28 @@ export class MemberService {
     return { intervalMs, timeoutMs, ttlMs };
   }
 
-  async heartbeat(input: ForMember<MemberHeartbeatBody>, arrival?: RequestArrival): Promise<MemberHeartbeatResult> {
+  /** A steady-state heartbeat (with its token) goes first under load, as a lease renewal does. */
+  heartbeat(input: ForMember<MemberHeartbeatBody>, arrival?: RequestArrival): Promise<MemberHeartbeatResult> {
+    return this.#admitted(input.token === undefined ? "other" : "holder", () => this.#heartbeat(input, arrival));
+  }
+
+  leave(input: ForMember<LeaveQuery>, arrival?: RequestArrival): Promise<MemberLeaveResult> {
+    return this.#admitted("other", () => this.#leave(input, arrival));
+  }
+
+  list(group: string, arrival?: RequestArrival): Promise<MemberList> {
+    return this.#admitted("other", () => this.#list(group, arrival));
+  }
+
+  listGroups(arrival?: RequestArrival): Promise<GroupList> {
+    return this.#admitted("other", () => this.#listGroups(arrival));
+  }
+
+  #admitted<T>(priority: AdmissionPriority, work: () => Promise<T>): Promise<T> {
+    return this.deps.admission === undefined ? work() : this.deps.admission.run(priority, work);
+  }
+
+  async #heartbeat(input: ForMember<MemberHeartbeatBody>, arrival?: RequestArrival): Promise<MemberHeartbeatResult> {
     const budget = this.#budget(arrival);
     // The latest moment this request can have arrived, on ha_time: see #afterLostRace.
     const arrivedHaTime = this.deps.clock.now();
@@ -92,7 +116,7 @@ export class MemberService {
   }
 
   /** Goodbye: the caller's session turns leaving at once; the sweeper removes it after the retention. */
-  async leave(input: ForMember<LeaveQuery>, arrival?: RequestArrival): Promise<MemberLeaveResult> {
+  async #leave(input: ForMember<LeaveQuery>, arrival?: RequestArrival): Promise<MemberLeaveResult> {
     const budget = this.#budget(arrival);
     const { row, marker } = await this.deps.store.read(input.group, input.member, budget.forStoreCall("read"));
     const haTime = this.deps.clock.now();
@@ -120,7 +144,7 @@ export class MemberService {
    * marker, all judged at one ha_time taken after the whole query (every page) was read,
    * so a listing never mixes two moments or two markers.
    */
-  async list(group: string, arrival?: RequestArrival): Promise<MemberList> {
+  async #list(group: string, arrival?: RequestArrival): Promise<MemberList> {
     const snapshot = await this.deps.store.listGroup(group, this.#budget(arrival).forStoreCall("read"));
     const haTime = this.deps.clock.now();
     const gaps = serviceGaps(snapshot.marker, haTime, this.#ageRules);
@@ -131,7 +155,7 @@ export class MemberService {
   }
 
   /** Every group with members, counted by state (a cross-partition read: the dashboard's, not a hot path). */
-  async listGroups(arrival?: RequestArrival): Promise<GroupList> {
+  async #listGroups(arrival?: RequestArrival): Promise<GroupList> {
     const snapshots = await this.deps.store.listAll(this.#budget(arrival).forStoreCall("read"));
     const haTime = this.deps.clock.now();
     const groups: GroupSummary[] = snapshots

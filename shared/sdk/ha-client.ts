@@ -34,6 +34,17 @@ export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 interface Answer {
   readonly status: number;
   readonly body: unknown;
+  /** Retry-After, in ms, when the answer carried a usable one. */
+  readonly retryAfterMs?: number | undefined;
+}
+
+/** The longest Retry-After taken at its word (an hour); a longer one is read as this. */
+const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** Retry-After as delta-seconds (RFC 9110 §10.2.3); an HTTP-date, or nonsense, is ignored. */
+export function parseRetryAfter(value: string | null): number | undefined {
+  if (value === null || !/^\s*[0-9]{1,10}\s*$/.test(value)) return undefined;
+  return Math.min(MAX_RETRY_AFTER_MS, Number(value) * 1000);
 }
 
 /**
@@ -190,8 +201,9 @@ export class HaClient implements LeaseTransport, MembersTransport {
       // A 200 or 409 promises a JSON body; any other status may come from a proxy or the
       // platform (a 502 page), which is a failed call, not a corrupted message.
       const promisesJson = response.ok || response.status === 409;
-      if (!promisesJson && !looksLikeJson(text)) return { status: response.status, body: undefined };
-      return { status: response.status, body: parseJsonBody(text, response.status, what) };
+      const retryAfterMs = response.ok ? undefined : parseRetryAfter(response.headers.get("retry-after"));
+      if (!promisesJson && !looksLikeJson(text)) return { status: response.status, body: undefined, retryAfterMs };
+      return { status: response.status, body: parseJsonBody(text, response.status, what), retryAfterMs };
     } catch (error) {
       if (callerSignal?.aborted) throw callerSignal.reason;
       if (timeout.aborted) {
@@ -225,8 +237,9 @@ function refused(what: string, answer: Answer, endpoint: string, path: string): 
   // Errors no retry can fix get classes of their own, so a program can tell them apart.
   if (answer.status === 401) return new UnauthorizedError(what, endpoint, error?.message);
   if (answer.status === 404) return new EndpointNotFoundError(what, `${endpoint}${path}`, error?.message);
+  const options = { retryAfterMs: answer.retryAfterMs };
   if (error === undefined) {
-    return new HaRequestError(`${what}: unexpected ${answer.status} response without the contract's error body.`, "UnexpectedResponse", answer.status);
+    return new HaRequestError(`${what}: unexpected ${answer.status} response without the contract's error body.`, "UnexpectedResponse", answer.status, options);
   }
-  return new HaRequestError(`${what}: ${answer.status} ${error.code}: ${error.message}`, error.code, answer.status);
+  return new HaRequestError(`${what}: ${answer.status} ${error.code}: ${error.message}`, error.code, answer.status, options);
 }

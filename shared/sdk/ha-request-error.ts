@@ -12,15 +12,21 @@ export class HaRequestError extends Error {
    * which need something changed first (the key, the endpoint, the request).
    */
   readonly retryable: boolean;
+  /**
+   * How long the service asked us to wait before sending again (its `Retry-After`, e.g. with
+   * `503 Overloaded`), in milliseconds; undefined when it did not say.
+   */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     message: string,
     readonly code: string,
     /** The HTTP status, or undefined when no response arrived. */
     readonly status: number | undefined,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number | undefined },
   ) {
     super(message, options);
     this.retryable = status === undefined || status >= 500 || status === 408 || status === 429 || status < 400;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }

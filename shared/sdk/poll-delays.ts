@@ -12,9 +12,13 @@ export const POLL_JITTER = 0.2;
 
 /** The factor a standby's wait is stretched by: 1 + POLL_JITTER·U, with U drawn from `random` (clamped to [0, 1]). */
 export function pollStretch(random: () => number): number {
+  return 1 + POLL_JITTER * uniform(random);
+}
+
+/** One draw of `random`, clamped to [0, 1] (0 for a non-number): a bad `random` cannot make a wait negative. */
+function uniform(random: () => number): number {
   const draw = random();
-  const u = Number.isFinite(draw) ? Math.min(Math.max(draw, 0), 1) : 0;
-  return 1 + POLL_JITTER * u;
+  return Number.isFinite(draw) ? Math.min(Math.max(draw, 0), 1) : 0;
 }
 
 /**
@@ -32,4 +36,25 @@ export function backoffMs(refusals: number, timing: LeaseTiming | undefined, ret
 /** An error that says sending the same request again cannot help. */
 export function isRefusal(error: unknown): boolean {
   return typeof error === "object" && error !== null && "retryable" in error && error.retryable === false;
+}
+
+/**
+ * After `failures` calls in a row that got no answer (timeouts, 503s, an unreachable
+ * service), a standby waits about 2·I, 4·I, … up to T before it asks again: a service past
+ * its capacity is not asked harder by the very callers it could not answer. The wait is
+ * jittered over its upper half (between half and all of it, never below I), so standbys
+ * that failed together do not come back together. `random` draws U uniform in [0, 1).
+ */
+export function failureBackoffMs(failures: number, timing: LeaseTiming | undefined, retryDelayMs: number, random: () => number): number {
+  const intervalMs = timing?.intervalMs ?? retryDelayMs;
+  const capMs = timing?.timeoutMs ?? 5 * retryDelayMs;
+  const ceilingMs = Math.min(capMs, intervalMs * 2 ** Math.min(Math.max(failures, 0), 30));
+  return Math.max(intervalMs, ceilingMs * (0.5 + 0.5 * uniform(random)));
+}
+
+/** How long the service asked us to wait (Retry-After, in ms), when the error carries it. */
+export function retryAfterOf(error: unknown): number | undefined {
+  if (typeof error !== "object" || error === null || !("retryAfterMs" in error)) return undefined;
+  const value = error.retryAfterMs;
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }

@@ -13,7 +13,7 @@ import type { LeaseTiming } from "../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "./lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
 import { Listeners } from "./listeners.js";
-import { backoffMs, isRefusal, pollStretch } from "./poll-delays.js";
+import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "./poll-delays.js";
 import { checkId } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 
@@ -72,6 +72,10 @@ export class PrimaryElector {
   #observedPrimary: string | null | undefined;
   /** Failed calls in a row that no retry can fix (see isRefusal); any answer resets it. */
   #refusals = 0;
+  /** Failed calls in a row of any kind (timeouts, 503s, refusals); any answer resets it. */
+  #failures = 0;
+  /** No follower call before this time: the service's last Retry-After. Renewals ignore it. */
+  #notBefore = Number.NEGATIVE_INFINITY;
   #loop: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
 
@@ -247,7 +251,9 @@ export class PrimaryElector {
       }
     };
     for (;;) {
-      await sleep(this.#clock, (takeoverAt === undefined ? pollAt : Math.min(pollAt, takeoverAt)) - this.#clock.now(), halt);
+      // Retry-After holds back the takeover too: the service said it would refuse it.
+      const wakeAt = Math.max(takeoverAt === undefined ? pollAt : Math.min(pollAt, takeoverAt), this.#notBefore);
+      await sleep(this.#clock, wakeAt - this.#clock.now(), halt);
       if (halt.aborted) return undefined;
       const startedAt = this.#clock.now();
       const pollMs = pollBudgetMs(this.#timing, this.#retryDelayMs);
@@ -273,7 +279,10 @@ export class PrimaryElector {
         const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#transport.getPrimary(this.utype, options));
         takeoverAlarm.disarm();
         if (halt.aborted) return undefined;
-        if (view === undefined) continue;
+        if (view === undefined) {
+          pollAt = this.#afterFailure(pollAt, startedAt);
+          continue;
+        }
         this.#observe(view);
         judgeUuid(view);
         pollAt = startedAt + view.intervalMs * stretch;
@@ -300,6 +309,7 @@ export class PrimaryElector {
           break;
         case "unanswered":
           unconfirmed = true;
+          pollAt = this.#afterFailure(pollAt, startedAt);
           break;
       }
       if (halt.aborted) return undefined;
@@ -452,6 +462,16 @@ export class PrimaryElector {
     this.#uuid = this.#newUuid();
     this.#stats.demoted();
     term.ended.abort(new TermEndedError(reason, term.uuid, term.epoch));
+    // The deadline passed because the renewals got no answer: the service is down or past
+    // its capacity. A release would most likely go unanswered too and only add to its load,
+    // and competing again at once is the release-and-reacquire churn of a retry storm. So
+    // the lease is left to run out, and the new incarnation first waits out a backoff.
+    const unanswered = reason === "lease-expired" && this.#failures > 0;
+    if (unanswered) {
+      void this.#listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
+      const now = this.#clock.now();
+      return { pollAt: this.#afterFailure(now, now), takeoverAt: undefined };
+    }
     if (!refused) {
       this.#transport
         .release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs), lease: term.lease })
@@ -480,6 +500,7 @@ export class PrimaryElector {
   /** Keeps I and T, the primaryChanged event and the time spent without a primary. */
   #observe(view: LeaseView): void {
     this.#refusals = 0;
+    this.#failures = 0;
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
     this.#stats.observed(this.#clock.now(), view.primary?.expiresInMs);
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
@@ -487,6 +508,17 @@ export class PrimaryElector {
       this.#observedPrimary = key;
       void this.#listeners.emit("primaryChanged", { primary: view.primary });
     }
+  }
+
+  /**
+   * A follower's next call after one that got no answer: a jittered backoff from when it
+   * started (failureBackoffMs), and not before the service's Retry-After. Never earlier
+   * than `pollAt`, the time already planned. (A call cut off by the elector itself is no
+   * failure and changes nothing.)
+   */
+  #afterFailure(pollAt: number, startedAt: number): number {
+    if (this.#failures === 0) return pollAt;
+    return Math.max(pollAt, startedAt + failureBackoffMs(this.#failures, this.#timing, this.#retryDelayMs, this.#random), this.#notBefore);
   }
 
   #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>): Promise<T | undefined> {
@@ -500,7 +532,10 @@ export class PrimaryElector {
 
   #fail(error: unknown): void {
     this.#stats.failed();
+    this.#failures += 1;
     if (isRefusal(error)) this.#refusals += 1;
+    const retryAfterMs = retryAfterOf(error);
+    if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#clock.now() + retryAfterMs);
     this.#report(asError(error));
   }
 

@@ -193,12 +193,16 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     ]);
     // The second call was cut off by the demotion itself, which is not a failure of the call.
     expect(events.filter((e) => e.event === "error").map((e) => (e.payload as HaRequestError).code)).toEqual(["Timeout"]);
-    // The expired incarnation's lease is released in the background; the new one polls at once.
-    const release = transport.take("release");
-    expect(release.uuid).toBe("uuid-1");
-    expect(transport.take("getPrimary").request).toBeUndefined();
+    // The renewals got no answer: no release (it would only add to a failing service's
+    // load), and the new incarnation waits a backoff (≥ I) before it polls: no churn.
+    transport.expectIdle();
     expect(elector.uuid).toBe("uuid-2");
     expect(elector.stats().failures).toBe(1);
+    await clock.advance(I - 1);
+    transport.expectIdle();
+    await clock.advance(2 * I);
+    expect(transport.take("getPrimary").request).toBeUndefined();
+    transport.expectIdle();
   });
 
   it("after a pause longer than T it never reports the lost lease, and its next event is demoted", async () => {
@@ -260,9 +264,14 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     await clock.advance(I);
     expect(elector.isPrimary()).toBe(false);
     expect(events.at(-1)).toMatchObject({ event: "demoted", payload: { reason: "lease-expired" } });
-    const release = transport.take("release");
-    // Proven: the lease's own token, so a standby need not wait out the rest of T.
-    expect([release.uuid, release.options.lease, transport.take("getPrimary").utype]).toEqual(["uuid-1", "token-1", UTYPE]);
+    // Failed renewals ended the term: nothing is released, and the next poll waits a backoff
+    // (after 3 failures: min(T, 8·I) × (0.5 + 0.5·U), U = 0 here: T/2).
+    transport.expectIdle();
+    await clock.advance(T / 2 - 1);
+    transport.expectIdle();
+    await clock.advance(1);
+    expect(transport.take("getPrimary").utype).toBe(UTYPE);
+    transport.expectIdle();
   });
 
   it("a corrupted GetPrimary never leads a follower to acquire", async () => {
@@ -525,16 +534,76 @@ describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpo
     transport.expectIdle();
   });
 
-  it("a failure that a retry may fix (a timeout, a 503) does not back off", async () => {
-    const { clock, transport, elector } = setup();
+  it("a follower whose calls fail (503s, timeouts) backs off: about 2·I, 4·I, … up to T, jittered", async () => {
+    // U = 0.999: each wait is just under its ceiling (2·I, 4·I, then T), never below I.
+    const { clock, transport, elector } = setup({ random: () => 0.999 });
     elector.start();
     await clock.advance(0);
-    for (let n = 0; n < 4; n += 1) {
-      transport.take("getPrimary").fail(new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503));
-      await clock.advance(1000);
+    const sent: number[] = [];
+    const start = clock.now();
+    transport.take("getPrimary").fail(new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503));
+    for (let n = 0; n < 5; n += 1) {
+      await clock.advance(T);
+      const call = transport.take("getPrimary");
+      sent.push(call.sentAt - start);
+      if (n === 1) call.fail(new HaRequestError("GetPrimary(scheduler): no answer within 1000 ms.", "Timeout", undefined));
+      else call.fail(new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503));
+      transport.expectIdle();
     }
-    transport.take("getPrimary");
+    const gaps = sent.map((at, index) => at - (sent[index - 1] ?? 0));
+    expect(gaps.map((gap) => Math.round(gap))).toEqual([1999, 3998, 4998, 4998, 4998]);
+    // Before the fix it polled every I: 5 calls in the first 5 s instead of 2.
+    expect(elector.stats().failures).toBe(6);
+  });
+
+  it("one answer ends the backoff: the next poll is I later again", async () => {
+    const { clock, transport, elector, answer } = setup({ random: () => 0.999 });
+    elector.start();
+    await clock.advance(0);
+    // The waits of the test above: 2·I, 4·I, T (each × 0.9995).
+    for (const wait of [1999, 3998, 4998]) {
+      transport.take("getPrimary").fail(new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503));
+      await clock.advance(wait);
+    }
+    const answered = transport.take("getPrimary");
+    await answer(answered, leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 4000 })));
+    await clock.advance(1.2 * I);
+    expect(transport.take("getPrimary").sentAt - answered.sentAt).toBeCloseTo(1.1998 * I, 0);
+  });
+
+  it("honours Retry-After on a 503: no call of a follower before it, not even a due takeover", async () => {
+    const { clock, transport, elector, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 1500 })));
+    await clock.advance(I);
+    const refusedAt = clock.now();
+    transport
+      .take("getPrimary")
+      .fail(new HaRequestError("GetPrimary(scheduler): 503 Overloaded: at capacity", "Overloaded", 503, { retryAfterMs: 3000 }));
+    // The takeover was due at 1 501 ms and the backoff at I: both wait for the Retry-After.
+    await clock.advance(3000 - 1);
     transport.expectIdle();
+    await clock.advance(1);
+    const next = transport.take("heartbeat");
+    expect(next.sentAt - refusedAt).toBe(3000);
+  });
+
+  it("a primary's renewals stay on time through 503 Overloaded with Retry-After: safety before backoff", async () => {
+    const { clock, transport, elector, becomePrimary } = setup();
+    await becomePrimary();
+    const overloaded = (): HaRequestError => new HaRequestError("UpdateHeartBeat(scheduler): 503 Overloaded: at capacity", "Overloaded", 503, { retryAfterMs: 10_000 });
+    await clock.advance(I);
+    const first = transport.take("heartbeat");
+    first.fail(overloaded());
+    await clock.advance(I);
+    const second = transport.take("heartbeat");
+    expect(second.sentAt - first.sentAt).toBe(I);
+    expect(second.request).toMatchObject({ lease: "token-1" });
+    second.fail(overloaded());
+    await clock.advance(I);
+    expect(transport.take("heartbeat").sentAt - second.sentAt).toBe(I);
+    expect(elector.isPrimary()).toBe(true);
   });
 });
 

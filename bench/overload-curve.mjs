@@ -1,0 +1,96 @@
+/* global console, process, performance */
+// Black-box overload run: one `ha-module serve` (in-memory embedded Azurite) and N roles × 2
+// PrimaryElectors (HaClient over HTTP) in one client process, for a few seconds each.
+// Reports accepted heartbeats/s, calls/s, 503s/s and the mean fraction of roles with a
+// primary after warm-up. `--tree DIR` runs another checkout's dist (e.g. main, built).
+//
+//   node bench/overload-curve.mjs [--tree DIR] [--seconds 20] 400 1000 1500
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { tree: { type: "string", default: "." }, seconds: { type: "string", default: "20" }, warmup: { type: "string", default: "8" } } });
+const tree = path.resolve(values.tree);
+const seconds = Number(values.seconds);
+const warmup = Number(values.warmup);
+const { PrimaryElector, HaClient } = await import(path.join(tree, "dist/shared/sdk/index.js"));
+
+async function serve() {
+  const child = spawn(process.execPath, [path.join(tree, "dist/shared/cli/main.js"), "serve"], {
+    env: { ...process.env, PORT: "0", HA_IN_MEMORY: "true", HA_DATA_DIR: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const url = await new Promise((resolve, reject) => {
+    const look = (chunk) => {
+      out += chunk;
+      const found = /http:\/\/127\.0\.0\.1:\d+\/api/.exec(out);
+      if (found) resolve(found[0]);
+    };
+    child.stdout.on("data", look);
+    child.stderr.on("data", look);
+    child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+  return { url, child };
+}
+
+async function run(roles) {
+  const { url, child } = await serve();
+  const counts = { calls: 0, accepted: 0, overloaded: 0, failed: 0, demoted: 0 };
+  const client = new HaClient({ endpoint: url });
+  const counted = (call) => async (...args) => {
+    counts.calls += 1;
+    try {
+      const result = await call(...args);
+      if (result?.outcome === "accepted") counts.accepted += 1;
+      return result;
+    } catch (error) {
+      if (error?.status === 503) counts.overloaded += 1;
+      else { counts.failed += 1; if (counts.failed === 1 || process.env.DEBUG_OVERLOAD) console.error(String(error?.message ?? error)); }
+      throw error;
+    }
+  };
+  const transport = { getPrimary: counted(client.getPrimary.bind(client)), heartbeat: counted(client.heartbeat.bind(client)), release: counted(client.release.bind(client)) };
+  const electors = [];
+  for (let role = 0; role < roles; role += 1) {
+    for (let n = 0; n < 2; n += 1) {
+      const elector = new PrimaryElector({ utype: `role-${role}`, transport });
+      elector.on("demoted", () => (counts.demoted += 1)).on("error", () => {});
+      electors.push(elector.start());
+    }
+    // Ramped in over the first half of the warm-up: a fleet that starts in one instant is
+    // another test (every first call has only retryDelayInMs to be answered in).
+    await sleep((warmup * 500) / roles);
+  }
+  await sleep(warmup * 500);
+  const start = { ...counts };
+  const fractions = [];
+  const began = performance.now();
+  while (performance.now() - began < seconds * 1000) {
+    await sleep(500);
+    let held = 0;
+    for (let role = 0; role < roles; role += 1) if (electors[2 * role].isPrimary() || electors[2 * role + 1].isPrimary()) held += 1;
+    fractions.push(held / roles);
+  }
+  const elapsed = (performance.now() - began) / 1000;
+  const rate = (key) => Math.round((counts[key] - start[key]) / elapsed);
+  const result = {
+    roles,
+    electors: roles * 2,
+    acceptedPerS: rate("accepted"),
+    callsPerS: rate("calls"),
+    e503PerS: rate("overloaded"),
+    otherFailuresPerS: rate("failed"),
+    demotionsPerS: rate("demoted"),
+    withPrimary: Number((fractions.reduce((a, b) => a + b, 0) / fractions.length).toFixed(3)),
+    minWithPrimary: Number(Math.min(...fractions).toFixed(3)),
+  };
+  await Promise.race([Promise.all(electors.map((e) => e.stop())), sleep(5000)]);
+  child.kill("SIGTERM");
+  await sleep(500);
+  return result;
+}
+
+for (const roles of positionals.map(Number)) console.log(JSON.stringify({ tree: values.tree, ...(await run(roles)) }));
+process.exit(0);

@@ -1,0 +1,100 @@
+import { OverloadedError } from "./overloaded-error.js";
+
+/**
+ * Which requests shed first. `holder`: a renewal that carries its lease token (or a
+ * release with it): the one request that keeps a primary primary. `other`: GetPrimary
+ * polls, acquisitions, takeovers and lists, which lose nothing by waiting a second.
+ */
+export type AdmissionPriority = "holder" | "other";
+
+export interface AdmissionLimits {
+  /** Requests that may be at the store at once (HA_MAX_IN_FLIGHT). */
+  readonly maxInFlight: number;
+  /** Requests that may wait for a slot (HA_MAX_QUEUED); `other` ones may fill only half of it. */
+  readonly maxQueued: number;
+}
+
+interface Waiter {
+  readonly priority: AdmissionPriority;
+  readonly admit: (leave: () => void) => void;
+  readonly shed: (error: OverloadedError) => void;
+}
+
+/**
+ * Bounds the store calls a process has in flight, so that past capacity the store does not
+ * fall behind: what is accepted finishes inside its budget, and the excess is refused at
+ * once (OverloadedError → 503 Overloaded with Retry-After) instead of timing out after
+ * taking its share of the work.
+ *
+ * Guarantees:
+ * - at most `maxInFlight` callers hold a slot; at most `maxQueued` wait for one;
+ * - holders go first: they are admitted before any waiting `other`, may use the whole
+ *   queue while `other`s may use only half, and a holder arriving at a full queue takes the
+ *   place of the newest waiting `other`, which is shed;
+ * - a shed request has not touched the store: nothing was written.
+ */
+export class AdmissionGate {
+  #inFlight = 0;
+  readonly #holders: Waiter[] = [];
+  readonly #others: Waiter[] = [];
+
+  constructor(
+    private readonly limits: AdmissionLimits,
+    /** Seconds a shed caller is told to wait (Retry-After). */
+    private readonly retryAfterSeconds: number,
+  ) {}
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  get queued(): number {
+    return this.#holders.length + this.#others.length;
+  }
+
+  /** Waits for a slot; resolves to the function that gives it back (call it exactly once). */
+  enter(priority: AdmissionPriority): Promise<() => void> {
+    if (this.#inFlight < this.limits.maxInFlight && this.queued === 0) {
+      this.#inFlight += 1;
+      return Promise.resolve(this.#leaver());
+    }
+    const room = priority === "holder" ? this.limits.maxQueued : Math.floor(this.limits.maxQueued / 2);
+    if (this.queued >= room) {
+      const evicted = priority === "holder" ? this.#others.pop() : undefined;
+      if (evicted === undefined) return Promise.reject(this.#overloaded());
+      evicted.shed(this.#overloaded());
+    }
+    return new Promise((admit, shed) => {
+      (priority === "holder" ? this.#holders : this.#others).push({ priority, admit, shed });
+    });
+  }
+
+  /** Runs `work` inside a slot. */
+  async run<T>(priority: AdmissionPriority, work: () => Promise<T>): Promise<T> {
+    const leave = await this.enter(priority);
+    try {
+      return await work();
+    } finally {
+      leave();
+    }
+  }
+
+  #leaver(): () => void {
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const next = this.#holders.shift() ?? this.#others.shift();
+      // The slot passes straight to the next waiter, so #inFlight does not change.
+      if (next === undefined) this.#inFlight -= 1;
+      else next.admit(this.#leaver());
+    };
+  }
+
+  #overloaded(): OverloadedError {
+    return new OverloadedError(
+      `The service is at capacity (${this.limits.maxInFlight} requests at the store, ${this.queued} waiting); retry after ${this.retryAfterSeconds} s.`,
+      this.retryAfterSeconds,
+    );
+  }
+}

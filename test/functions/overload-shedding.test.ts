@@ -1,0 +1,152 @@
+import { describe, expect, it } from "vitest";
+import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
+import type { LeaseStore } from "../../shared/lease/lease-store.js";
+import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
+import { FakeClock, settle } from "../helpers/fake-clock.js";
+import { errorCodeOf, sendWithHeaders, WALL_START, type Reply } from "../helpers/route-requests.js";
+
+const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
+const SECRET = "overload-shedding-test-secret-0123456789";
+
+/**
+ * A memory store whose calls wait until the test lets them through: the store "falls
+ * behind" on demand, and the test sees exactly which requests reached it, in what order.
+ */
+class SlowStore {
+  readonly inner = new MemoryLeaseStore();
+  readonly arrived: string[] = [];
+  #held: (() => void)[] = [];
+  slow = false;
+
+  readonly store: LeaseStore = {
+    kind: "table",
+    read: (utype, options) => this.#after(`read ${utype}`, () => this.inner.read(utype, options)),
+    create: (lease, options) => this.#after(`create ${lease.utype}`, () => this.inner.create(lease, options)),
+    replace: (lease, etag, options) => this.#after(`replace ${lease.utype}`, () => this.inner.replace(lease, etag, options)),
+    renew: (utype, renewal, etag, options) => this.#after(`renew ${utype}`, () => this.inner.renew(utype, renewal, etag, options)),
+    list: (options) => this.#after("list", () => this.inner.list(options)),
+    ping: (options) => this.#after("ping", () => this.inner.ping(options)),
+  };
+
+  async #after<T>(what: string, call: () => Promise<T>): Promise<T> {
+    this.arrived.push(what);
+    if (this.slow) await new Promise<void>((resolve) => this.#held.push(resolve));
+    return call();
+  }
+
+  /** Lets every held call go on. */
+  catchUp(): void {
+    this.slow = false;
+    for (const resume of this.#held.splice(0)) resume();
+  }
+}
+
+function setUp(admission: { maxInFlight: number; maxQueued: number } | undefined): { runtime: Runtime; slow: SlowStore } {
+  const slow = new SlowStore();
+  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET, admission }, slow.store, new FakeClock(WALL_START));
+  return { runtime, slow };
+}
+
+/** Starts a request without waiting for it, noting when it was answered. */
+function start(runtime: Runtime, method: string, path: string, body?: unknown): { reply: Promise<Reply & { headers: Record<string, string> }>; answered: () => boolean } {
+  let done = false;
+  const reply = sendWithHeaders(runtime, method, path, body).finally(() => {
+    done = true;
+  });
+  return { reply, answered: () => done };
+}
+
+async function leaseOf(runtime: Runtime, utype: string, uuid: string): Promise<string> {
+  const reply = await sendWithHeaders(runtime, "PUT", `/primary/${utype}`, { uuid });
+  expect(reply.status).toBe(200);
+  return reply.body["lease"] as string;
+}
+
+describe("shedding before the store falls behind (HA_MAX_IN_FLIGHT, HA_MAX_QUEUED)", () => {
+  it("past the bound, a poll is answered 503 Overloaded with Retry-After at once, without reaching the store", async () => {
+    const { runtime, slow } = setUp({ maxInFlight: 2, maxQueued: 4 });
+    slow.slow = true;
+    // Two at the store, two waiting (polls may fill half of the queue): all four are kept.
+    const kept = ["a", "b", "c", "d"].map((utype) => start(runtime, "GET", `/primary/${utype}`));
+    await settle();
+    expect(slow.arrived).toEqual(["read a", "read b"]);
+    const shed = await sendWithHeaders(runtime, "GET", "/primary/e");
+    expect(shed.status).toBe(503);
+    expect(errorCodeOf(shed)).toBe("Overloaded");
+    expect(shed.headers["retry-after"]).toBe("1");
+    expect(slow.arrived).toEqual(["read a", "read b"]);
+    expect(kept.some((request) => request.answered())).toBe(false);
+    slow.catchUp();
+    const replies = await Promise.all(kept.map((request) => request.reply));
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200]);
+    // The queued ones went to the store in their order, once a slot was free.
+    expect(slow.arrived).toEqual(["read a", "read b", "read c", "read d"]);
+  });
+
+  it("a renewal with its token goes before queued polls, and past half the queue it still waits where a poll is shed", async () => {
+    const { runtime, slow } = setUp({ maxInFlight: 1, maxQueued: 4 });
+    const lease = await leaseOf(runtime, "held", "holder");
+    slow.arrived.length = 0;
+    slow.slow = true;
+    const first = start(runtime, "GET", "/primary/p0");
+    const polls = ["p1", "p2"].map((utype) => start(runtime, "GET", `/primary/${utype}`));
+    await settle();
+    // Half the queue (2) holds polls: a third poll and an acquisition are shed ...
+    expect((await sendWithHeaders(runtime, "GET", "/primary/p3")).status).toBe(503);
+    const acquisition = await sendWithHeaders(runtime, "PUT", "/primary/other", { uuid: "newcomer" });
+    expect(errorCodeOf(acquisition)).toBe("Overloaded");
+    // ... but the holder's renewal waits, and is served before the polls queued ahead of it.
+    const renewal = start(runtime, "PUT", "/primary/held", { uuid: "holder", lease });
+    await settle();
+    expect(renewal.answered()).toBe(false);
+    slow.catchUp();
+    expect((await renewal.reply).status).toBe(200);
+    await Promise.all([first.reply, ...polls.map((poll) => poll.reply)]);
+    expect(slow.arrived).toEqual(["read p0", "renew held", "read p1", "read p2"]);
+  });
+
+  it("a renewal arriving at a full queue takes the place of the newest waiting poll, which is shed", async () => {
+    const { runtime, slow } = setUp({ maxInFlight: 1, maxQueued: 2 });
+    const lease = await leaseOf(runtime, "held", "holder");
+    slow.arrived.length = 0;
+    slow.slow = true;
+    const first = start(runtime, "GET", "/primary/p0");
+    const queuedPoll = start(runtime, "GET", "/primary/p1");
+    await settle();
+    const renewals = [start(runtime, "PUT", "/primary/held", { uuid: "holder", lease })];
+    await settle();
+    // The queue (2) holds the poll and the renewal; a poll is refused outright.
+    expect(queuedPoll.answered()).toBe(false);
+    expect((await sendWithHeaders(runtime, "GET", "/primary/p2")).status).toBe(503);
+    // A second renewal (a retry of the first) finds the queue full: the waiting poll makes room.
+    renewals.push(start(runtime, "PUT", "/primary/held", { uuid: "holder", lease }));
+    const shed = await queuedPoll.reply;
+    expect(shed.status).toBe(503);
+    expect(errorCodeOf(shed)).toBe("Overloaded");
+    slow.catchUp();
+    await first.reply;
+    expect((await Promise.all(renewals.map((renewal) => renewal.reply))).map((reply) => reply.status)).toEqual([200, 200]);
+    expect(slow.arrived).not.toContain("read p1");
+  });
+
+  it("without bounds (HA_MAX_IN_FLIGHT=0) every request waits for the store: nothing is shed", async () => {
+    const { runtime, slow } = setUp(undefined);
+    slow.slow = true;
+    const requests = Array.from({ length: 20 }, (_, index) => start(runtime, "GET", `/primary/r${index}`));
+    await settle();
+    expect(slow.arrived).toHaveLength(20);
+    slow.catchUp();
+    expect(new Set((await Promise.all(requests.map((request) => request.reply))).map((reply) => reply.status))).toEqual(new Set([200]));
+  });
+
+  it("membership shares the bound: a member list past it is shed as well", async () => {
+    const { runtime, slow } = setUp({ maxInFlight: 1, maxQueued: 2 });
+    slow.slow = true;
+    const kept = [start(runtime, "GET", "/primary/a"), start(runtime, "GET", "/primary/b")];
+    await settle();
+    const members = await sendWithHeaders(runtime, "GET", "/members/g");
+    expect(errorCodeOf(members)).toBe("Overloaded");
+    slow.catchUp();
+    await Promise.all(kept.map((request) => request.reply));
+  });
+});
