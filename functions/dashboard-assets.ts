@@ -12,6 +12,8 @@ const ASSET_DIR = new URL("./dashboard/", import.meta.url);
 export const DASHBOARD_ASSETS = {
   "app.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
+  // Its own icon, or the browser asks for /favicon.ico without the key and logs a 401.
+  "favicon.svg": "image/svg+xml",
 } as const;
 
 export type DashboardAssetName = keyof typeof DASHBOARD_ASSETS;

@@ -71,8 +71,8 @@ function compile(stage) {
   ], ROOT);
 }
 
-/** The dashboard's HTML, CSS and browser script, which tsc does not emit. */
-const DASHBOARD_FILE = /^dist\/functions\/dashboard\/[^/]+\.(html|css|js)$/;
+/** The dashboard's HTML, CSS, icon and browser script, which tsc does not emit. */
+const DASHBOARD_FILE = /^dist\/functions\/dashboard\/[^/]+\.(html|css|js|svg)$/;
 
 /** Production dependencies exactly as the lockfile pins them; install scripts are not run. */
 async function installProductionDependencies(stage) {

@@ -90,6 +90,7 @@ describe("GET /api/dashboard/{asset}", () => {
   it.each([
     ["app.js", "text/javascript; charset=utf-8"],
     ["app.css", "text/css; charset=utf-8"],
+    ["favicon.svg", "image/svg+xml"],
   ])("serves %s with its content type and the same policy, byte for byte from functions/dashboard/", async (name, type) => {
     const asset = await get(`/api/dashboard/${name}?code=anything`);
     expect(asset.status).toBe(200);
@@ -104,7 +105,7 @@ describe("GET /api/dashboard/{asset}", () => {
     async (name) => {
       const asset = await get(`/api/dashboard/${name}`);
       expect(asset.status).toBe(404);
-      expect(asset.json).toMatchObject({ error: { code: "NotFound", message: expect.stringContaining("app.js, app.css") } });
+      expect(asset.json).toMatchObject({ error: { code: "NotFound", message: expect.stringContaining("app.js, app.css, favicon.svg") } });
     },
   );
 });

@@ -81,7 +81,7 @@ describe("npm run package", () => {
   });
 
   it("holds only the compiled app and its production dependencies", () => {
-    const allowed = /^(host\.json|package\.json|dist\/functions\/.+\.js(\.map)?|dist\/functions\/dashboard\/[^/]+\.(html|css)|dist\/shared\/.+\.js(\.map)?|node_modules\/.+)$/;
+    const allowed = /^(host\.json|package\.json|dist\/functions\/.+\.js(\.map)?|dist\/functions\/dashboard\/[^/]+\.(html|css|svg)|dist\/shared\/.+\.js(\.map)?|node_modules\/.+)$/;
     expect(entries.map((found) => found.name).filter((name) => !allowed.test(name))).toEqual([]);
   });
 
@@ -134,7 +134,7 @@ describe("npm run package", () => {
 
   it("ships the dashboard's own files (no CDN), byte for byte, where the handler reads them in the unpacked zip", async () => {
     const files = readdirSync(path.join(ROOT, "functions", "dashboard")).sort();
-    expect(files).toEqual(["app.css", "app.js", "index.html"]);
+    expect(files).toEqual(["app.css", "app.js", "favicon.svg", "index.html"]);
     for (const file of files) {
       const zipped = readEntryData(zip, entry(`dist/functions/dashboard/${file}`));
       expect(zipped.equals(readFileSync(path.join(ROOT, "functions", "dashboard", file))), file).toBe(true);
@@ -146,7 +146,7 @@ describe("npm run package", () => {
       [
         "--input-type=module",
         "-e",
-        "const a = await import('./dist/functions/dashboard-assets.js'); for (const n of ['index.html', 'app.js', 'app.css']) console.log(n, (await a.readDashboardFile(n)).length);",
+        "const a = await import('./dist/functions/dashboard-assets.js'); for (const n of ['index.html', 'app.js', 'app.css', 'favicon.svg']) console.log(n, (await a.readDashboardFile(n)).length);",
       ],
       { cwd: unpacked(), env: { PATH: process.env.PATH ?? "" }, timeout: 60_000 },
     );
