@@ -30,10 +30,10 @@ export interface Browser {
  * A real Chromium with a fresh profile. A missing browser is a failure that says how to
  * install it, never a skipped test: the dashboard's promises are only kept if they are run.
  */
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) {
+export async function launchChromium(executablePath = CHROMIUM_PATH): Promise<Browser> {
+  if (!existsSync(executablePath)) {
     throw new Error(
-      `The dashboard's browser test needs Chromium at ${CHROMIUM_PATH}, which is missing. ` +
+      `The dashboard's browser test needs Chromium at ${executablePath}, which is missing. ` +
         "Install it with `sudo apt-get install -y chromium` (Debian, Ubuntu; .ci/run does this in CI), " +
         "or set HA_CHROMIUM to the path of a Chromium or Chrome binary.",
     );
@@ -41,7 +41,7 @@ export async function launchChromium(): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), "ha-chromium-"));
   // A persistent context is how Playwright takes a profile directory of our choosing.
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM_PATH,
+    executablePath,
     headless: true,
     args: ARGS,
     viewport: { width: 1100, height: 760 },
