@@ -179,6 +179,7 @@ describe("the dashboard in a real Chromium", () => {
     expect(newEpoch).toBeGreaterThan(oldEpoch);
     expect(newEpoch).toBe(event["epoch"]);
     expect(await text(roleCell("address"))).toBe(`${who.name}.internal:5800`);
+    await waitForText("#announcer", `Role ${ROLE}: new primary ${who.name}\\.internal:5800, epoch ${newEpoch}\\.`);
   });
 
   it("shows a member's state change, in words as well as colour", async () => {
@@ -204,6 +205,17 @@ describe("the dashboard in a real Chromium", () => {
     expect(png.length).toBeGreaterThan(10_000);
     const docsCopy = process.env["HA_DASHBOARD_SCREENSHOT"];
     if (docsCopy !== undefined && docsCopy !== "") await page.screenshot({ path: docsCopy, fullPage: true });
+  });
+
+  it("keeps a role whose primary stepped down on the page, as vacant with its last epoch", async () => {
+    const epoch = await text(roleCell("epoch"));
+    const holder = electors.find((elector) => elector.child.exitCode === null && elector.child.signalCode === null)!;
+    holder.signal("SIGTERM"); // a graceful stop releases the lease: no primary at once
+    await waitForText(roleCell("state"), "vacant");
+    expect(await text(roleCell("primary"))).toBe("—");
+    expect(await text(roleCell("countdown"))).toBe("no lease");
+    expect(await text(roleCell("epoch"))).toBe(epoch);
+    await waitForText("#announcer", `Role ${ROLE} has no primary\\.`);
   });
 
   it("shows a clear banner while the service answers 503, and clears it when the service is back", async () => {
