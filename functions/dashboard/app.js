@@ -13,8 +13,12 @@ const INTERVAL_MS = positive(page.intervalMs, 1000);
 const TIMEOUT_MS = positive(page.timeoutMs, 5000);
 /** The function key, passed on as ?code= to every same-origin call (a page cannot send headers it was not given). */
 const KEY = new URLSearchParams(window.location.search).get("code");
-/** A read slower than this is a failure shown in the banner, not a page that hangs. */
-const CALL_TIMEOUT_MS = Math.round(Math.max(2000, 3 * INTERVAL_MS));
+/**
+ * A read slower than this is a failure shown in the banner, not a page that hangs. Longer
+ * than the service's own store budget (HA_STORE_TIMEOUT_MS, 2 s by default), so that a
+ * store outage shows as the service's 503 rather than as silence.
+ */
+const CALL_TIMEOUT_MS = Math.round(Math.max(5000, 3 * INTERVAL_MS));
 const TICK_MS = 100;
 
 const SYMBOL = { held: "●", revoked: "✕", vacant: "○", joining: "◔", active: "●", unreachable: "▲", leaving: "○" };
