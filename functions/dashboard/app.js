@@ -210,7 +210,7 @@ function showHistory(utype, history) {
     el(
       "tr",
       { dataset: { epoch: String(term.epoch) } },
-      el("td", { className: "num", scope: "row" }, String(term.epoch)),
+      el("th", { className: "num", scope: "row" }, String(term.epoch)),
       el("td", {}, el("code", {}, term.uuid)),
       el("td", {}, term.address ?? "—"),
       el("td", {}, timeText(term.startedAt)),
@@ -323,29 +323,50 @@ function showSuccess(roles, groups) {
 
 // ---- the refresh loop ---------------------------------------------------------------------
 
+/** Live roles, and the roles seen earlier that have no primary now, as one list of views. */
+async function readRoles() {
+  const { primaries } = await getJson("/primary");
+  const live = new Set(primaries.map((view) => view.utype));
+  const vacant = [...roleRows.keys()].filter((utype) => !live.has(utype));
+  const vacantViews = await Promise.all(vacant.map((utype) => getJson(`/primary/${encodeURIComponent(utype)}`)));
+  return { views: [...primaries, ...vacantViews], receivedAt: performance.now() };
+}
+
+async function readGroups() {
+  const { groups } = await getJson("/members");
+  return Promise.all(groups.map((group) => getJson(`/members/${encodeURIComponent(group.group)}`)));
+}
+
+/**
+ * One refresh. Roles and groups are read independently, so that one failing (a store that
+ * answers for leases but not for members) still shows the other; any failure is the banner.
+ */
 async function refresh() {
   const started = performance.now();
   try {
-    const [primaries, groups] = await Promise.all([getJson("/primary"), getJson("/members")]);
-    const live = new Set(primaries.primaries.map((view) => view.utype));
-    const vacant = [...roleRows.keys()].filter((utype) => !live.has(utype));
-    const [vacantViews, memberLists, history] = await Promise.all([
-      Promise.all(vacant.map((utype) => getJson(`/primary/${encodeURIComponent(utype)}`))),
-      Promise.all(groups.groups.map((group) => getJson(`/members/${encodeURIComponent(group.group)}`))),
-      selectedRole === null ? undefined : loadHistory(selectedRole).catch((error) => error),
+    const [roles, groups, history] = await Promise.allSettled([
+      readRoles(),
+      readGroups(),
+      selectedRole === null ? Promise.resolve(undefined) : loadHistory(selectedRole),
     ]);
-    const receivedAt = performance.now();
-    for (const view of [...primaries.primaries, ...vacantViews]) showRole(view, receivedAt);
-    $("roles-empty").hidden = roleRows.size > 0;
-    showGroups(memberLists);
-    if (selectedRole !== null) {
-      if (history instanceof Error) showHistoryError(selectedRole, history);
-      else showHistory(selectedRole, history);
+    if (roles.status === "fulfilled") {
+      for (const view of roles.value.views) showRole(view, roles.value.receivedAt);
+      $("roles-empty").hidden = roleRows.size > 0;
     }
-    showSuccess(roleRows.size, memberLists.length);
-    firstLoad = false;
+    if (groups.status === "fulfilled") showGroups(groups.value);
+    if (selectedRole !== null) {
+      if (history.status === "rejected") showHistoryError(selectedRole, history.reason);
+      else showHistory(selectedRole, history.value);
+    }
+    const failed = [roles, groups].find((outcome) => outcome.status === "rejected");
+    if (failed === undefined) {
+      showSuccess(roleRows.size, groups.value.length);
+      firstLoad = false;
+    } else {
+      showFailure(failed.reason);
+    }
   } catch (error) {
-    showFailure(error);
+    showFailure(error); // a bug in the page itself: shown, and the loop goes on
   } finally {
     window.setTimeout(refresh, Math.max(0, INTERVAL_MS - (performance.now() - started)));
   }
