@@ -81,4 +81,14 @@ export default tseslint.config(
     },
   },
   ...importZones,
+  {
+    // The dashboard's script runs in the browser (functions/dashboard-assets.ts serves it).
+    files: ["functions/dashboard/**/*.js"],
+    languageOptions: {
+      sourceType: "module",
+      globals: Object.fromEntries(
+        ["window", "document", "fetch", "URL", "URLSearchParams", "AbortSignal", "DOMException", "performance"].map((name) => [name, "readonly"]),
+      ),
+    },
+  },
 );

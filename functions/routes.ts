@@ -1,4 +1,5 @@
 import type { Operation } from "../shared/http/route.js";
+import { dashboard, dashboardAsset } from "./dashboard.js";
 import { getPrimary } from "./get-primary.js";
 import { health } from "./health.js";
 import { leaveGroup } from "./leave-group.js";
@@ -24,4 +25,6 @@ export const operations: readonly Operation[] = [
   { name: "leaveGroup", route: "members/{group}/{member}", method: "DELETE", handler: leaveGroup },
   { name: "listMembers", route: "members/{group}", method: "GET", handler: listMembers },
   { name: "listGroups", route: "members", method: "GET", handler: listGroups },
+  { name: "dashboard", route: "dashboard", method: "GET", handler: dashboard },
+  { name: "dashboardAsset", route: "dashboard/{asset}", method: "GET", handler: dashboardAsset },
 ];

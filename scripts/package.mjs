@@ -3,7 +3,8 @@
  * Builds the deployable zip for Azure Functions Flex Consumption (`npm run package`):
  *
  *   host.json, package.json        at the root, as the Functions host expects
- *   dist/functions, dist/shared    compiled JavaScript from a clean TypeScript build, without
+ *   dist/functions, dist/shared    compiled JavaScript from a clean TypeScript build, and the
+ *                                  dashboard's files (dist/functions/dashboard/), without
  *                                  what Azure never runs: the CLI (dist/shared/cli), the local
  *                                  host and its embedded stores (dist/shared/host, with the
  *                                  emulator's certificate code) and the type declarations
@@ -33,6 +34,7 @@ import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import yazl from "yazl";
+import { copyDashboardAssets } from "./dashboard-assets.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -69,6 +71,9 @@ function compile(stage) {
   ], ROOT);
 }
 
+/** The dashboard's HTML, CSS, icon and browser script, which tsc does not emit. */
+const DASHBOARD_FILE = /^dist\/functions\/dashboard\/[^/]+\.(html|css|js|svg)$/;
+
 /** Production dependencies exactly as the lockfile pins them; install scripts are not run. */
 async function installProductionDependencies(stage) {
   await copyFile(path.join(ROOT, "package.json"), path.join(stage, "package.json"));
@@ -88,8 +93,9 @@ async function listFiles(base, dir) {
   return files;
 }
 
-/** Only what the Functions host loads: compiled JavaScript (and its source maps) of the app. */
+/** Only what the Functions host loads: compiled JavaScript (and its source maps) of the app, and the dashboard it serves. */
 function runsInAzure(file) {
+  if (DASHBOARD_FILE.test(file)) return true;
   if (!/\.js(\.map)?$/.test(file)) return false;
   if (file.startsWith("dist/shared/cli/") || file.startsWith("dist/shared/host/")) return false;
   return file.startsWith("dist/functions/") || file.startsWith("dist/shared/");
@@ -135,6 +141,7 @@ async function main() {
     const staged = await exists(marker);
     if (!staged) {
       compile(stage);
+      await copyDashboardAssets(path.join(stage, "dist"));
       await installProductionDependencies(stage);
       await writeFile(marker, "");
     }

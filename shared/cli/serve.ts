@@ -108,6 +108,8 @@ export async function startService(
         `ha-module listening on ${host.url}${reachableFrom(settings.host, host.url)}`,
         `  I = ${intervalMs} ms, T = ${timeoutMs} ms, store: ${storeLabel}`,
         `  API key: ${settings.apiKey === undefined ? "not required (set HA_API_KEY to require one)" : "required in x-functions-key"}`,
+        // The key itself is never printed: a browser takes it as ?code=, which the operator fills in.
+        `  dashboard: ${host.url}/dashboard${settings.apiKey === undefined ? "" : "?code=<HA_API_KEY>"}`,
         ...[exposureWarning(settings)].filter((line) => line !== undefined).map((line) => `  warning: ${line}`),
         ...(unreachable === undefined ? [] : [`  warning: ${unreachable} Until it answers, every call answers 503.`]),
       ].join("\n"),

@@ -53,11 +53,16 @@ describe("the Azure Functions registration", () => {
     expect(bound("leaveGroup")).toEqual({ route: "members/{group}/{member}", methods: ["DELETE"], authLevel: "function" });
     expect(bound("listMembers")).toEqual({ route: "members/{group}", methods: ["GET"], authLevel: "function" });
     expect(bound("listGroups")).toEqual({ route: "members", methods: ["GET"], authLevel: "function" });
+    // The dashboard too needs the function key (a browser sends it as ?code=).
+    expect(bound("dashboard")).toEqual({ route: "dashboard", methods: ["GET"], authLevel: "function" });
+    expect(bound("dashboardAsset")).toEqual({ route: "dashboard/{asset}", methods: ["GET"], authLevel: "function" });
   });
 
   it("gives every route one 405 function for its other methods: each method of a route is bound exactly once", () => {
     const { functions } = recordRegistrations();
     expect([...functions.keys()].filter((name) => name.endsWith("MethodNotAllowed")).sort()).toEqual([
+      "dashboardAssetMethodNotAllowed",
+      "dashboardMethodNotAllowed",
       "healthMethodNotAllowed",
       "membersGroupMemberMethodNotAllowed",
       "membersGroupMethodNotAllowed",

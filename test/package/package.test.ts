@@ -5,7 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -81,7 +81,7 @@ describe("npm run package", () => {
   });
 
   it("holds only the compiled app and its production dependencies", () => {
-    const allowed = /^(host\.json|package\.json|dist\/functions\/.+\.js(\.map)?|dist\/shared\/.+\.js(\.map)?|node_modules\/.+)$/;
+    const allowed = /^(host\.json|package\.json|dist\/functions\/.+\.js(\.map)?|dist\/functions\/dashboard\/[^/]+\.(html|css|svg)|dist\/shared\/.+\.js(\.map)?|node_modules\/.+)$/;
     expect(entries.map((found) => found.name).filter((name) => !allowed.test(name))).toEqual([]);
   });
 
@@ -118,12 +118,7 @@ describe("npm run package", () => {
   });
 
   it("loads the functions entry point from the unpacked zip alone, with identity settings", async () => {
-    const appDir = path.join(workDir, "unpacked");
-    for (const found of entries) {
-      const target = path.join(appDir, ...found.name.split("/"));
-      mkdirSync(path.dirname(target), { recursive: true });
-      writeFileSync(target, readEntryData(zip, found));
-    }
+    const appDir = unpacked();
     const { stdout } = await execFileAsync(
       process.execPath,
       ["--input-type=module", "-e", "await import('./dist/functions/index.js'); console.log('entry point loaded');"],
@@ -136,7 +131,43 @@ describe("npm run package", () => {
     );
     expect(stdout).toContain("entry point loaded");
   });
+
+  it("ships the dashboard's own files (no CDN), byte for byte, where the handler reads them in the unpacked zip", async () => {
+    const files = readdirSync(path.join(ROOT, "functions", "dashboard")).sort();
+    expect(files).toEqual(["app.css", "app.js", "favicon.svg", "index.html"]);
+    for (const file of files) {
+      const zipped = readEntryData(zip, entry(`dist/functions/dashboard/${file}`));
+      expect(zipped.equals(readFileSync(path.join(ROOT, "functions", "dashboard", file))), file).toBe(true);
+      // Self-contained: nothing is loaded from another origin.
+      expect(zipped.toString("utf8"), file).not.toMatch(/(src|href)\s*=\s*["']?(https?:)?\/\/|@import\s+url\(\s*["']?https?:|https:\/\/cdn/i);
+    }
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        "const a = await import('./dist/functions/dashboard-assets.js'); for (const n of ['index.html', 'app.js', 'app.css', 'favicon.svg']) console.log(n, (await a.readDashboardFile(n)).length);",
+      ],
+      { cwd: unpacked(), env: { PATH: process.env.PATH ?? "" }, timeout: 60_000 },
+    );
+    for (const file of files) expect(stdout).toContain(`${file} ${readFileSync(path.join(ROOT, "functions", "dashboard", file), "utf8").length}`);
+  });
 });
+
+let unpackedDir: string | undefined;
+
+/** The zip unpacked once into the work directory, as Azure unpacks it. */
+function unpacked(): string {
+  if (unpackedDir !== undefined) return unpackedDir;
+  const appDir = path.join(workDir, "unpacked");
+  for (const found of entries) {
+    const target = path.join(appDir, ...found.name.split("/"));
+    mkdirSync(path.dirname(target), { recursive: true });
+    writeFileSync(target, readEntryData(zip, found));
+  }
+  unpackedDir = appDir;
+  return appDir;
+}
 
 function entry(name: string): ZipEntry {
   const found = entries.find((candidate) => candidate.name === name);
