@@ -1,5 +1,6 @@
 import type { Operation } from "../shared/http/route.js";
 import { getPrimary } from "./get-primary.js";
+import { getPrimaryHistory } from "./get-primary-history.js";
 import { health } from "./health.js";
 import { leaveGroup } from "./leave-group.js";
 import { listGroups } from "./list-groups.js";
@@ -18,6 +19,7 @@ export const operations: readonly Operation[] = [
   { name: "getPrimary", route: "primary/{utype}", method: "GET", handler: getPrimary },
   { name: "updateHeartBeat", route: "primary/{utype}", method: "PUT", handler: updateHeartBeat },
   { name: "releasePrimary", route: "primary/{utype}", method: "DELETE", handler: releasePrimary },
+  { name: "getPrimaryHistory", route: "primary/{utype}/history", method: "GET", handler: getPrimaryHistory },
   { name: "listPrimaries", route: "primary", method: "GET", handler: listPrimaries },
   { name: "health", route: "health", method: "GET", handler: health },
   { name: "updateMemberHeartBeat", route: "members/{group}/{member}", method: "PUT", handler: updateMemberHeartBeat },
