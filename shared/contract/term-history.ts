@@ -3,6 +3,8 @@
  * role, from when to when, and how each term ended. See docs/protocol.md, "Term history".
  */
 
+import { COUNT_SCHEMA, DATE_TIME_SCHEMA, ADDRESS_SCHEMA, ID_SCHEMA, ref, type ObjectSchema } from "./json-schema.js";
+
 /**
  * How a term ended. `released`: its holder stepped down with its token (or its own DELETE
  * after its lease had run out). `revoked`: it was revoked without its token and ran out.
@@ -38,3 +40,27 @@ export interface TermHistory {
   readonly epoch: number;
   readonly terms: readonly TermView[];
 }
+
+export const TERM_VIEW_SCHEMA: ObjectSchema<TermView> = {
+  type: "object",
+  properties: {
+    epoch: { type: "integer", minimum: 1 },
+    uuid: ID_SCHEMA,
+    address: ADDRESS_SCHEMA,
+    startedAt: DATE_TIME_SCHEMA,
+    endedAt: { oneOf: [DATE_TIME_SCHEMA, { type: "null" }], description: "Null while the term is live." },
+    endedBy: { enum: [...TERM_ENDS, null], description: "Null while the term is live." },
+  },
+  required: ["epoch", "uuid", "address", "startedAt", "endedAt", "endedBy"],
+  additionalProperties: false,
+};
+
+export const TERM_HISTORY_SCHEMA: ObjectSchema<TermHistory> = {
+  type: "object",
+  properties: {
+    utype: ID_SCHEMA,
+    epoch: { ...COUNT_SCHEMA, description: "The role's current epoch: 0 for a role never held." },
+    terms: { type: "array", maxItems: TERM_HISTORY_SLOTS, items: ref("TermView"), description: "Newest first." },
+  },
+  required: ["utype", "epoch", "terms"],
+};

@@ -62,7 +62,9 @@ describe("the Azure Functions registration", () => {
       "membersGroupMemberMethodNotAllowed",
       "membersGroupMethodNotAllowed",
       "membersMethodNotAllowed",
+      "openapiJsonMethodNotAllowed",
       "primaryMethodNotAllowed",
+      "primaryUtypeHistoryMethodNotAllowed",
       "primaryUtypeMethodNotAllowed",
     ]);
     const byRoute = new Map<string, string[]>();
