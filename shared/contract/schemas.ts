@@ -1,3 +1,4 @@
+import { ERROR_STATUS, errorBodySchema, type ErrorCode } from "./error-codes.js";
 import { HEARTBEAT_BODY_SCHEMA } from "./heartbeat-body.js";
 import type { JsonSchema } from "./json-schema.js";
 import { HEALTH_VIEW_SCHEMA, LEASE_VIEW_SCHEMA, PRIMARY_LIST_SCHEMA, PRIMARY_VIEW_SCHEMA } from "./lease-view.js";
@@ -14,6 +15,8 @@ import { TERM_HISTORY_SCHEMA, TERM_VIEW_SCHEMA } from "./term-history.js";
 
 /** Every named schema of the contract: the OpenAPI document's `components.schemas`. */
 export const SCHEMAS = {
+  /** Any error answer, also those of no operation: 404 (no such route) and 405 (with Allow). */
+  Error: errorBodySchema(Object.keys(ERROR_STATUS) as ErrorCode[]),
   PrimaryView: PRIMARY_VIEW_SCHEMA,
   LeaseView: LEASE_VIEW_SCHEMA,
   PrimaryList: PRIMARY_LIST_SCHEMA,

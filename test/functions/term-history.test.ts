@@ -187,3 +187,17 @@ describe("term history when its write fails after the entry write", () => {
     });
   });
 });
+
+describe("toTermHistory on an entry written before startedAt existed", () => {
+  it("shows the entry's last renewal as its term's start, and ring rows older than N epochs not at all", async () => {
+    const { toTermHistory } = await import("../../shared/lease/term-history.js");
+    const entry = { utype: "scheduler", uuid: "old", address: null, epoch: 40, renewedAt: WALL_START, revoked: false, endedUuids: [] };
+    const stale = { utype: "scheduler", epoch: 40 - TERM_HISTORY_SLOTS, uuid: "ancient", address: null, startedAt: 1, endedAt: 2, endedBy: "released" as const };
+    const kept = { ...stale, epoch: 39, uuid: "previous" };
+    const shown = toTermHistory("scheduler", entry, [stale, kept], WALL_START + 1000, TIMING);
+    expect(shown.terms.map((term) => [term.epoch, term.uuid, term.startedAt])).toEqual([
+      [40, "old", iso(WALL_START)],
+      [39, "previous", iso(1)],
+    ]);
+  });
+});

@@ -41,22 +41,30 @@ export class ResponseChecker {
     // The most specific template first: a literal segment beats a parameter.
     const matches = this.#templates.filter(({ pattern }) => pattern.test(pathname));
     const found = matches.sort((a, b) => literalLength(b.template) - literalLength(a.template))[0];
-    if (found === undefined) return [`${where}: no path of the document matches`];
     const method = response.method.toLowerCase();
-    const operation = this.document.paths[found.template]?.[method];
-    if (operation === undefined) return [`${where}: ${found.template} has no ${method} operation`];
+    const operation = found === undefined ? undefined : this.document.paths[found.template]?.[method];
+    // No route (404) or no such method on a route (405, with Allow): the document's Error.
+    if (found === undefined || operation === undefined) {
+      const status = found === undefined ? 404 : 405;
+      if (response.status !== status) return [`${where}: ${found === undefined ? "no path of the document matches" : `${found.template} has no ${method} operation`}`];
+      return this.#check(where, "components/schemas/Error", response.body);
+    }
     const answer = operation.responses[String(response.status)];
     if (answer === undefined) return [`${where}: ${found.template} ${method} documents no ${response.status}`];
     const mediaType = (response.contentType ?? "").split(";")[0]?.trim() ?? "";
     if (answer.content === undefined) return [];
     if (!(mediaType in answer.content)) return [`${where}: content type ${mediaType} is not one of ${Object.keys(answer.content).join(", ")}`];
     const pointer = ["paths", found.template, method, "responses", String(response.status), "content", mediaType, "schema"].map(escape).join("/");
+    return this.#check(where, pointer, response.body);
+  }
+
+  #check(where: string, pointer: string, body: unknown): string[] {
     let validate = this.#compiled.get(pointer);
     if (validate === undefined) {
       validate = this.#ajv.compile({ $ref: `openapi#/${pointer}` });
       this.#compiled.set(pointer, validate);
     }
-    if (validate(response.body)) return [];
+    if (validate(body)) return [];
     return (validate.errors ?? []).map((error) => `${where}: ${error.instancePath || "(body)"} ${error.message ?? ""} ${JSON.stringify(error.params)}`);
   }
 }
