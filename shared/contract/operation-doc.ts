@@ -13,11 +13,12 @@ export interface ParameterDoc {
 /**
  * The success answer. JSON: a named schema, with the fields the operation adds to it
  * (`lease`, `token`). Anything else (the dashboard's HTML, Prometheus text): its content
- * type, and a schema only if one says something useful.
+ * type (or types: a dashboard asset is CSS or JavaScript), and a schema only if one says
+ * something useful.
  */
 export type SuccessDoc =
   | { readonly description: string; readonly json: SchemaName; readonly adds?: Readonly<Record<string, JsonSchema>> }
-  | { readonly description: string; readonly contentType: string; readonly schema?: JsonSchema };
+  | { readonly description: string; readonly contentType: string | readonly string[]; readonly schema?: JsonSchema };
 
 /**
  * A refusal the operation answers itself, beyond those every operation can answer (see

@@ -100,7 +100,8 @@ function success(doc: OperationDoc): JsonSchema {
         : { allOf: [ref(ok.json), { type: "object", properties: adds, required: Object.keys(adds) }], unevaluatedProperties: false };
     return { description: ok.description, content: { "application/json": { schema } } };
   }
-  return { description: ok.description, content: { [ok.contentType]: { schema: ok.schema ?? { type: "string" } } } };
+  const types: readonly string[] = typeof ok.contentType === "string" ? [ok.contentType] : ok.contentType;
+  return { description: ok.description, content: Object.fromEntries(types.map((type) => [type, { schema: ok.schema ?? { type: "string" } }])) };
 }
 
 /**

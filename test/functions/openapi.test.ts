@@ -1,6 +1,8 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { beforeAll, describe, expect, it } from "vitest";
 import { operations } from "../../functions/routes.js";
+import { buildOpenApi } from "../../shared/http/openapi.js";
+import type { Operation } from "../../shared/http/route.js";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
@@ -84,5 +86,37 @@ describe("GET /api/openapi.json", () => {
     expect(checker.problems({ ...ok, status: 418 })).toEqual(["PUT /api/primary/scheduler → 418: /api/primary/{utype} put documents no 418"]);
     const badTerm = { ...history.body, terms: [{ ...(history.body["terms"] as object[])[0], endedBy: "vanished" }] };
     expect(checker.problems({ ...ok, method: "GET", path: "/api/primary/scheduler/history", body: badTerm }).join("\n")).toMatch(/endedBy must be equal to one of the allowed values/);
+  });
+
+  it("takes a non-JSON route (HTML, assets of several types, Prometheus text) by its doc alone, and stays valid", async () => {
+    const handler: Operation["handler"] = async () => ({ status: 200 });
+    const more: Operation[] = [
+      { name: "dashboard", route: "dashboard", method: "GET", handler, doc: { tag: "operations", summary: "The dashboard", ok: { description: "The page.", contentType: "text/html" } } },
+      {
+        name: "dashboardAsset",
+        route: "dashboard/{asset}",
+        method: "GET",
+        handler,
+        doc: {
+          tag: "operations",
+          summary: "A dashboard asset",
+          path: { asset: { description: "The asset's file name.", schema: { enum: ["app.js", "app.css"] } } },
+          ok: { description: "The asset.", contentType: ["text/javascript", "text/css"] },
+          errors: [{ code: "NotFound" }],
+        },
+      },
+      { name: "metrics", route: "metrics", method: "GET", handler, doc: { tag: "operations", summary: "Metrics", ok: { description: "Prometheus text.", contentType: "text/plain" } } },
+    ];
+    const extended = buildOpenApi([...operations, ...more], "0.0.0-test") as Document;
+    const result = await new Validator().validate(extended);
+    expect(result.errors).toBeUndefined();
+    const checker = new ResponseChecker(extended as never);
+    const asset = { method: "GET", path: "/api/dashboard/app.css", status: 200, contentType: "text/css; charset=utf-8", body: "body {}" };
+    expect(checker.problems(asset)).toEqual([]);
+    expect(checker.problems({ ...asset, contentType: "text/html" })).toEqual(["GET /api/dashboard/app.css → 200: content type text/html is not one of text/javascript, text/css"]);
+    expect(checker.problems({ ...asset, status: 404, contentType: "application/json", body: { error: { code: "NotFound", message: "no such asset" } } })).toEqual([]);
+    expect(checker.problems({ method: "GET", path: "/api/metrics", status: 200, contentType: "text/plain; version=0.0.4", body: "# HELP x\n" })).toEqual([]);
+    // A path parameter nobody describes is refused when the document is built.
+    expect(() => buildOpenApi([{ ...more[0]!, route: "dashboard/{file}" }], "0")).toThrow(/\{file\} its doc does not describe/);
   });
 });
