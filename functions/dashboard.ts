@@ -1,3 +1,4 @@
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
 import { errorResponse } from "../shared/http/answers.js";
 import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
@@ -41,3 +42,17 @@ export async function dashboardAsset(request: HttpRequest): Promise<HttpResponse
 function escapeAttribute(value: string): string {
   return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/'/g, "&#39;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
+
+export const dashboardDoc: OperationDoc = {
+  tag: "operations",
+  summary: "The operator's dashboard: roles, members and term history, refreshed every I (key as ?code=)",
+  ok: { description: "The page (HTML; its script and style sheet are dashboard assets).", contentType: "text/html" },
+};
+
+export const dashboardAssetDoc: OperationDoc = {
+  tag: "operations",
+  summary: "A file of the dashboard page, from a closed list",
+  path: { asset: { description: "The asset's file name.", schema: { enum: Object.keys(DASHBOARD_ASSETS) } } },
+  ok: { description: "The asset.", contentType: [...new Set(Object.values(DASHBOARD_ASSETS).map((type) => type.split(";")[0]!.trim()))] },
+  errors: [{ code: "NotFound" }],
+};

@@ -4,6 +4,7 @@ import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** GET /api/primary/{utype} — GetPrimary: the live primary of one role, or null. */
 export async function getPrimary(request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
@@ -11,3 +12,10 @@ export async function getPrimary(request: HttpRequest, { service }: Runtime, arr
   const utype = parseId("utype", request.params["utype"]);
   return json(200, await service.getPrimary(utype, arrival));
 }
+
+export const getPrimaryDoc: OperationDoc = {
+  tag: "leases",
+  summary: "GetPrimary: the live primary of one role, or null",
+  description: "One point read. `epoch` is the role's current epoch whether or not anyone holds it.",
+  ok: { description: "The role's lease.", json: "LeaseView" },
+};

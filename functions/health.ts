@@ -1,15 +1,18 @@
 import { errorResponse, json } from "../shared/http/answers.js";
 import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { RouteLog } from "../shared/http/route.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
 import { StoreUnavailableError } from "../shared/lease/store-unavailable-error.js";
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /**
  * GET /api/health — 200 when the lease store answers, 503 when it does not. The caller
  * learns only that the store is unavailable; the cause (the store's error) is logged.
  */
-export async function health(_request: HttpRequest, { service }: Runtime, arrival: RequestArrival, log: RouteLog): Promise<HttpResponseInit> {
+export async function health(request: HttpRequest, { service }: Runtime, arrival: RequestArrival, log: RouteLog): Promise<HttpResponseInit> {
+  rejectUnknownQuery(request, []);
   try {
     await service.health(arrival);
   } catch (error) {
@@ -19,3 +22,10 @@ export async function health(_request: HttpRequest, { service }: Runtime, arriva
   }
   return json(200, { status: "ok", store: service.storeKind });
 }
+
+export const healthDoc: OperationDoc = {
+  tag: "operations",
+  summary: "200 when the store answers, 503 when it does not",
+  ok: { description: "The store answers.", json: "HealthView" },
+  errors: [{ code: "StoreUnavailable", with: "HealthView" }],
+};

@@ -4,6 +4,8 @@ import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
+import { ID_SCHEMA } from "../shared/contract/json-schema.js";
 
 /**
  * DELETE /api/members/{group}/{member}?session=… — goodbye: the session is leaving at once,
@@ -11,7 +13,7 @@ import type { RequestArrival } from "../shared/lease/request-budget.js";
  * with `member: null`, and nothing is written.
  */
 export async function leaveGroup(request: HttpRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
-  rejectUnknownQuery(request, ["session"]);
+  rejectUnknownQuery(request, Object.keys(leaveGroupDoc.query ?? {}));
   const group = parseId("group", request.params["group"]);
   const member = parseId("member", request.params["member"]);
   const session = parseId("session", request.query.get("session") ?? undefined);
@@ -25,3 +27,14 @@ export async function leaveGroup(request: HttpRequest, { members }: Runtime, arr
       return errorResponse("Conflict", `Another write to ${group}/${member} won the race; send the goodbye again.`, result.answer);
   }
 }
+
+export const leaveGroupDoc: OperationDoc = {
+  tag: "membership",
+  summary: "Goodbye: the session is leaving at once",
+  query: { session: { description: "The leaving session.", required: true, schema: ID_SCHEMA } },
+  ok: { description: "The member, leaving (`member: null` when it has no row).", json: "MemberAnswer" },
+  errors: [
+    { code: "SessionHeld", with: "MemberAnswer" },
+    { code: "Conflict", with: "MemberAnswer" },
+  ],
+};

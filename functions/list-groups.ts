@@ -3,9 +3,16 @@ import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functio
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** GET /api/members — every group with its members counted by state (cross-partition; not a hot path). */
 export async function listGroups(request: HttpRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   return json(200, await members.listGroups(arrival));
 }
+
+export const listGroupsDoc: OperationDoc = {
+  tag: "membership",
+  summary: "Every group with its members counted by state",
+  ok: { description: "Every group (a cross-partition read).", json: "GroupList" },
+};

@@ -4,6 +4,7 @@ import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** GET /api/members/{group} — every member of the group with its state and age: one partition query. */
 export async function listMembers(request: HttpRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
@@ -11,3 +12,9 @@ export async function listMembers(request: HttpRequest, { members }: Runtime, ar
   const group = parseId("group", request.params["group"]);
   return json(200, await members.list(group, arrival));
 }
+
+export const listMembersDoc: OperationDoc = {
+  tag: "membership",
+  summary: "Every member of the group with its state and age",
+  ok: { description: "The group, judged at one instant.", json: "MemberList" },
+};

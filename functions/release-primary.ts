@@ -4,6 +4,8 @@ import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId, parseLease } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
+import { ID_SCHEMA } from "../shared/contract/json-schema.js";
 
 /**
  * DELETE /api/primary/{utype}?uuid=…[&lease=…] — with the holder's lease token, a proven
@@ -11,7 +13,7 @@ import type { RequestArrival } from "../shared/lease/request-budget.js";
  * heartbeat is refused, and nobody takes over before the lease expires on its own).
  */
 export async function releasePrimary(request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
-  rejectUnknownQuery(request, ["uuid", "lease"]);
+  rejectUnknownQuery(request, Object.keys(releasePrimaryDoc.query ?? {}));
   const utype = parseId("utype", request.params["utype"]);
   const uuid = parseId("uuid", request.query.get("uuid") ?? undefined);
   const lease = parseLease(request.query.get("lease") ?? undefined);
@@ -26,3 +28,18 @@ export async function releasePrimary(request: HttpRequest, { service }: Runtime,
       return errorResponse("Conflict", `Another write to ${utype} won the race; read the primary and decide again.`, result.view);
   }
 }
+
+export const releasePrimaryDoc: OperationDoc = {
+  tag: "leases",
+  summary: "Release with the holder's token, or revoke without it",
+  description: "A proven release clears the holder at once; a revoke lets the lease run out on its own and refuses its next heartbeat.",
+  query: {
+    uuid: { description: "The holder's uuid.", required: true, schema: ID_SCHEMA },
+    lease: { description: "The holder's last lease token: with it the release is proven, without it a revoke." },
+  },
+  ok: { description: "`primary: null` after a release; the holder with `revoked: true` after a revoke.", json: "LeaseView" },
+  errors: [
+    { code: "LeaseHeld", with: "LeaseView" },
+    { code: "Conflict", with: "LeaseView" },
+  ],
+};

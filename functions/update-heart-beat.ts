@@ -4,6 +4,7 @@ import { readBody, rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseHeartbeatBody, parseId } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** PUT /api/primary/{utype} — UpdateHeartBeat: acquire, renew or take over the lease. */
 export async function updateHeartBeat(request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
@@ -26,3 +27,20 @@ export async function updateHeartBeat(request: HttpRequest, { service }: Runtime
       return errorResponse("Conflict", `Another write to ${utype} won the race; read the primary and decide again.`, result.view);
   }
 }
+
+export const updateHeartBeatDoc: OperationDoc = {
+  tag: "leases",
+  summary: "UpdateHeartBeat: acquire, renew or take over the lease",
+  description: "Send it every I while primary. With the `lease` token of the last answer a renewal is one store write.",
+  body: "HeartbeatBody",
+  ok: {
+    description: "The caller holds the lease.",
+    json: "LeaseView",
+    adds: { lease: { type: "string", description: "The token for the next heartbeat's one-write renewal." } },
+  },
+  errors: [
+    { code: "LeaseHeld", with: "LeaseView" },
+    { code: "LeaseRevoked", with: "LeaseView" },
+    { code: "Conflict", with: "LeaseView" },
+  ],
+};

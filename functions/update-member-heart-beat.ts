@@ -5,6 +5,7 @@ import { readBody, rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** PUT /api/members/{group}/{member} — a member's heartbeat: join, renew, or replace a failed session. */
 export async function updateMemberHeartBeat(request: HttpRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
@@ -32,3 +33,19 @@ export async function updateMemberHeartBeat(request: HttpRequest, { members }: R
       return errorResponse("Conflict", `Another write to ${group}/${member} won the race; send the heartbeat again.`, result.answer);
   }
 }
+
+export const updateMemberHeartBeatDoc: OperationDoc = {
+  tag: "membership",
+  summary: "A member's heartbeat: join, renew, or replace a failed session",
+  body: "MemberHeartbeatBody",
+  ok: {
+    description: "The session is in the group.",
+    json: "MemberAnswer",
+    adds: { token: { type: "string", description: "The token for the next heartbeat's one-operation fast path." } },
+  },
+  errors: [
+    { code: "SessionHeld", with: "MemberAnswer" },
+    { code: "SessionEnded", with: "MemberAnswer" },
+    { code: "Conflict", with: "MemberAnswer" },
+  ],
+};

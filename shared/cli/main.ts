@@ -16,7 +16,7 @@ import { releaseCommand, releaseSpec } from "./release.js";
 import { runCommand, runSpec } from "./run.js";
 import { serveSpec } from "./serve-spec.js";
 import { renderCommandHelp, renderUsage, renderUsageLine, UsageError } from "./usage.js";
-import { packageVersion } from "./version.js";
+import { packageVersion } from "../config/package-version.js";
 
 interface Command {
   readonly spec: CommandSpec;

@@ -1,3 +1,5 @@
+import type { ObjectSchema } from "./json-schema.js";
+
 /**
  * Every error code the service answers, with its HTTP status (SPEC §4 and §6, and the
  * local host's own refusals). Handlers, both hosts and the SDK read them from here, so a code
@@ -34,4 +36,25 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 /** The body of every error answer: `{"error": {"code", "message"}}`, sometimes with more fields. */
 export interface ErrorBody {
   readonly error: { readonly code: ErrorCode; readonly message: string };
+}
+
+/** Every code answered with `status`: a code added to ERROR_STATUS (Overloaded, 503) is in the document at once. */
+export function codesWithStatus(status: number): ErrorCode[] {
+  return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ERROR_STATUS[code] === status);
+}
+
+/** The error body whose code is one of `codes`. */
+export function errorBodySchema(codes: readonly ErrorCode[]): ObjectSchema<ErrorBody> {
+  return {
+    type: "object",
+    properties: {
+      error: {
+        type: "object",
+        properties: { code: { enum: codes }, message: { type: "string", description: "What went wrong and what to change, for people." } },
+        required: ["code", "message"],
+        additionalProperties: false,
+      },
+    },
+    required: ["error"],
+  };
 }

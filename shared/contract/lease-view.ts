@@ -1,3 +1,5 @@
+import { ADDRESS_SCHEMA, COUNT_SCHEMA, DATE_TIME_SCHEMA, DURATION_MS_SCHEMA, ID_SCHEMA, ref, type ObjectSchema } from "./json-schema.js";
+
 /** The live primary of a utype, as GET /api/primary/{utype} shows it (SPEC §4). */
 export interface PrimaryView {
   readonly uuid: string;
@@ -39,3 +41,47 @@ export interface HealthView {
   /** The store's kind: "table", "cosmos" or "memory". */
   readonly store: string;
 }
+
+export const PRIMARY_VIEW_SCHEMA: ObjectSchema<PrimaryView> = {
+  type: "object",
+  description: "The live primary of a role.",
+  properties: {
+    uuid: ID_SCHEMA,
+    address: ADDRESS_SCHEMA,
+    epoch: { type: "integer", minimum: 1, description: "The fencing token of this term." },
+    renewedAt: DATE_TIME_SCHEMA,
+    expiresInMs: { type: "integer", minimum: 0, description: "How long the lease has left, on the service's clock." },
+    revoked: { type: "boolean", description: "Revoked without its token: it can no longer renew and runs out on its own." },
+  },
+  required: ["uuid", "address", "epoch", "renewedAt", "expiresInMs", "revoked"],
+  additionalProperties: false,
+};
+
+export const LEASE_VIEW_SCHEMA: ObjectSchema<LeaseView> = {
+  type: "object",
+  description: "One role's lease: its live primary or null, the role's epoch, and the service's I and T.",
+  properties: {
+    utype: ID_SCHEMA,
+    primary: { oneOf: [ref("PrimaryView"), { type: "null" }] },
+    epoch: { ...COUNT_SCHEMA, description: "The role's current epoch: 0 for a role never held." },
+    intervalMs: DURATION_MS_SCHEMA,
+    timeoutMs: DURATION_MS_SCHEMA,
+  },
+  required: ["utype", "primary", "epoch", "intervalMs", "timeoutMs"],
+};
+
+export const PRIMARY_LIST_SCHEMA: ObjectSchema<PrimaryList> = {
+  type: "object",
+  properties: { primaries: { type: "array", items: { $ref: "#/components/schemas/LeaseView", unevaluatedProperties: false } } },
+  required: ["primaries"],
+  additionalProperties: false,
+};
+
+export const HEALTH_VIEW_SCHEMA: ObjectSchema<HealthView> = {
+  type: "object",
+  properties: {
+    status: { enum: ["ok", "unavailable"] },
+    store: { type: "string", description: '"table", "cosmos" or "memory".' },
+  },
+  required: ["status", "store"],
+};

@@ -6,6 +6,9 @@
  * and uuid (input-rules.ts).
  */
 
+import { MAX_MEMBER_TOKEN_LENGTH } from "./input-rules.js";
+import { ADDRESS_SCHEMA, COUNT_SCHEMA, DATE_TIME_SCHEMA, DURATION_MS_SCHEMA, ID_SCHEMA, ref, type ObjectSchema } from "./json-schema.js";
+
 /**
  * Seed 001's states, derived on read from the row's age on the function host's clock:
  * `joining` (one heartbeat accepted, age ≤ T), `active` (≥ 2, age ≤ T), `unreachable`
@@ -133,3 +136,78 @@ export const MEMBER_REFUSED_CODES = {
   ended: "SessionEnded",
   conflict: "Conflict",
 } as const;
+
+const TIMING_PROPERTIES = { intervalMs: DURATION_MS_SCHEMA, timeoutMs: DURATION_MS_SCHEMA, ttlMs: DURATION_MS_SCHEMA } as const;
+
+export const PREVIOUS_SESSION_SCHEMA: ObjectSchema<PreviousSession> = {
+  type: "object",
+  description: "The session this member's row had before the current one replaced it.",
+  properties: { session: ID_SCHEMA, state: { enum: ["unreachable", "leaving"] }, at: DATE_TIME_SCHEMA },
+  required: ["session", "state", "at"],
+  additionalProperties: false,
+};
+
+export const MEMBER_VIEW_SCHEMA: ObjectSchema<MemberView> = {
+  type: "object",
+  properties: {
+    member: ID_SCHEMA,
+    session: ID_SCHEMA,
+    address: ADDRESS_SCHEMA,
+    state: { enum: [...MEMBER_STATES] },
+    joinedAt: DATE_TIME_SCHEMA,
+    renewedAt: DATE_TIME_SCHEMA,
+    leftAt: { oneOf: [DATE_TIME_SCHEMA, { type: "null" }] },
+    heartbeats: { type: "integer", minimum: 1 },
+    ageMs: DURATION_MS_SCHEMA,
+    previous: { oneOf: [ref("PreviousSession"), { type: "null" }] },
+  },
+  required: ["member", "session", "address", "state", "joinedAt", "renewedAt", "leftAt", "heartbeats", "ageMs", "previous"],
+  additionalProperties: false,
+};
+
+export const MEMBER_ANSWER_SCHEMA: ObjectSchema<MemberAnswer> = {
+  type: "object",
+  description: "One member (null when it has no row), with the service's timing.",
+  properties: { group: ID_SCHEMA, member: { oneOf: [ref("MemberView"), { type: "null" }] }, ...TIMING_PROPERTIES },
+  required: ["group", "member", "intervalMs", "timeoutMs", "ttlMs"],
+};
+
+export const MEMBER_LIST_SCHEMA: ObjectSchema<MemberList> = {
+  type: "object",
+  properties: { group: ID_SCHEMA, members: { type: "array", items: ref("MemberView") }, ...TIMING_PROPERTIES },
+  required: ["group", "members", "intervalMs", "timeoutMs", "ttlMs"],
+  additionalProperties: false,
+};
+
+export const GROUP_SUMMARY_SCHEMA: ObjectSchema<GroupSummary> = {
+  type: "object",
+  properties: {
+    group: ID_SCHEMA,
+    members: {
+      type: "object",
+      properties: Object.fromEntries(MEMBER_STATES.map((state) => [state, COUNT_SCHEMA])),
+      required: [...MEMBER_STATES],
+      additionalProperties: false,
+    },
+  },
+  required: ["group", "members"],
+  additionalProperties: false,
+};
+
+export const GROUP_LIST_SCHEMA: ObjectSchema<GroupList> = {
+  type: "object",
+  properties: { groups: { type: "array", items: ref("GroupSummary") } },
+  required: ["groups"],
+  additionalProperties: false,
+};
+
+export const MEMBER_HEARTBEAT_BODY_SCHEMA: ObjectSchema<MemberHeartbeatBody> = {
+  type: "object",
+  properties: {
+    session: ID_SCHEMA,
+    address: { ...ADDRESS_SCHEMA, description: "A string sets it, null clears it, omitted keeps the stored one." },
+    token: { type: "string", maxLength: MAX_MEMBER_TOKEN_LENGTH, description: "The token of this session's last accepted heartbeat." },
+  },
+  required: ["session"],
+  additionalProperties: false,
+};

@@ -1,3 +1,4 @@
+import type { OperationDoc } from "../contract/operation-doc.js";
 import type { HttpMethod, HttpRequest, HttpResponseInit } from "./azure-functions.js";
 import type { RequestArrival } from "../lease/request-budget.js";
 import type { Runtime } from "./runtime.js";
@@ -26,6 +27,8 @@ export interface Operation {
   readonly route: string;
   readonly method: HttpMethod;
   readonly handler: RouteHandler;
+  /** Its description in GET /api/openapi.json (shared/http/openapi.ts): required, so no route is undocumented. */
+  readonly doc: OperationDoc;
 }
 
 /** The operations that share one route, by method: what a request to that path may be. */

@@ -10,6 +10,7 @@ import {
   MAX_ID_LENGTH,
   MAX_LEASE_TOKEN_LENGTH,
 } from "../contract/input-rules.js";
+import { TERM_HISTORY_SLOTS } from "../contract/term-history.js";
 import { invalid, HttpError } from "./http-error.js";
 
 /** utype, uuid, group, member and session: 1–128 characters of [A-Za-z0-9._:-], safe as Table keys and Cosmos ids. */
@@ -74,4 +75,14 @@ export function parseAddress(value: unknown): string | null | undefined {
 export function parseLease(value: unknown): string | undefined {
   if (typeof value !== "string" || value === "" || value.length > MAX_LEASE_TOKEN_LENGTH) return undefined;
   return value;
+}
+
+/** `?limit=` of the term history: a whole number 1..TERM_HISTORY_SLOTS; absent means all. */
+export function parseHistoryLimit(value: string | undefined): number {
+  if (value === undefined) return TERM_HISTORY_SLOTS;
+  const limit = /^[0-9]{1,3}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(limit >= 1 && limit <= TERM_HISTORY_SLOTS)) {
+    throw invalid(`limit must be a whole number from 1 to ${TERM_HISTORY_SLOTS} (got ${JSON.stringify(value.slice(0, 20))}).`);
+  }
+  return limit;
 }

@@ -82,7 +82,7 @@ function decideHeartbeat(
   timeoutMs: number,
 ): LeaseAction {
   if (entry === undefined) {
-    return { kind: "create", next: { utype, uuid, address: address ?? null, epoch: 1, renewedAt: haTime, revoked: false, endedUuids: [] } };
+    return { kind: "create", next: { utype, uuid, address: address ?? null, epoch: 1, renewedAt: haTime, startedAt: haTime, revoked: false, endedUuids: [] } };
   }
   if (entry.endedUuids.includes(uuid)) return { kind: "reject", reason: "ended", holder: entry };
   if (entry.uuid === uuid) {
@@ -98,6 +98,7 @@ function decideHeartbeat(
         address: address ?? null,
         epoch: entry.epoch + 1,
         renewedAt: haTime,
+        startedAt: haTime,
         revoked: false,
         endedUuids: withEndedUuid(entry.endedUuids, entry.uuid),
       },

@@ -1,6 +1,7 @@
 import type { HeartbeatBody, ReleaseQuery } from "../contract/heartbeat-body.js";
 import type { LeaseView } from "../contract/lease-view.js";
 import type { HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
+import type { TermHistory } from "../contract/term-history.js";
 import { debuglog } from "node:util";
 import type { LeaseTiming } from "../contract/timing.js";
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "./clock.js";
@@ -11,6 +12,9 @@ import type { LeaseTokenSigner } from "./lease-token.js";
 import { toLeaseView, type ViewedLease } from "./lease-view.js";
 import { RequestBudget, type RequestArrival } from "./request-budget.js";
 import type { AdmissionGate, AdmissionPriority } from "./admission.js";
+import { StoreUnavailableError } from "./store-unavailable-error.js";
+import { toTermHistory } from "./term-history.js";
+import { endedTerm, type StoredTermEnd } from "./term-record.js";
 
 /** A request as the service takes it: the PUT body or DELETE query, with its route's utype. */
 type ForUtype<T> = T & { readonly utype: string };
@@ -32,6 +36,8 @@ export interface LeaseServiceDeps {
   readonly admission?: AdmissionGate;
   /** Where a renewal that leaves the fast path is logged; by default Node's debuglog (NODE_DEBUG=ha-module). */
   readonly debug?: (message: string) => void;
+  /** Where a term the history could not record is reported; by default console.warn. */
+  readonly warn?: (message: string) => void;
 }
 
 const defaultDebug = debuglog("ha-module");
@@ -45,10 +51,12 @@ const defaultDebug = debuglog("ha-module");
 export class LeaseService {
   readonly #monotonic: MonotonicClock;
   readonly #debug: (message: string) => void;
+  readonly #warn: (message: string) => void;
 
   constructor(private readonly deps: LeaseServiceDeps) {
     this.#monotonic = deps.monotonic ?? systemMonotonicClock;
     this.#debug = deps.debug ?? defaultDebug;
+    this.#warn = deps.warn ?? ((message) => console.warn(message));
   }
 
   get timing(): LeaseTiming {
@@ -69,6 +77,10 @@ export class LeaseService {
 
   health(arrival?: RequestArrival): Promise<void> {
     return this.#admitted("other", () => this.#health(arrival));
+  }
+
+  history(utype: string, limit: number, arrival?: RequestArrival): Promise<TermHistory> {
+    return this.#admitted("other", () => this.#history(utype, limit, arrival));
   }
 
   /** A renewal with its token goes first under load: it is what keeps a primary primary. */
@@ -99,6 +111,19 @@ export class LeaseService {
       .sort((a, b) => (a.utype < b.utype ? -1 : a.utype > b.utype ? 1 : 0));
   }
 
+  /**
+   * The role's last terms, newest first (see toTermHistory): the entry and the ring, two
+   * reads side by side. Not a hot path: nothing here is ever written.
+   */
+  async #history(utype: string, limit: number, arrival?: RequestArrival): Promise<TermHistory> {
+    const budget = this.#budget(arrival);
+    const [entry, rows] = await Promise.all([
+      this.deps.store.read(utype, budget.forStoreCall("read")),
+      this.deps.store.readTerms(utype, budget.forStoreCall("read")),
+    ]);
+    return toTermHistory(utype, entry, rows, this.deps.clock.now(), this.deps.timing, limit);
+  }
+
   async #health(arrival?: RequestArrival): Promise<void> {
     await this.deps.store.ping(this.#budget(arrival).forStoreCall("read"));
   }
@@ -122,6 +147,10 @@ export class LeaseService {
       case "take-over": {
         const outcome = await this.#write(action, entry, budget);
         if (!outcome.ok) return this.#afterLostRace(input, action.next.epoch, arrivedHaTime, budget);
+        // A takeover ends the previous holder's term (a released entry's term ended already).
+        if (action.kind === "take-over" && entry !== undefined && entry.uuid !== "") {
+          await this.#recordEnded(entry, entry.revoked ? "revoked" : "taken-over", haTime, budget);
+        }
         return this.#accepted(action.next, outcome.etag, haTime);
       }
       default:
@@ -147,6 +176,7 @@ export class LeaseService {
         if (!outcome.ok) {
           return { outcome: "conflict", view: this.#view(utype, await this.deps.store.read(utype, budget.forStoreCall("read"))) };
         }
+        if (action.kind === "release" && entry !== undefined) await this.#recordEnded(entry, "released", haTime, budget);
         after = action.next;
         break;
       }
@@ -208,6 +238,23 @@ export class LeaseService {
     }
     if (winner?.endedUuids.includes(input.uuid)) return { outcome: "revoked", view: this.#view(input.utype, winner, haTime) };
     return { outcome: "conflict", view: this.#view(input.utype, winner, haTime) };
+  }
+
+  /**
+   * Records the term `entry` held, after the entry's own write has ended it. Best effort:
+   * the entry write is the decision and has happened, so a failure here (store down, the
+   * budget spent) must not turn it into a 503 the caller would retry against a lease that
+   * already moved on. The term is then missing from the history — a gap in its epochs —
+   * and the failure is reported with `warn`. The live term never depends on this row.
+   */
+  async #recordEnded(entry: LeaseState, endedBy: StoredTermEnd, haTime: number, budget: RequestBudget): Promise<void> {
+    const term = endedTerm(entry, endedBy, haTime, this.deps.timing.timeoutMs);
+    try {
+      await this.deps.store.recordTerm(term, budget.forStoreCall("write"));
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      this.#warn(`The history of ${term.utype} misses term ${term.epoch} (${term.uuid}, ${endedBy}): ${error.message}`);
+    }
   }
 
   /** Checks the budget right before the write: a request past it is never written. */

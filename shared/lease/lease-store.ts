@@ -1,4 +1,5 @@
 import type { LeaseRecord, LeaseState } from "./lease.js";
+import type { TermRecord } from "./term-record.js";
 
 /** Options every store call takes. The signal bounds the call's time budget. */
 export interface StoreCallOptions {
@@ -52,4 +53,12 @@ export interface LeaseStore {
   list(options?: StoreCallOptions): Promise<LeaseRecord[]>;
   /** Resolves when the store answers; throws StoreUnavailableError when it does not. */
   ping(options?: StoreCallOptions): Promise<void>;
+  /**
+   * Upserts an ended term into its role's ring, at slot `termSlot(term.epoch)`: whatever
+   * that slot held (the term N epochs older) is replaced. Unconditional: a term's row is
+   * only ever written when it ends, and writing it twice writes the same facts.
+   */
+  recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void>;
+  /** Every row of the role's ring (at most TERM_HISTORY_SLOTS), in no particular order: one partition read. */
+  readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]>;
 }

@@ -15,6 +15,11 @@ export interface LeaseState {
   /** ha_time (UTC ms on the function host's clock) of the last accepted write. */
   readonly renewedAt: number;
   /**
+   * ha_time when the holder's term began (acquire or take over); renewals leave it as it
+   * is. Absent on entries written before the term history existed.
+   */
+  readonly startedAt?: number;
+  /**
    * The holder was revoked without its consent (a DELETE without its lease token): it may
    * not renew, and nobody may take over before the lease expires on its own.
    */

@@ -7,6 +7,8 @@ import type {
   WriteOutcome,
 } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { termSlot, type TermRecord } from "../lease/term-record.js";
+import { toTermRecord } from "./term-row.js";
 import { CosmosCaller, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
 import { lostRace, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
 import { toLeaseRecord } from "./lease-row.js";
@@ -32,6 +34,24 @@ export const LEASE_INDEXING_POLICY: IndexingPolicy = {
 /** An id no utype can name (`~` is outside the utype charset), point-read by `ping`. */
 const HEALTH_ID = "~health";
 
+/**
+ * A role's ended terms share its partition, as items with id `~term-0` … `~term-15`, one per
+ * ring slot: `~` is outside the utype charset, so no lease item can have such an id.
+ */
+const TERM_ID_PREFIX = "~term-";
+
+/** A term item of the ring. */
+interface TermItem extends ItemDefinition {
+  id: string;
+  utype: string;
+  epoch: number;
+  uuid: string;
+  address: string | null;
+  startedAt: number;
+  endedAt: number;
+  endedBy: string;
+}
+
 /** How the store waits out throttling (see CosmosCaller). */
 export type CosmosLeaseStoreOptions = CosmosCallOptions;
 
@@ -43,6 +63,7 @@ interface LeaseItem extends ItemDefinition {
   address: string | null;
   epoch: number;
   renewedAt: number;
+  startedAt?: number;
   revoked: boolean;
   endedUuids: string[];
 }
@@ -149,7 +170,8 @@ export class CosmosLeaseStore implements LeaseStore {
   async list(options?: StoreCallOptions): Promise<LeaseRecord[]> {
     return this.#call("list leases", options, async (requestOptions) => {
       const { resources } = await this.container.items.readAll<LeaseItem>(requestOptions).fetchAll();
-      return resources.map((item) => toRecord(item, undefined));
+      // A lease item's id is its utype; the term rows beside it are not leases.
+      return resources.filter((item) => item.id === item.utype).map((item) => toRecord(item, undefined));
     });
   }
 
@@ -157,6 +179,24 @@ export class CosmosLeaseStore implements LeaseStore {
     await this.#call("reach the container", options, async (requestOptions) => {
       const response = await this.container.item(HEALTH_ID, HEALTH_ID).read(requestOptions);
       if (response.statusCode === 404) throwIfOwnerMissing(response.substatus);
+    });
+  }
+
+  async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
+    const item: TermItem = { id: `${TERM_ID_PREFIX}${termSlot(term.epoch)}`, ...term };
+    await this.#call("record a term", options, async (requestOptions) => {
+      // An upsert: the slot's previous item (the term N epochs older) is replaced whole.
+      await this.container.items.upsert<TermItem>(item, requestOptions);
+    });
+  }
+
+  /** A feed read of the role's one partition: the lease item and its ring; no index needed. */
+  async readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]> {
+    return this.#call("read the term history", options, async (requestOptions) => {
+      const { resources } = await this.container.items.readAll<TermItem>({ ...requestOptions, partitionKey: utype }).fetchAll();
+      return resources
+        .filter((item) => item.utype === utype && item.id.startsWith(TERM_ID_PREFIX))
+        .map(({ utype, epoch, uuid, address, startedAt, endedAt, endedBy }) => toTermRecord({ utype, epoch, uuid, address, startedAt, endedAt, endedBy }, STORE));
     });
   }
 
@@ -173,6 +213,7 @@ function toItem(lease: LeaseState): LeaseItem {
     address: lease.address,
     epoch: lease.epoch,
     renewedAt: lease.renewedAt,
+    ...(lease.startedAt === undefined ? {} : { startedAt: lease.startedAt }),
     revoked: lease.revoked,
     endedUuids: [...lease.endedUuids],
   };
@@ -180,6 +221,6 @@ function toItem(lease: LeaseState): LeaseItem {
 
 function toRecord(item: LeaseItem, etag: string | undefined): LeaseRecord {
   // A point read's ETag is the response's; a feed read's is the item's own _etag.
-  const { utype, uuid, address, epoch, renewedAt, revoked, endedUuids } = item;
-  return toLeaseRecord({ utype, uuid, address, epoch, renewedAt, revoked, endedUuids, etag: etag ?? item._etag }, STORE);
+  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids } = item;
+  return toLeaseRecord({ utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, etag: etag ?? item._etag }, STORE);
 }

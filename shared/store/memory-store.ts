@@ -6,6 +6,7 @@ import type {
   WriteOutcome,
 } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { termSlot, type TermRecord } from "../lease/term-record.js";
 
 /**
  * An in-process store for unit tests and simulation. Every write gets a new ETag, and
@@ -14,6 +15,8 @@ import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 export class MemoryLeaseStore implements LeaseStore {
   readonly kind = "memory";
   readonly #entries = new Map<string, LeaseRecord>();
+  /** Per utype, its ring of ended terms by slot. */
+  readonly #terms = new Map<string, Map<number, TermRecord>>();
   #version = 0;
 
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
@@ -59,11 +62,27 @@ export class MemoryLeaseStore implements LeaseStore {
     throwIfAborted(options);
   }
 
+  async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
+    throwIfAborted(options);
+    let ring = this.#terms.get(term.utype);
+    if (ring === undefined) {
+      ring = new Map();
+      this.#terms.set(term.utype, ring);
+    }
+    ring.set(termSlot(term.epoch), { ...term });
+  }
+
+  async readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]> {
+    throwIfAborted(options);
+    return [...(this.#terms.get(utype)?.values() ?? [])].map((term) => ({ ...term }));
+  }
+
   #write(lease: LeaseState): WriteOutcome {
     this.#version += 1;
     const etag = `W/"${this.#version}"`;
-    const { utype, uuid, address, epoch, renewedAt, revoked, endedUuids } = lease;
-    this.#entries.set(utype, { utype, uuid, address, epoch, renewedAt, revoked, endedUuids: [...endedUuids], etag });
+    const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids } = lease;
+    const record: LeaseRecord = { utype, uuid, address, epoch, renewedAt, revoked, endedUuids: [...endedUuids], etag };
+    this.#entries.set(utype, startedAt === undefined ? record : { ...record, startedAt });
     return { ok: true, etag };
   }
 }

@@ -7,7 +7,9 @@ import type {
   WriteOutcome,
 } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord } from "./lease-row.js";
+import { toTermRecord } from "./term-row.js";
 import { unavailable, written } from "./store-failure.js";
 import { describeTableError, isEntityNotFound, statusOf } from "./table-errors.js";
 
@@ -15,6 +17,11 @@ const STORE = "Azure Table Storage";
 
 /** Every utype has one row: PartitionKey = utype, RowKey = this constant. */
 export const LEASE_ROW_KEY = "lease";
+/**
+ * A role's ended terms share its partition: RowKey `term-00` … `term-15`, one per ring slot
+ * (`lease` sorts after them, and `list` asks for RowKey `lease` only).
+ */
+const TERM_ROW_PREFIX = "term-";
 /** A partition no utype can name (`~` is outside the utype charset), read by `ping`. */
 const HEALTH_PARTITION = "~health";
 
@@ -26,6 +33,7 @@ type LeaseEntity = {
   address: string;
   epoch: { value: string; type: "Int64" };
   renewedAt: { value: string; type: "Int64" };
+  startedAt?: { value: string; type: "Int64" };
   revoked: boolean;
   /** Table Storage has no arrays: a JSON array of strings. */
   endedUuids: string;
@@ -115,6 +123,52 @@ export class TableLeaseStore implements LeaseStore {
     });
   }
 
+  async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
+    await guard("record a term", async () => {
+      const entity = {
+        partitionKey: term.utype,
+        rowKey: termRowKey(term.epoch),
+        epoch: int64(term.epoch),
+        uuid: term.uuid,
+        address: term.address ?? "",
+        startedAt: int64(term.startedAt),
+        endedAt: int64(term.endedAt),
+        endedBy: term.endedBy,
+      };
+      // An upsert: the slot's previous row (the term N epochs older) is replaced whole.
+      await this.client.upsertEntity(entity, "Replace", { abortSignal: options?.abortSignal });
+    });
+  }
+
+  async readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]> {
+    return guard("read the term history", async () => {
+      const terms: TermRecord[] = [];
+      const entities = this.client.listEntities<Record<string, unknown>>({
+        // "." follows "-": the range holds exactly the RowKeys that start with "term-".
+        queryOptions: { filter: odata`PartitionKey eq ${utype} and RowKey ge ${TERM_ROW_PREFIX} and RowKey lt ${"term."}` },
+        abortSignal: options?.abortSignal,
+      });
+      for await (const entity of entities) {
+        const address = entity["address"];
+        terms.push(
+          toTermRecord(
+            {
+              utype: entity.partitionKey,
+              epoch: toNumber(entity["epoch"]),
+              uuid: entity["uuid"],
+              address: address === "" ? null : address,
+              startedAt: toNumber(entity["startedAt"]),
+              endedAt: toNumber(entity["endedAt"]),
+              endedBy: entity["endedBy"],
+            },
+            STORE,
+          ),
+        );
+      }
+      return terms;
+    });
+  }
+
   async #update(
     entity: Record<string, unknown> & { partitionKey: string; rowKey: string },
     mode: "Merge" | "Replace",
@@ -145,9 +199,15 @@ function toEntity(lease: LeaseState): LeaseEntity {
     address: lease.address ?? "",
     epoch: int64(lease.epoch),
     renewedAt: int64(lease.renewedAt),
+    ...(lease.startedAt === undefined ? {} : { startedAt: int64(lease.startedAt) }),
     revoked: lease.revoked,
     endedUuids: JSON.stringify(lease.endedUuids),
   };
+}
+
+/** `term-07`: two digits keep the slots in order as strings. */
+function termRowKey(epoch: number): string {
+  return `${TERM_ROW_PREFIX}${String(termSlot(epoch)).padStart(2, "0")}`;
 }
 
 /** Table Storage has no null, no arrays and returns Int64 as bigint: undone here, then validated. */
@@ -160,6 +220,7 @@ function toRecord(entity: StoredEntity): LeaseRecord {
       address: address === "" ? null : address,
       epoch: toNumber(entity["epoch"]),
       renewedAt: toNumber(entity["renewedAt"]),
+      startedAt: toNumber(entity["startedAt"]),
       revoked: entity["revoked"],
       endedUuids: parseJsonArray(entity["endedUuids"]),
       etag: entity.etag,

@@ -1,22 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CliProcess, runCli } from "../helpers/sdk-cli-process.js";
+import { checkRecordedResponses } from "../helpers/openapi-responses.js";
+import { startRecordingProxy, type RecordingProxy } from "../helpers/recording-proxy.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /** `ha-module primary`, `release` and the shared flags, against the built service with an API key. */
 describe("ha-module primary", () => {
   const KEY = "e2e-function-key";
-  let service: ServiceProcess;
+  let served: ServiceProcess;
+  // The CLI talks to the service through a recording proxy: every answer it gets is then
+  // checked against the OpenAPI document (the last test).
+  let service: RecordingProxy;
   let holder: CliProcess;
 
   beforeAll(async () => {
-    service = await startServiceProcess({ HA_API_KEY: KEY, HA_INTERVAL_MS: "200", HA_TIMEOUT_MS: "2000" });
+    served = await startServiceProcess({ HA_API_KEY: KEY, HA_INTERVAL_MS: "200", HA_TIMEOUT_MS: "2000" });
+    service = await startRecordingProxy(served.url);
     holder = new CliProcess("holder", ["elect", "e2e-primary", "--address", "10.1.2.3:80"], { HA_ENDPOINT: service.url, HA_API_KEY: KEY });
     await holder.waitFor((e) => e.event === "elected");
   });
 
   afterAll(async () => {
     await holder?.kill();
-    await service?.stop();
+    await service?.close();
+    await served?.stop();
   });
 
   const run = runCli;
@@ -135,5 +142,12 @@ describe("ha-module primary", () => {
     const none = await run(["release", "e2e-nobody"], env);
     expect(none.code).toBe(3);
     expect(JSON.parse(none.stdout)).toMatchObject({ outcome: "none", primary: null });
+  });
+
+  it("every answer the CLI processes received is what the OpenAPI document says", async () => {
+    const { checked, problems } = await checkRecordedResponses(served.url, { "x-functions-key": KEY });
+    expect(problems).toEqual([]);
+    // The holder's heartbeats, the polls of --watch and the one-shot commands' calls.
+    expect(checked).toBeGreaterThan(10);
   });
 });

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HaClient } from "../../shared/sdk/ha-client.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { call, errorCodeOf, primaryOf, type Reply } from "../helpers/e2e-http.js";
+import { checkRecordedResponses } from "../helpers/openapi-responses.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
@@ -16,26 +18,6 @@ const backends: Array<{ name: string; env: Record<string, string> }> = [
 // Small I and T keep the expiry test short; T leaves seconds of slack for a loaded machine.
 const TIMING = { HA_INTERVAL_MS: "500", HA_TIMEOUT_MS: "2500" };
 
-interface Reply {
-  status: number;
-  body: Record<string, unknown>;
-  headers: Headers;
-}
-
-async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-  const init: RequestInit = { method, headers: { ...headers } };
-  if (body !== undefined) {
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
-    (init.headers as Record<string, string>)["content-type"] = "application/json";
-  }
-  const response = await fetch(`${base}${path}`, init);
-  const text = await response.text();
-  return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>), headers: response.headers };
-}
-
-const primaryOf = (reply: Reply): Record<string, unknown> | null => reply.body["primary"] as Record<string, unknown> | null;
-const errorCodeOf = (reply: Reply): unknown => (reply.body["error"] as { code?: unknown } | undefined)?.code;
-
 describe.each(backends)("REST contract end to end: $name", ({ env }) => {
   let service: ServiceProcess;
   let api: string;
@@ -47,6 +29,10 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
     api = service.url;
   });
   afterAll(async () => {
+    // Every answer this suite received, checked against the document the service serves.
+    const { checked, problems } = await checkRecordedResponses(api);
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(100);
     expect(await service.stop()).toBe(0);
   });
 
@@ -239,6 +225,60 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
     expect(primaryOf(reply)).toMatchObject({ uuid: "a", address, epoch: 1 });
   });
 
+  it("serves its OpenAPI document, which names every route it serves", async () => {
+    const reply = await call(api, "GET", "/openapi.json");
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(reply.body["openapi"]).toBe("3.1.0");
+    expect(Object.keys(reply.body["paths"] as object)).toEqual(expect.arrayContaining(["/api/primary/{utype}", "/api/primary/{utype}/history", "/api/members/{group}/{member}"]));
+  });
+
+  it("shows a role's term history: the live term, then the ended ones with how they ended", async () => {
+    const utype = freshUtype();
+    expect((await call(api, "GET", `/primary/${utype}/history`)).body).toEqual({ utype, epoch: 0, terms: [] });
+    const lease = (await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" })).body["lease"] as string;
+    await call(api, "DELETE", `/primary/${utype}?uuid=holder-a&lease=${encodeURIComponent(lease)}`);
+    await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" });
+    const history = await call(api, "GET", `/primary/${utype}/history`);
+    expect(history.status).toBe(200);
+    expect(history.body).toMatchObject({
+      utype,
+      epoch: 2,
+      terms: [
+        { epoch: 2, uuid: "holder-b", address: null, endedAt: null, endedBy: null },
+        { epoch: 1, uuid: "holder-a", address: "10.0.0.4:5800", endedBy: "released" },
+      ],
+    });
+    const [live, released] = history.body["terms"] as Array<{ startedAt: string; endedAt: string }>;
+    expect(Date.parse(released?.endedAt ?? "")).toBeLessThanOrEqual(Date.parse(live?.startedAt ?? ""));
+    expect((await call(api, "GET", `/primary/${utype}/history?limit=1`)).body["terms"]).toHaveLength(1);
+    const bad = await call(api, "GET", `/primary/${utype}/history?limit=0`);
+    expect(bad.status).toBe(400);
+    expect(errorCodeOf(bad)).toBe("InvalidRequest");
+  });
+
+  it("answers membership: join, renew by token, list the group and the groups, a held member, goodbye", async () => {
+    const group = `group-${freshUtype()}`;
+    const joined = await call(api, "PUT", `/members/${group}/node-1`, { session: "s-1", address: "10.0.0.5:80" });
+    expect(joined.status).toBe(200);
+    expect(joined.body).toMatchObject({ group, member: { member: "node-1", session: "s-1", state: "joining", heartbeats: 1 } });
+    const renewed = await call(api, "PUT", `/members/${group}/node-1`, { session: "s-1", token: joined.body["token"] });
+    expect(renewed.body).toMatchObject({ member: { state: "active", heartbeats: 2 } });
+    const held = await call(api, "PUT", `/members/${group}/node-1`, { session: "s-2" });
+    expect(held.status).toBe(409);
+    expect(errorCodeOf(held)).toBe("SessionHeld");
+    const listed = await call(api, "GET", `/members/${group}`);
+    expect(listed.body).toMatchObject({ group, members: [{ member: "node-1", state: "active" }] });
+    const groups = await call(api, "GET", "/members");
+    expect((groups.body["groups"] as Array<{ group: string }>).find((one) => one.group === group)).toMatchObject({ members: { active: 1 } });
+    const left = await call(api, "DELETE", `/members/${group}/node-1?session=s-1`);
+    expect(left.body).toMatchObject({ member: { state: "leaving" } });
+    const ended = await call(api, "PUT", `/members/${group}/node-1`, { session: "s-1" });
+    expect(errorCodeOf(ended)).toBe("SessionEnded");
+    expect((await call(api, "DELETE", `/members/${group}/node-9?session=s-9`)).body).toMatchObject({ member: null });
+    expect((await call(api, "PUT", `/members/${group}/node-2`, { session: "s", extra: 1 })).status).toBe(400);
+  });
+
   it("answers unknown routes with 404 and wrong methods with 405", async () => {
     const unknown = await call(api, "GET", "/nothing-here");
     expect(unknown.status).toBe(404);
@@ -262,6 +302,9 @@ describe("local host start-up and API key", () => {
       expect(primaryOf(await call(service.url, "GET", "/primary/x", undefined, { "x-functions-key": "s3cret-key" }))).toBeNull();
       const ok = await call(service.url, "PUT", "/primary/x", { uuid: "a" }, { "x-functions-key": "s3cret-key" });
       expect(ok.status).toBe(200);
+      const { checked, problems } = await checkRecordedResponses(service.url, { "x-functions-key": "s3cret-key" });
+      expect(problems).toEqual([]);
+      expect(checked).toBe(4);
     } finally {
       await service.stop();
     }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HaClient } from "../../shared/sdk/ha-client.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import { startServe, startStoreProcess, type ServeProcess, type StoreProcess } from "../chaos/service-processes.js";
+import { checkRecordedResponses, recordResponse } from "../helpers/openapi-responses.js";
 import { RecordingTransport } from "../helpers/recording-transport.js";
 
 /**
@@ -91,7 +92,9 @@ describe("the store frozen or killed under a running ha-module serve", () => {
       signal: AbortSignal.timeout(10_000),
     });
     const text = await response.text();
-    return { status: response.status, body: JSON.parse(text) as unknown, ms: performance.now() - started };
+    const parsed = JSON.parse(text) as unknown;
+    recordResponse({ method, path: `${new URL(serve.url).pathname}${path}`, status: response.status, contentType: response.headers.get("content-type"), body: parsed });
+    return { status: response.status, body: parsed, ms: performance.now() - started };
   };
 
   /**
@@ -166,6 +169,12 @@ describe("the store frozen or killed under a running ha-module serve", () => {
       },
     );
     console.log(`store killed: ${JSON.stringify(figures)} (I=${I}, T=${T}, HA_STORE_TIMEOUT_MS=${BUDGET})`);
+  });
+
+  it("every answer during the outages (the 503s included) is what the OpenAPI document says", async () => {
+    const { checked, problems } = await checkRecordedResponses(serve.url);
+    expect(problems).toEqual([]);
+    expect(checked).toBe(6);
   });
 
   it("through both outages: epochs only grew, the service never crashed and never printed a stack trace", () => {

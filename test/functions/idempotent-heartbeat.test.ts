@@ -58,6 +58,8 @@ describe("a heartbeat that loses the race to its own echo", () => {
       renew: (utype, renewal, etag, options) => memory.renew(utype, renewal, etag, options),
       list: (options) => memory.list(options),
       ping: (options) => memory.ping(options),
+      recordTerm: (term, options) => memory.recordTerm(term, options),
+      readTerms: (utype, options) => memory.readTerms(utype, options),
     };
     return new CountingStore(racing);
   }

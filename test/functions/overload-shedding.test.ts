@@ -26,6 +26,8 @@ class SlowStore {
     renew: (utype, renewal, etag, options) => this.#after(`renew ${utype}`, () => this.inner.renew(utype, renewal, etag, options)),
     list: (options) => this.#after("list", () => this.inner.list(options)),
     ping: (options) => this.#after("ping", () => this.inner.ping(options)),
+    recordTerm: (term, options) => this.#after(`recordTerm ${term.utype}`, () => this.inner.recordTerm(term, options)),
+    readTerms: (utype, options) => this.#after(`readTerms ${utype}`, () => this.inner.readTerms(utype, options)),
   };
 
   async #after<T>(what: string, call: () => Promise<T>): Promise<T> {

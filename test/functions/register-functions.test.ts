@@ -67,7 +67,9 @@ describe("the Azure Functions registration", () => {
       "membersGroupMemberMethodNotAllowed",
       "membersGroupMethodNotAllowed",
       "membersMethodNotAllowed",
+      "openapiJsonMethodNotAllowed",
       "primaryMethodNotAllowed",
+      "primaryUtypeHistoryMethodNotAllowed",
       "primaryUtypeMethodNotAllowed",
     ]);
     const byRoute = new Map<string, string[]>();

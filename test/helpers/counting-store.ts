@@ -1,6 +1,6 @@
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 
-type Method = "read" | "create" | "replace" | "renew" | "list" | "ping";
+type Method = "read" | "create" | "replace" | "renew" | "list" | "ping" | "recordTerm" | "readTerms";
 
 /** Wraps a store and records every call in order, to pin the cost of each request. */
 export class CountingStore implements LeaseStore {
@@ -22,6 +22,8 @@ export class CountingStore implements LeaseStore {
   renew: LeaseStore["renew"] = (...args) => this.#record("renew", () => this.inner.renew(...args));
   list: LeaseStore["list"] = (...args) => this.#record("list", () => this.inner.list(...args));
   ping: LeaseStore["ping"] = (...args) => this.#record("ping", () => this.inner.ping(...args));
+  recordTerm: LeaseStore["recordTerm"] = (...args) => this.#record("recordTerm", () => this.inner.recordTerm(...args));
+  readTerms: LeaseStore["readTerms"] = (...args) => this.#record("readTerms", () => this.inner.readTerms(...args));
 
   #record<T>(method: Method, call: () => Promise<T>): Promise<T> {
     this.calls.push(method);
@@ -34,5 +36,5 @@ export function failingStore(error: Error): LeaseStore {
   const fail = async (): Promise<never> => {
     throw error;
   };
-  return { kind: "table", read: fail, create: fail, replace: fail, renew: fail, list: fail, ping: fail };
+  return { kind: "table", read: fail, create: fail, replace: fail, renew: fail, list: fail, ping: fail, recordTerm: fail, readTerms: fail };
 }

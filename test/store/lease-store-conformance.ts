@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LeaseState } from "../../shared/lease/lease.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import type { TermRecord } from "../../shared/lease/term-record.js";
+import { TERM_HISTORY_SLOTS } from "../../shared/contract/term-history.js";
 
 export interface ConformanceTarget {
   /** A store over empty storage; called once per test. */
@@ -21,6 +23,19 @@ const lease = (overrides: Partial<LeaseState> = {}): LeaseState => ({
   endedUuids: [],
   ...overrides,
 });
+
+const term = (overrides: Partial<TermRecord> = {}): TermRecord => ({
+  utype: "scheduler",
+  epoch: 3,
+  uuid: "holder-3",
+  address: "10.0.0.4:5800",
+  startedAt: 1_763_632_700_000,
+  endedAt: 1_763_632_800_123,
+  endedBy: "taken-over",
+  ...overrides,
+});
+
+const byEpoch = (terms: TermRecord[]): TermRecord[] => [...terms].sort((a, b) => a.epoch - b.epoch);
 
 const fieldsOf = ({ utype, uuid, address, epoch, renewedAt, revoked, endedUuids }: LeaseState): LeaseState => ({
   utype,
@@ -199,6 +214,49 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       expect(listed[0]?.etag).toBe(created.ok ? created.etag : "unreachable");
     });
 
+    it("keeps a term's start through renewals and replaces, and reads an entry without one as without one", async () => {
+      await fresh();
+      const created = await store.create(lease({ startedAt: 1_763_632_700_001 }));
+      if (!created.ok) throw new Error("create failed");
+      const renewed = await store.renew("scheduler", { renewedAt: 1_763_632_805_000 }, created.etag);
+      if (!renewed.ok) throw new Error("renew failed");
+      expect((await store.read("scheduler"))?.startedAt).toBe(1_763_632_700_001);
+      await store.replace(lease({ epoch: 2, uuid: "holder-2", startedAt: 1_763_632_900_000 }), renewed.etag);
+      expect((await store.read("scheduler"))?.startedAt).toBe(1_763_632_900_000);
+      await store.create(lease({ utype: "legacy" }));
+      expect((await store.read("legacy"))?.startedAt).toBeUndefined();
+    });
+
+    it("reads no terms for a role that has none", async () => {
+      await fresh();
+      expect(await store.readTerms("scheduler")).toEqual([]);
+    });
+
+    it("records terms and reads back every field, a null address and a large epoch included, per role", async () => {
+      await fresh();
+      await store.create(lease());
+      const recorded = [term(), term({ epoch: 4, uuid: "holder-4", address: null, endedBy: "released" }), term({ epoch: 2 ** 40, endedBy: "revoked" })];
+      for (const one of recorded) await store.recordTerm(one);
+      await store.recordTerm(term({ utype: "broker.v2:eu-1_a", uuid: "other" }));
+      expect(byEpoch(await store.readTerms("scheduler"))).toEqual(byEpoch(recorded));
+      expect(await store.readTerms("broker.v2:eu-1_a")).toEqual([term({ utype: "broker.v2:eu-1_a", uuid: "other" })]);
+      // The lease entries are what list() shows; term rows never pass for leases.
+      expect((await store.list()).map((entry) => entry.utype)).toEqual(["scheduler"]);
+      expect((await store.read("scheduler"))?.uuid).toBe("holder-1");
+    });
+
+    it("keeps a ring of TERM_HISTORY_SLOTS rows per role: a term replaces the one N epochs older in its slot", async () => {
+      await fresh();
+      for (let epoch = 1; epoch <= TERM_HISTORY_SLOTS + 2; epoch++) {
+        await store.recordTerm(term({ epoch, uuid: `holder-${epoch}` }));
+      }
+      const terms = byEpoch(await store.readTerms("scheduler"));
+      expect(terms.map((one) => one.epoch)).toEqual(Array.from({ length: TERM_HISTORY_SLOTS }, (_, i) => i + 3));
+      // Writing the same term again changes nothing: an upsert of the same facts.
+      await store.recordTerm(term({ epoch: 5, uuid: "holder-5" }));
+      expect(byEpoch(await store.readTerms("scheduler"))).toEqual(terms);
+    });
+
     it("answers ping when reachable", async () => {
       await fresh();
       await expect(store.ping()).resolves.toBeUndefined();
@@ -209,6 +267,8 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       const abortSignal = AbortSignal.abort();
       await expect(store.read("scheduler", { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.create(lease(), { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.recordTerm(term(), { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.readTerms("scheduler", { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
       expect(await store.read("scheduler")).toBeUndefined();
     });
   });

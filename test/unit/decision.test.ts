@@ -26,13 +26,13 @@ describe("decide (SPEC §2), table-driven", () => {
       name: "heartbeat on no entry creates epoch 1",
       entry: undefined,
       request: heartbeat("new", "h:1"),
-      expected: { kind: "create", next: { utype: "scheduler", uuid: "new", address: "h:1", epoch: 1, renewedAt: NOW, ...fresh } },
+      expected: { kind: "create", next: { utype: "scheduler", uuid: "new", address: "h:1", epoch: 1, renewedAt: NOW, startedAt: NOW, ...fresh } },
     },
     {
       name: "heartbeat on no entry with the address omitted creates it without one",
       entry: undefined,
       request: heartbeat("new"),
-      expected: { kind: "create", next: { utype: "scheduler", uuid: "new", address: null, epoch: 1, renewedAt: NOW, ...fresh } },
+      expected: { kind: "create", next: { utype: "scheduler", uuid: "new", address: null, epoch: 1, renewedAt: NOW, startedAt: NOW, ...fresh } },
     },
     {
       name: "heartbeat by the holder renews, epoch unchanged, a new address set",
@@ -92,25 +92,25 @@ describe("decide (SPEC §2), table-driven", () => {
       name: "boundary: T + 1 is expired, so a rival takes over with epoch + 1 and the old holder ends",
       entry: entry({ renewedAt: NOW - T - 1 }),
       request: heartbeat("rival", "r:1"),
-      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: "r:1", epoch: 4, renewedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: "r:1", epoch: 4, renewedAt: NOW, startedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
     },
     {
       name: "an expired revoked lease is taken over; the takeover is not revoked",
       entry: entry({ revoked: true, renewedAt: NOW - T - 1 }),
       request: heartbeat("rival"),
-      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 4, renewedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 4, renewedAt: NOW, startedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
     },
     {
       name: "a released entry can be taken at once; the epoch and the ended list survive the release",
       entry: entry({ uuid: "", address: null, renewedAt: NOW }),
       request: heartbeat("rival"),
-      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 4, renewedAt: NOW, revoked: false, endedUuids: ["gone-1"] } },
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 4, renewedAt: NOW, startedAt: NOW, revoked: false, endedUuids: ["gone-1"] } },
     },
     {
       name: "a retired-only entry (epoch 0) is taken with epoch 1",
       entry: entry({ uuid: "", address: null, epoch: 0, endedUuids: ["stopping"] }),
       request: heartbeat("first"),
-      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "first", address: null, epoch: 1, renewedAt: NOW, revoked: false, endedUuids: ["stopping"] } },
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "first", address: null, epoch: 1, renewedAt: NOW, startedAt: NOW, revoked: false, endedUuids: ["stopping"] } },
     },
     // ---- Release ------------------------------------------------------------------------
     {

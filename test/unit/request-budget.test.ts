@@ -33,6 +33,8 @@ describe("the request's time budget (HA_STORE_TIMEOUT_MS), on injected clocks", 
       renew: (utype, renewal, etag, options) => memory.renew(utype, renewal, etag, options),
       list: (options) => memory.list(options),
       ping: (options) => memory.ping(options),
+      recordTerm: (term, options) => memory.recordTerm(term, options),
+      readTerms: (utype, options) => memory.readTerms(utype, options),
     };
     const store = new CountingStore(slow);
     const service = new LeaseService({
@@ -101,6 +103,8 @@ describe("the store calls' abort signal is what is left of the budget", () => {
       renew: async () => ({ ok: false, reason: "changed" }),
       list: async () => [],
       ping: async () => undefined,
+      recordTerm: async () => undefined,
+      readTerms: async () => [],
     };
     const service = new LeaseService({
       store: hanging,

@@ -1,3 +1,4 @@
+import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
 import type { LeaseRenewal, LeaseStore, WriteOutcome } from "../../../shared/lease/lease-store.js";
 import { StoreUnavailableError } from "../../../shared/lease/store-unavailable-error.js";
@@ -67,6 +68,14 @@ export class FaultyStoreLink implements LeaseStore {
 
   ping(): Promise<void> {
     return this.#call(false, () => this.target.ping());
+  }
+
+  recordTerm(term: TermRecord): Promise<void> {
+    return this.#call(true, () => this.target.recordTerm(term));
+  }
+
+  readTerms(utype: string): Promise<TermRecord[]> {
+    return this.#call(false, () => this.target.readTerms(utype));
   }
 
   #call<T>(write: boolean, perform: () => Promise<T>): Promise<T> {

@@ -1,3 +1,4 @@
+import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
 import type { LeaseRenewal, LeaseStore, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
 import type { Prng } from "./prng.js";
@@ -45,6 +46,14 @@ export class PlantedStore implements LeaseStore {
 
   ping(options?: StoreCallOptions): Promise<void> {
     return this.inner.ping(options);
+  }
+
+  recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
+    return this.inner.recordTerm(term, options);
+  }
+
+  readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]> {
+    return this.inner.readTerms(utype, options);
   }
 
   #loseThisWrite(): boolean {

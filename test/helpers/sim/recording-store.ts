@@ -1,3 +1,4 @@
+import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
 import type { LeaseRenewal, LeaseStore, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../../shared/store/memory-store.js";
@@ -54,6 +55,15 @@ export class RecordingStore implements LeaseStore {
 
   ping(_options?: StoreCallOptions): Promise<void> {
     return this.#inner.ping();
+  }
+
+  /** The history is not the checker's truth: passed through unrecorded. */
+  recordTerm(term: TermRecord, _options?: StoreCallOptions): Promise<void> {
+    return this.#inner.recordTerm(term);
+  }
+
+  readTerms(utype: string, _options?: StoreCallOptions): Promise<TermRecord[]> {
+    return this.#inner.readTerms(utype);
   }
 
   async #write(method: StoreWrite["method"], utype: string, write: () => Promise<WriteOutcome>): Promise<WriteOutcome> {

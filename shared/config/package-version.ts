@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 
 /**
  * The version of the installed ha-module: the `version` of the nearest package.json named
- * ha-module above this file (dist/shared/cli/ when built, shared/cli/ in the sources).
+ * ha-module above this file (dist/shared/config/ when built, shared/config/ in the sources); the CLI prints it, the OpenAPI document states it.
  */
 export function packageVersion(): string {
   for (let url = new URL("./package.json", import.meta.url); ; ) {

@@ -1,0 +1,26 @@
+import type { OperationDoc } from "../shared/contract/operation-doc.js";
+import { json } from "../shared/http/answers.js";
+import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import { buildOpenApi } from "../shared/http/openapi.js";
+import { rejectUnknownQuery } from "../shared/http/request-parts.js";
+import { packageVersion } from "../shared/config/package-version.js";
+import { operations } from "./routes.js";
+
+let document: unknown;
+
+/**
+ * GET /api/openapi.json — the OpenAPI 3.1 description of every route, built once per
+ * process from the route table itself (functions/routes.ts) and the contract's schemas.
+ * No store call: it answers even while the store is down.
+ */
+export async function openApi(request: HttpRequest): Promise<HttpResponseInit> {
+  rejectUnknownQuery(request, []);
+  document ??= buildOpenApi(operations, packageVersion());
+  return json(200, document);
+}
+
+export const openApiDoc: OperationDoc = {
+  tag: "operations",
+  summary: "This document: the OpenAPI 3.1 description of every route",
+  ok: { description: "The OpenAPI document.", contentType: "application/json", schema: { type: "object", required: ["openapi", "paths"] } },
+};

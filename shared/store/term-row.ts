@@ -1,0 +1,38 @@
+import { ID_PATTERN } from "../contract/input-rules.js";
+import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import type { StoredTermEnd, TermRecord } from "../lease/term-record.js";
+
+/** A term row as an adapter read it, in plain JavaScript values but not yet trusted. */
+export interface StoredTerm {
+  readonly utype: unknown;
+  readonly epoch: unknown;
+  readonly uuid: unknown;
+  readonly address: unknown;
+  readonly startedAt: unknown;
+  readonly endedAt: unknown;
+  readonly endedBy: unknown;
+}
+
+const STORED_ENDS: readonly StoredTermEnd[] = ["released", "revoked", "taken-over"];
+
+/**
+ * The term a history row stands for, validated like a lease row: a damaged row is a
+ * StoreUnavailableError naming the field, never an Invalid Date in an answer.
+ */
+export function toTermRecord(row: StoredTerm, store: string): TermRecord {
+  const corrupt = (problem: string): StoreUnavailableError =>
+    new StoreUnavailableError(`${store} holds a corrupt term row${typeof row.utype === "string" ? ` for ${JSON.stringify(row.utype)}` : ""}: ${problem}.`);
+  const { utype, epoch, uuid, address, startedAt, endedAt, endedBy } = row;
+  if (typeof utype !== "string" || !ID_PATTERN.test(utype)) throw corrupt("utype is not a valid id");
+  if (!isWholeNumber(epoch) || epoch < 1) throw corrupt("epoch is not a positive integer");
+  if (typeof uuid !== "string" || !ID_PATTERN.test(uuid)) throw corrupt("uuid is not a valid id");
+  if (address !== null && typeof address !== "string") throw corrupt("address is neither a string nor null");
+  if (!isWholeNumber(startedAt)) throw corrupt("startedAt is not a non-negative integer");
+  if (!isWholeNumber(endedAt)) throw corrupt("endedAt is not a non-negative integer");
+  if (!STORED_ENDS.includes(endedBy as StoredTermEnd)) throw corrupt(`endedBy is not one of ${STORED_ENDS.join(", ")}`);
+  return { utype, epoch, uuid, address, startedAt, endedAt, endedBy: endedBy as StoredTermEnd };
+}
+
+function isWholeNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}

@@ -1,0 +1,122 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { beforeAll, describe, expect, it } from "vitest";
+import { operations } from "../../functions/routes.js";
+import { buildOpenApi } from "../../shared/http/openapi.js";
+import type { Operation } from "../../shared/http/route.js";
+import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
+import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
+import { CountingStore } from "../helpers/counting-store.js";
+import { FakeClock } from "../helpers/fake-clock.js";
+import { ResponseChecker } from "../helpers/openapi-responses.js";
+import { send, sendWithHeaders, WALL_START } from "../helpers/route-requests.js";
+
+const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
+const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
+
+type Document = { paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string }> }>> } & Record<string, unknown>;
+
+describe("GET /api/openapi.json", () => {
+  let runtime: Runtime;
+  let store: CountingStore;
+  let document: Document;
+
+  beforeAll(async () => {
+    store = new CountingStore(new MemoryLeaseStore());
+    // A generous budget: compiling the validators blocks this process for a while, and the
+    // stall monitor would rightly charge that to the requests that follow.
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET }, store, new FakeClock(WALL_START));
+    const reply = await sendWithHeaders(runtime, "GET", "/openapi.json");
+    expect(reply.status).toBe(200);
+    expect(reply.headers["cache-control"]).toBe("no-store");
+    document = reply.body as Document;
+  });
+
+  it("is valid OpenAPI 3.1 by @seriousme/openapi-schema-validator, and costs no store call", async () => {
+    const result = await new Validator().validate(document);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(document["openapi"]).toBe("3.1.0");
+    expect(store.calls).toEqual([]);
+  });
+
+  it("describes exactly the route table: every operation once, under its name, and nothing else", () => {
+    const documented = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => `${method.toUpperCase()} ${path} ${operation.operationId}`),
+    );
+    const table = operations.map((operation) => `${operation.method} /api/${operation.route} ${operation.name}`);
+    expect(documented.sort()).toEqual(table.sort());
+    expect(table).toContain("GET /api/primary/{utype}/history getPrimaryHistory");
+    expect(table).toContain("GET /api/openapi.json openApi");
+  });
+
+  it("documents exactly the query parameters each operation takes: any other is refused with a 400 naming it", async () => {
+    for (const operation of operations) {
+      const path = `/${operation.route.replace(/\{[A-Za-z]+\}/g, "x")}`;
+      const documented = (document.paths[`/api/${operation.route}`]?.[operation.method.toLowerCase()]?.parameters ?? [])
+        .filter((parameter) => parameter.in === "query")
+        .map((parameter) => parameter.name);
+      for (const name of [...documented, "undocumented"]) {
+        const reply = await send(runtime, operation.method, `${path}?${name}=%00`, operation.method === "PUT" ? {} : undefined);
+        const message = (reply.body["error"] as { message?: string } | undefined)?.message ?? "";
+        // A documented parameter may be refused for its value, never as unknown.
+        if (name === "undocumented") expect(message, `${operation.name} ?${name}`).toMatch(/Unknown query parameter "undocumented"/);
+        else expect(message, `${operation.name} ?${name}`).not.toMatch(/Unknown query parameter/);
+      }
+    }
+  });
+
+  it("its response check passes real answers and fails a planted bad date-time, an extra field and an undocumented status", async () => {
+    const checker = new ResponseChecker(document as never);
+    const acquired = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a", address: "10.0.0.4:5800" });
+    expect(acquired.status).toBe(200);
+    const ok = { method: "PUT", path: "/api/primary/scheduler", status: 200, contentType: "application/json", body: acquired.body };
+    expect(checker.problems(ok)).toEqual([]);
+    const history = await send(runtime, "GET", "/primary/scheduler/history");
+    expect(checker.problems({ ...ok, method: "GET", path: "/api/primary/scheduler/history", body: history.body })).toEqual([]);
+    const held = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
+    expect(held.status).toBe(409);
+    expect(checker.problems({ ...ok, status: 409, body: held.body })).toEqual([]);
+
+    const primary = acquired.body["primary"] as Record<string, unknown>;
+    const badDate = { ...acquired.body, primary: { ...primary, renewedAt: "2026-11-20 10:00:00" } };
+    expect(checker.problems({ ...ok, body: badDate }).join("\n")).toMatch(/\/primary\/renewedAt must match format "date-time"/);
+    expect(checker.problems({ ...ok, body: { ...acquired.body, surprise: 1 } }).join("\n")).toMatch(/unevaluated properties/);
+    expect(checker.problems({ ...ok, body: { ...acquired.body, lease: undefined } }).join("\n")).toMatch(/must have required property 'lease'/);
+    expect(checker.problems({ ...ok, status: 409, body: { ...held.body, error: { code: "SessionHeld", message: "x" } } }).join("\n")).toMatch(/allowed values/);
+    expect(checker.problems({ ...ok, status: 418 })).toEqual(["PUT /api/primary/scheduler → 418: /api/primary/{utype} put documents no 418"]);
+    const badTerm = { ...history.body, terms: [{ ...(history.body["terms"] as object[])[0], endedBy: "vanished" }] };
+    expect(checker.problems({ ...ok, method: "GET", path: "/api/primary/scheduler/history", body: badTerm }).join("\n")).toMatch(/endedBy must be equal to one of the allowed values/);
+  });
+
+  it("takes a non-JSON route (HTML, assets of several types, Prometheus text) by its doc alone, and stays valid", async () => {
+    const handler: Operation["handler"] = async () => ({ status: 200 });
+    const more: Operation[] = [
+      { name: "dashboard", route: "dashboard", method: "GET", handler, doc: { tag: "operations", summary: "The dashboard", ok: { description: "The page.", contentType: "text/html" } } },
+      {
+        name: "dashboardAsset",
+        route: "dashboard/{asset}",
+        method: "GET",
+        handler,
+        doc: {
+          tag: "operations",
+          summary: "A dashboard asset",
+          path: { asset: { description: "The asset's file name.", schema: { enum: ["app.js", "app.css"] } } },
+          ok: { description: "The asset.", contentType: ["text/javascript", "text/css"] },
+          errors: [{ code: "NotFound" }],
+        },
+      },
+      { name: "metrics", route: "metrics", method: "GET", handler, doc: { tag: "operations", summary: "Metrics", ok: { description: "Prometheus text.", contentType: "text/plain" } } },
+    ];
+    const extended = buildOpenApi([...operations, ...more], "0.0.0-test") as Document;
+    const result = await new Validator().validate(extended);
+    expect(result.errors).toBeUndefined();
+    const checker = new ResponseChecker(extended as never);
+    const asset = { method: "GET", path: "/api/dashboard/app.css", status: 200, contentType: "text/css; charset=utf-8", body: "body {}" };
+    expect(checker.problems(asset)).toEqual([]);
+    expect(checker.problems({ ...asset, contentType: "text/html" })).toEqual(["GET /api/dashboard/app.css → 200: content type text/html is not one of text/javascript, text/css"]);
+    expect(checker.problems({ ...asset, status: 404, contentType: "application/json", body: { error: { code: "NotFound", message: "no such asset" } } })).toEqual([]);
+    expect(checker.problems({ method: "GET", path: "/api/metrics", status: 200, contentType: "text/plain; version=0.0.4", body: "# HELP x\n" })).toEqual([]);
+    // A path parameter nobody describes is refused when the document is built.
+    expect(() => buildOpenApi([{ ...more[0]!, route: "dashboard/{file}" }], "0")).toThrow(/\{file\} its doc does not describe/);
+  });
+});

@@ -1,0 +1,57 @@
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { recordResponse } from "./openapi-responses.js";
+
+export interface RecordingProxy {
+  /** The proxy's API base, e.g. http://127.0.0.1:41632/api: give it to the CLI as its endpoint. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A pass-through HTTP proxy on 127.0.0.1 in front of a running service, for CLI-driven
+ * end-to-end tests: the CLI's requests (the SDK's, in another process) go through it, and
+ * every answer is recorded for the OpenAPI check (openapi-responses.ts) as it is passed on.
+ */
+export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+  const origin = new URL(target).origin;
+  const server = createServer((request, response) => {
+    void (async () => {
+      try {
+        const body = await readAll(request);
+        const headers = Object.fromEntries(
+          Object.entries(request.headers).filter((entry): entry is [string, string] => typeof entry[1] === "string" && !["host", "connection", "content-length"].includes(entry[0])),
+        );
+        const method = request.method ?? "GET";
+        const path = request.url ?? "/";
+        const answer = await fetch(`${origin}${path}`, { method, headers, ...(body.length > 0 ? { body } : {}) });
+        const text = await answer.text();
+        const contentType = answer.headers.get("content-type");
+        recordResponse({ method, path, status: answer.status, contentType, body: text === "" ? {} : contentType?.includes("json") ? (JSON.parse(text) as unknown) : text });
+        const passed: Record<string, string> = {};
+        answer.headers.forEach((value, name) => {
+          if (!["content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"].includes(name)) passed[name] = value;
+        });
+        response.writeHead(answer.status, passed).end(text);
+      } catch (error) {
+        response.writeHead(502, { "content-type": "text/plain" }).end(String(error));
+      }
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${new URL(target).pathname}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function readAll(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
