@@ -5,6 +5,7 @@ import { leaveGroup } from "./leave-group.js";
 import { listGroups } from "./list-groups.js";
 import { listMembers } from "./list-members.js";
 import { listPrimaries } from "./list-primaries.js";
+import { metrics } from "./metrics.js";
 import { releasePrimary } from "./release-primary.js";
 import { updateHeartBeat } from "./update-heart-beat.js";
 import { updateMemberHeartBeat } from "./update-member-heart-beat.js";
@@ -24,4 +25,5 @@ export const operations: readonly Operation[] = [
   { name: "leaveGroup", route: "members/{group}/{member}", method: "DELETE", handler: leaveGroup },
   { name: "listMembers", route: "members/{group}", method: "GET", handler: listMembers },
   { name: "listGroups", route: "members", method: "GET", handler: listGroups },
+  { name: "metrics", route: "metrics", method: "GET", handler: metrics },
 ];

@@ -9,6 +9,7 @@ import { isLive, type LeaseRecord, type LeaseState } from "./lease.js";
 import type { LeaseStore, WriteOutcome } from "./lease-store.js";
 import type { LeaseTokenSigner } from "./lease-token.js";
 import { toLeaseView, type ViewedLease } from "./lease-view.js";
+import { noLeaseMetrics, type HeartbeatOutcome, type LeaseMetrics } from "./lease-metrics.js";
 import { RequestBudget, type RequestArrival } from "./request-budget.js";
 
 /** A request as the service takes it: the PUT body or DELETE query, with its route's utype. */
@@ -26,9 +27,21 @@ export interface LeaseServiceDeps {
   readonly storeTimeoutMs: number;
   /** Where a renewal that leaves the fast path is logged; by default Node's debuglog (NODE_DEBUG=ha-module). */
   readonly debug?: (message: string) => void;
+  /** Where each heartbeat's and release's outcome is counted; nothing by default. */
+  readonly metrics?: LeaseMetrics;
 }
 
 const defaultDebug = debuglog("ha-module");
+
+/**
+ * A heartbeat's write that succeeded, as the metrics count it: a new term over an expired
+ * holder is a takeover (a failover an operator watches); a new term on a role nobody
+ * held (never written, released, or only retired uuids) is an acquisition.
+ */
+function acceptedAs(kind: "create" | "renew" | "take-over", entry: LeaseRecord | undefined): HeartbeatOutcome {
+  if (kind === "renew") return "renewed";
+  return kind === "take-over" && entry !== undefined && entry.uuid !== "" ? "taken-over" : "acquired";
+}
 
 /**
  * GetPrimary, UpdateHeartBeat and Release over one LeaseStore (SPEC §2). Each method makes
@@ -39,10 +52,12 @@ const defaultDebug = debuglog("ha-module");
 export class LeaseService {
   readonly #monotonic: MonotonicClock;
   readonly #debug: (message: string) => void;
+  readonly #metrics: LeaseMetrics;
 
   constructor(private readonly deps: LeaseServiceDeps) {
     this.#monotonic = deps.monotonic ?? systemMonotonicClock;
     this.#debug = deps.debug ?? defaultDebug;
+    this.#metrics = deps.metrics ?? noLeaseMetrics;
   }
 
   get timing(): LeaseTiming {
@@ -71,12 +86,24 @@ export class LeaseService {
     await this.deps.store.ping(this.#budget(arrival).forStoreCall("read"));
   }
 
+  /** UpdateHeartBeat; its outcome is counted once, after the answer is known (never a store call). */
   async heartbeat(input: ForUtype<HeartbeatBody>, arrival?: RequestArrival): Promise<HeartbeatResult> {
+    let counted: HeartbeatOutcome = "unavailable";
+    try {
+      const [result, outcome] = await this.#heartbeat(input, arrival);
+      counted = outcome;
+      return result;
+    } finally {
+      this.#metrics.heartbeat(counted);
+    }
+  }
+
+  async #heartbeat(input: ForUtype<HeartbeatBody>, arrival: RequestArrival | undefined): Promise<[HeartbeatResult, HeartbeatOutcome]> {
     const budget = this.#budget(arrival);
     // The latest moment this request can have arrived, on ha_time: see #afterLostRace.
     const arrivedHaTime = this.deps.clock.now();
     const fast = await this.#renewWithToken(input, budget);
-    if (fast !== undefined) return fast;
+    if (fast !== undefined) return [fast, "renewed"];
 
     // 1. read the entry; 2. decide on ha_time taken after the read; 3. one conditional write.
     const entry = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
@@ -84,20 +111,37 @@ export class LeaseService {
     const action = decide(entry, { op: "heartbeat", utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
     switch (action.kind) {
       case "reject":
-        return { outcome: action.reason === "held" ? "held" : "revoked", view: this.#view(input.utype, entry, haTime) };
+        return action.reason === "held"
+          ? [{ outcome: "held", view: this.#view(input.utype, entry, haTime) }, "rejected"]
+          : [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
       case "create":
       case "renew":
       case "take-over": {
         const outcome = await this.#write(action, entry, budget);
-        if (!outcome.ok) return this.#afterLostRace(input, action.next.epoch, arrivedHaTime, budget);
-        return this.#accepted(action.next, outcome.etag, haTime);
+        if (!outcome.ok) {
+          // Accepted after a lost race means the caller's own echo won: its term goes on.
+          const after = await this.#afterLostRace(input, action.next.epoch, arrivedHaTime, budget);
+          return [after, after.outcome === "accepted" ? "renewed" : after.outcome === "held" ? "rejected" : after.outcome];
+        }
+        return [this.#accepted(action.next, outcome.etag, haTime), acceptedAs(action.kind, entry)];
       }
       default:
         throw new Error(`decide() answered ${action.kind} to a heartbeat`);
     }
   }
 
+  /** Release (DELETE); its outcome is counted once, after the answer is known. */
   async release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
+    let result: ReleaseResult | undefined;
+    try {
+      result = await this.#release(input, arrival);
+      return result;
+    } finally {
+      this.#metrics.release(result?.outcome ?? "unavailable");
+    }
+  }
+
+  async #release(input: ForUtype<ReleaseQuery>, arrival: RequestArrival | undefined): Promise<ReleaseResult> {
     const budget = this.#budget(arrival);
     const { utype, uuid } = input;
     const claims = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, { utype, uuid });
