@@ -135,6 +135,22 @@ describe("npm run package", () => {
       },
     );
     expect(stdout).toContain("entry point loaded");
+    // With the telemetry settings Bicep gives, the Azure Monitor set-up loads from the zip too.
+    const withTelemetry = await execFileAsync(
+      process.execPath,
+      ["--input-type=module", "-e", "await import('./dist/functions/index.js'); console.log('entry point loaded with telemetry'); process.exit(0);"],
+      {
+        cwd: appDir,
+        env: {
+          PATH: process.env.PATH ?? "",
+          HA_TABLE_ENDPOINT: "https://acct.table.core.windows.net",
+          APPLICATIONINSIGHTS_CONNECTION_STRING: "InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=http://127.0.0.1:9/",
+          APPLICATIONINSIGHTS_AUTHENTICATION_STRING: "ClientId=11111111-1111-1111-1111-111111111111;Authorization=AAD",
+        },
+        timeout: 60_000,
+      },
+    );
+    expect(withTelemetry.stdout).toContain("entry point loaded with telemetry");
   });
 });
 
