@@ -23,10 +23,13 @@ export async function setUpAzureTelemetry(env: Env): Promise<Meter | undefined> 
   const connectionString = env["APPLICATIONINSIGHTS_CONNECTION_STRING"]?.trim();
   if (connectionString === undefined || connectionString === "") return undefined;
   const clientId = entraClientId(env["APPLICATIONINSIGHTS_AUTHENTICATION_STRING"]);
-  const [{ useAzureMonitor }, { AzureFunctionsInstrumentationESM }] = await Promise.all([
+  const [{ useAzureMonitor }, instrumentation] = await Promise.all([
     import("@azure/monitor-opentelemetry"),
     import("@azure/functions-opentelemetry-instrumentation"),
   ]);
+  // A bundled CommonJS module: Node's ESM loader shows its classes on the default export only.
+  // (Under a bundler or vitest it may be the named exports instead: either way, one of the two.)
+  const { AzureFunctionsInstrumentationESM } = (instrumentation.default as typeof instrumentation.default | undefined) ?? instrumentation;
   const credential = clientId === undefined ? undefined : new (await import("@azure/identity")).ManagedIdentityCredential(clientId === "" ? {} : { clientId });
   useAzureMonitor({ azureMonitorExporterOptions: { connectionString, ...(credential === undefined ? {} : { credential }) } });
   // Instrumentations enable themselves on construction and use the global providers just set.
