@@ -58,9 +58,11 @@ beforeAll(async () => {
   names = new Set(entries.map((entry) => entry.name));
 }, 2 * BUILD_TIMEOUT_MS);
 
+// Two node_modules trees (the stage and the unpacked zip, with the Azure Monitor distro): on a
+// loaded machine removing them takes longer than the default hook timeout.
 afterAll(() => {
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
-});
+}, 180_000);
 
 describe("npm run package", () => {
   it("is reproducible: zipping in two time zones gives the same bytes", () => {
