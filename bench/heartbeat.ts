@@ -1,21 +1,27 @@
 /**
  * Heartbeat cost and latency through the real local host over an embedded Azurite.
  *
- *   npm run bench:heartbeat [-- rounds]
+ *   npm run bench:heartbeat [-- rounds] [--no-metrics]
  *
  * Reports, per kind of request, round-trip p50/p99 over loopback HTTP and the number of
  * store operations each one cost (counted by a wrapper around the real Table store).
+ * The service measures its metrics as `ha-module serve` does (a Prometheus reader, scraped
+ * once at the end); --no-metrics runs it without a meter, to show what metrics cost.
  */
 import { performance } from "node:perf_hooks";
 import { operations } from "../functions/routes.js";
 import { startEmbeddedAzurite } from "../shared/host/embedded-azurite.js";
 import { startLocalHost } from "../shared/host/local-host.js";
 import { createRuntime } from "../shared/http/runtime.js";
+import { METER_NAME } from "../shared/http/metric-names.js";
+import { createPrometheusMetrics } from "../shared/host/prometheus-metrics.js";
 import { createConfiguredStore } from "../shared/store/create-store.js";
 import type { LeaseStore } from "../shared/lease/lease-store.js";
 import { nearestRank } from "../shared/sdk/round-trip-stats.js";
 
-const rounds = Number(process.argv[2] ?? 500);
+const args = process.argv.slice(2);
+const withMetrics = !args.includes("--no-metrics");
+const rounds = Number(args.find((arg) => !arg.startsWith("--")) ?? 500);
 if (!Number.isSafeInteger(rounds) || rounds < 10) throw new Error("Expected `rounds` to be an integer of at least 10.");
 
 function counted(inner: LeaseStore): { store: LeaseStore; take(): number } {
@@ -78,13 +84,20 @@ const configured = createConfiguredStore({
 });
 await configured.prepare();
 const { store, take } = counted(configured.store);
-const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, store);
+const metrics = withMetrics ? createPrometheusMetrics(METER_NAME) : undefined;
+const runtime = createRuntime(
+  { timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined },
+  store,
+  undefined,
+  undefined,
+  metrics === undefined ? {} : { meter: metrics.meter, metricsText: () => metrics.text() },
+);
 const host = await startLocalHost({ operations, runtime: async () => runtime, port: 0 });
 const put = (body: object): Promise<Response> =>
   fetch(`${host.url}/primary/bench`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 try {
-  console.log(`${rounds} sequential requests each, loopback HTTP, embedded Azurite (in memory)\n`);
+  console.log(`${rounds} sequential requests each, loopback HTTP, embedded Azurite (in memory), metrics ${withMetrics ? "on" : "off"}\n`);
   const first = (await (await put({ uuid: "holder", address: "10.0.0.4:5800" })).json()) as { lease: string };
   let lease = first.lease;
   await measure("renewal with lease token (fast)", take, async () => {
@@ -96,7 +109,13 @@ try {
   await measure("renewal without token (slow)", take, () => put({ uuid: "holder", address: "10.0.0.4:5800" }));
   await measure("GetPrimary", take, () => fetch(`${host.url}/primary/bench`));
   await measure("rejected rival heartbeat", take, () => put({ uuid: "rival" }));
+  if (metrics !== undefined) {
+    const scraped = await (await fetch(`${host.url}/metrics`)).text();
+    const heartbeats = [...scraped.matchAll(/^ha_lease_heartbeats_total\{[^}]*\} (\d+)$/gm)].reduce((sum, found) => sum + Number(found[1]), 0);
+    console.log(`\nscraped /api/metrics: ${heartbeats} heartbeats counted, ${scraped.length} bytes`);
+  }
 } finally {
   await host.close();
+  await metrics?.shutdown();
   await azurite.close();
 }

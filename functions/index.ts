@@ -6,6 +6,7 @@
  */
 import { loadServerConfig } from "../shared/config/server-config.js";
 import { app } from "../shared/http/azure-functions.js";
+import { setUpAzureTelemetry } from "../shared/http/azure-telemetry.js";
 import { registerFunctions } from "../shared/http/register-functions.js";
 import { registerTimers } from "../shared/http/register-timers.js";
 import { createRuntime, type Runtime } from "../shared/http/runtime.js";
@@ -15,8 +16,11 @@ import { timers } from "./timers.js";
 
 // Read and validate once, at start-up: a bad setting stops the app with a message naming it.
 const config = loadServerConfig(process.env);
+// Before the runtime: its instruments are made on the meter this returns (none without
+// APPLICATIONINSIGHTS_CONNECTION_STRING). See docs/operations.md.
+const meter = await setUpAzureTelemetry(process.env);
 const configured = createConfiguredStore(config.store);
-const runtime = createRuntime(config, configured.store, undefined, configured.members);
+const runtime = createRuntime(config, configured.store, undefined, configured.members, meter === undefined ? {} : { meter });
 let ready: Promise<Runtime> | undefined;
 
 /** The store's optional start-up step runs once, on the first request; a failure is retried. */

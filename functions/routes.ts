@@ -7,6 +7,7 @@ import { leaveGroup, leaveGroupDoc } from "./leave-group.js";
 import { listGroups, listGroupsDoc } from "./list-groups.js";
 import { listMembers, listMembersDoc } from "./list-members.js";
 import { listPrimaries, listPrimariesDoc } from "./list-primaries.js";
+import { metrics, metricsDoc } from "./metrics.js";
 import { openApi, openApiDoc } from "./open-api.js";
 import { releasePrimary, releasePrimaryDoc } from "./release-primary.js";
 import { updateHeartBeat, updateHeartBeatDoc } from "./update-heart-beat.js";
@@ -35,4 +36,5 @@ export const operations: readonly Operation[] = [
   { name: "listGroups", route: "members", method: "GET", handler: listGroups, doc: listGroupsDoc },
   { name: "dashboard", route: "dashboard", method: "GET", handler: dashboard, doc: dashboardDoc },
   { name: "dashboardAsset", route: "dashboard/{asset}", method: "GET", handler: dashboardAsset, doc: dashboardAssetDoc },
+  { name: "metrics", route: "metrics", method: "GET", handler: metrics, doc: metricsDoc },
 ];

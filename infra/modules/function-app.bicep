@@ -154,6 +154,10 @@ var commonSettings = {
   AzureWebJobsStorage__accountName: storageAccountName
   AzureWebJobsStorage__credential: 'managedidentity'
   AzureWebJobsStorage__clientId: identityClientId
+  // Telemetry (host.json telemetryMode OpenTelemetry; docs/operations.md): the host and the
+  // app's Azure Monitor OpenTelemetry set-up both export to this component when the
+  // connection string is set, authenticating as the identity (the component takes Entra
+  // tokens only); the app reads ClientId here for its ManagedIdentityCredential.
   APPLICATIONINSIGHTS_CONNECTION_STRING: appInsights.properties.ConnectionString
   APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
   // DefaultAzureCredential picks the user-assigned identity by this client id; pinning the

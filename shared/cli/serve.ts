@@ -9,7 +9,9 @@ import type { Operation } from "../http/route.js";
 import type { TimerOperation } from "../http/timer.js";
 import { startLocalHost } from "../host/local-host.js";
 import { startLocalTimers } from "../host/local-timers.js";
+import { METER_NAME } from "../http/metric-names.js";
 import { createRuntime } from "../http/runtime.js";
+import { createPrometheusMetrics } from "../host/prometheus-metrics.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../store/create-store.js";
 import type { CommandLine } from "./command-spec.js";
@@ -92,7 +94,10 @@ export async function startService(
           () => undefined,
           (error: unknown) => (error instanceof StoreUnavailableError ? unreachableStoreMessage(error, config.store, false) : Promise.reject(error)),
         );
-    const runtime = createRuntime(config, configured.store, undefined, configured.members);
+    // Per process: GET /api/metrics serves what this process measured since it started.
+    const metrics = createPrometheusMetrics(METER_NAME);
+    closers.push(() => metrics.shutdown());
+    const runtime = createRuntime(config, configured.store, undefined, configured.members, { meter: metrics.meter, metricsText: () => metrics.text() });
     const host = await listen(settings, () =>
       startLocalHost({ operations, runtime: async () => runtime, port: settings.port, hostname: settings.host, apiKey: settings.apiKey }),
     );

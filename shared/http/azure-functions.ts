@@ -10,3 +10,5 @@ export type HttpRequest = functions.HttpRequest;
 export const InvocationContext = functions.InvocationContext;
 export type InvocationContext = functions.InvocationContext;
 export type { HttpFunctionOptions, HttpMethod, HttpResponseInit } from "@azure/functions";
+/** The module itself, for the Functions OpenTelemetry instrumentation (azure-telemetry.ts). */
+export const azureFunctionsModule = functions;

@@ -11,6 +11,9 @@ import { MemberSweeper } from "../members/member-sweeper.js";
 import { MemberTokenSigner } from "../members/member-token.js";
 import { defaultMembershipRules, type MembershipRules } from "../members/membership-rules.js";
 import { noMemberStore } from "../members/no-member-store.js";
+import type { Meter } from "@opentelemetry/api";
+import { meteredLeaseStore, meteredMemberStore } from "./metered-stores.js";
+import { createServiceMetrics } from "./service-metrics.js";
 
 /** Everything a request handler (and the sweeper's timer) needs, built once per process. */
 export interface Runtime {
@@ -19,6 +22,20 @@ export interface Runtime {
   readonly sweeper: MemberSweeper;
   /** Membership's durations and the sweep period, as configured. */
   readonly membership: MembershipRules;
+  /**
+   * This process's metrics as Prometheus text (GET /api/metrics); only the local host has
+   * it. In Azure the metrics go to Application Insights: a scaled-out app has no single
+   * process to scrape.
+   */
+  readonly metricsText?: () => Promise<string>;
+}
+
+/** Where the runtime's metrics go. Without a meter nothing is measured and the stores are not wrapped. */
+export interface RuntimeTelemetry {
+  /** The meter the service's instruments are made on (shared/http/metric-names.ts). */
+  readonly meter?: Meter;
+  /** The process's metrics as Prometheus text, when this host can serve them. */
+  readonly metricsText?: () => Promise<string>;
 }
 
 /** The configuration a runtime reads; `members` defaults from I and T (defaultMembershipRules). */
@@ -29,18 +46,30 @@ export type RuntimeConfig = Pick<ServerConfig, "timing" | "storeTimeoutMs" | "le
 };
 
 /**
- * The runtime of one process. `memberStore` is the configured membership store; without one
+ * The runtime of one process. `memberStoreGiven` is the configured membership store; without one
  * (tests of the lease routes) every member route answers 503 and nothing is kept.
+ * `telemetry.meter` turns on the service's metrics (heartbeat and release outcomes, member
+ * transitions, sweeps, store call durations); without it nothing is measured.
  */
-export function createRuntime(config: RuntimeConfig, store: LeaseStore, clock: Clock = systemClock, memberStore: MemberStore = noMemberStore()): Runtime {
+export function createRuntime(
+  config: RuntimeConfig,
+  leaseStore: LeaseStore,
+  clock: Clock = systemClock,
+  memberStoreGiven: MemberStore = noMemberStore(),
+  telemetry: RuntimeTelemetry = {},
+): Runtime {
   // Watch for stalls from start-up on, so that a freeze before the first request is seen too.
   processStallMonitor.start();
   // One gate for the process: leases and members share the store, so they share its bound.
   // A shed caller is told to come back after about one I.
   const admission = config.admission === undefined ? undefined : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)));
+  const metrics = telemetry.meter === undefined ? undefined : createServiceMetrics(telemetry.meter);
+  const store = metrics === undefined ? leaseStore : meteredLeaseStore(leaseStore, metrics.storeDuration);
+  const memberStore = metrics === undefined ? memberStoreGiven : meteredMemberStore(memberStoreGiven, metrics.storeDuration);
   const service = new LeaseService({
     ...(admission === undefined ? {} : { admission }),
     store,
+    metrics: metrics?.lease,
     clock,
     timing: config.timing,
     tokens: new LeaseTokenSigner(config.leaseSecret),
@@ -63,12 +92,14 @@ export function createRuntime(config: RuntimeConfig, store: LeaseStore, clock: C
     rules: membership,
     tokens: new MemberTokenSigner(config.leaseSecret),
     storeTimeoutMs: config.storeTimeoutMs,
+    metrics: metrics?.members,
   });
   const sweeper = new MemberSweeper({
     store: memberStore,
     clock,
     rules: membership,
     storeTimeoutMs: config.storeTimeoutMs,
+    metrics: metrics?.members,
   });
-  return { service, members, sweeper, membership };
+  return { service, members, sweeper, membership, ...(telemetry.metricsText === undefined ? {} : { metricsText: telemetry.metricsText }) };
 }

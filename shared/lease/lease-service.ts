@@ -10,6 +10,7 @@ import { isLive, type LeaseRecord, type LeaseState } from "./lease.js";
 import type { LeaseStore, WriteOutcome } from "./lease-store.js";
 import type { LeaseTokenSigner } from "./lease-token.js";
 import { toLeaseView, type ViewedLease } from "./lease-view.js";
+import { noLeaseMetrics, type HeartbeatOutcome, type LeaseMetrics } from "./lease-metrics.js";
 import { RequestBudget, type RequestArrival } from "./request-budget.js";
 import type { AdmissionGate, AdmissionPriority } from "./admission.js";
 import { StoreUnavailableError } from "./store-unavailable-error.js";
@@ -38,9 +39,21 @@ export interface LeaseServiceDeps {
   readonly debug?: (message: string) => void;
   /** Where a term the history could not record is reported; by default console.warn. */
   readonly warn?: (message: string) => void;
+  /** Where each heartbeat's and release's outcome is counted; nothing by default. */
+  readonly metrics?: LeaseMetrics;
 }
 
 const defaultDebug = debuglog("ha-module");
+
+/**
+ * A heartbeat's write that succeeded, as the metrics count it: a new term over an expired
+ * holder is a takeover (a failover an operator watches); a new term on a role nobody
+ * held (never written, released, or only retired uuids) is an acquisition.
+ */
+function acceptedAs(kind: "create" | "renew" | "take-over", entry: LeaseRecord | undefined): HeartbeatOutcome {
+  if (kind === "renew") return "renewed";
+  return kind === "take-over" && entry !== undefined && entry.uuid !== "" ? "taken-over" : "acquired";
+}
 
 /**
  * GetPrimary, UpdateHeartBeat and Release over one LeaseStore (SPEC §2). Each method makes
@@ -52,11 +65,13 @@ export class LeaseService {
   readonly #monotonic: MonotonicClock;
   readonly #debug: (message: string) => void;
   readonly #warn: (message: string) => void;
+  readonly #metrics: LeaseMetrics;
 
   constructor(private readonly deps: LeaseServiceDeps) {
     this.#monotonic = deps.monotonic ?? systemMonotonicClock;
     this.#debug = deps.debug ?? defaultDebug;
     this.#warn = deps.warn ?? ((message) => console.warn(message));
+    this.#metrics = deps.metrics ?? noLeaseMetrics;
   }
 
   get timing(): LeaseTiming {
@@ -85,12 +100,12 @@ export class LeaseService {
 
   /** A renewal with its token goes first under load: it is what keeps a primary primary. */
   heartbeat(input: ForUtype<HeartbeatBody>, arrival?: RequestArrival): Promise<HeartbeatResult> {
-    return this.#admitted(input.lease === undefined ? "other" : "holder", () => this.#heartbeat(input, arrival));
+    return this.#admitted(input.lease === undefined ? "other" : "holder", () => this.#countedHeartbeat(input, arrival));
   }
 
   /** A proven release (with the token) goes first too: it lets a standby take over at once. */
   release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
-    return this.#admitted(input.lease === undefined ? "other" : "holder", () => this.#release(input, arrival));
+    return this.#admitted(input.lease === undefined ? "other" : "holder", () => this.#countedRelease(input, arrival));
   }
 
   #admitted<T>(priority: AdmissionPriority, work: () => Promise<T>): Promise<T> {
@@ -128,12 +143,24 @@ export class LeaseService {
     await this.deps.store.ping(this.#budget(arrival).forStoreCall("read"));
   }
 
-  async #heartbeat(input: ForUtype<HeartbeatBody>, arrival?: RequestArrival): Promise<HeartbeatResult> {
+  /** UpdateHeartBeat; its outcome is counted once, after the answer is known (never a store call). */
+  async #countedHeartbeat(input: ForUtype<HeartbeatBody>, arrival?: RequestArrival): Promise<HeartbeatResult> {
+    let counted: HeartbeatOutcome = "unavailable";
+    try {
+      const [result, outcome] = await this.#heartbeat(input, arrival);
+      counted = outcome;
+      return result;
+    } finally {
+      this.#metrics.heartbeat(counted);
+    }
+  }
+
+  async #heartbeat(input: ForUtype<HeartbeatBody>, arrival: RequestArrival | undefined): Promise<[HeartbeatResult, HeartbeatOutcome]> {
     const budget = this.#budget(arrival);
     // The latest moment this request can have arrived, on ha_time: see #afterLostRace.
     const arrivedHaTime = this.deps.clock.now();
     const fast = await this.#renewWithToken(input, budget);
-    if (fast !== undefined) return fast;
+    if (fast !== undefined) return [fast, "renewed"];
 
     // 1. read the entry; 2. decide on ha_time taken after the read; 3. one conditional write.
     const entry = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
@@ -141,24 +168,41 @@ export class LeaseService {
     const action = decide(entry, { op: "heartbeat", utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
     switch (action.kind) {
       case "reject":
-        return { outcome: action.reason === "held" ? "held" : "revoked", view: this.#view(input.utype, entry, haTime) };
+        return action.reason === "held"
+          ? [{ outcome: "held", view: this.#view(input.utype, entry, haTime) }, "rejected"]
+          : [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
       case "create":
       case "renew":
       case "take-over": {
         const outcome = await this.#write(action, entry, budget);
-        if (!outcome.ok) return this.#afterLostRace(input, action.next.epoch, arrivedHaTime, budget);
+        if (!outcome.ok) {
+          // Accepted after a lost race means the caller's own echo won: its term goes on.
+          const after = await this.#afterLostRace(input, action.next.epoch, arrivedHaTime, budget);
+          return [after, after.outcome === "accepted" ? "renewed" : after.outcome === "held" ? "rejected" : after.outcome];
+        }
         // A takeover ends the previous holder's term (a released entry's term ended already).
         if (action.kind === "take-over" && entry !== undefined && entry.uuid !== "") {
           await this.#recordEnded(entry, entry.revoked ? "revoked" : "taken-over", haTime, budget);
         }
-        return this.#accepted(action.next, outcome.etag, haTime);
+        return [this.#accepted(action.next, outcome.etag, haTime), acceptedAs(action.kind, entry)];
       }
       default:
         throw new Error(`decide() answered ${action.kind} to a heartbeat`);
     }
   }
 
-  async #release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
+  /** Release (DELETE); its outcome is counted once, after the answer is known. */
+  async #countedRelease(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
+    let result: ReleaseResult | undefined;
+    try {
+      result = await this.#release(input, arrival);
+      return result;
+    } finally {
+      this.#metrics.release(result?.outcome ?? "unavailable");
+    }
+  }
+
+  async #release(input: ForUtype<ReleaseQuery>, arrival: RequestArrival | undefined): Promise<ReleaseResult> {
     const budget = this.#budget(arrival);
     const { utype, uuid } = input;
     const claims = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, { utype, uuid });

@@ -17,6 +17,7 @@ import { RequestBudget, type RequestArrival } from "../lease/request-budget.js";
 import type { AdmissionGate, AdmissionPriority } from "../lease/admission.js";
 import { judgeRow, serviceGaps, type AgeRules } from "./member-age.js";
 import { decideMember, type MemberAction } from "./member-decision.js";
+import { noMemberMetrics, type MemberMetrics } from "./member-metrics.js";
 import type { MemberStore } from "./member-store.js";
 import type { MemberTokenSigner } from "./member-token.js";
 import { toMemberAnswer, toMemberView, type ViewedMember } from "./member-view.js";
@@ -40,6 +41,8 @@ export interface MemberServiceDeps {
   readonly admission?: AdmissionGate;
   /** Where a heartbeat that leaves the fast path is logged; by default NODE_DEBUG=ha-module. */
   readonly debug?: (message: string) => void;
+  /** Where stored transitions (joined, rejoined, left) are counted; nothing by default. */
+  readonly metrics?: MemberMetrics;
 }
 
 const defaultDebug = debuglog("ha-module");
@@ -55,11 +58,13 @@ export class MemberService {
   readonly #monotonic: MonotonicClock;
   readonly #debug: (message: string) => void;
   readonly #ageRules: AgeRules;
+  readonly #metrics: MemberMetrics;
 
   constructor(private readonly deps: MemberServiceDeps) {
     this.#monotonic = deps.monotonic ?? systemMonotonicClock;
     this.#debug = deps.debug ?? defaultDebug;
     this.#ageRules = ageRulesOf(deps.rules);
+    this.#metrics = deps.metrics ?? noMemberMetrics;
   }
 
   get timing(): MembersTiming {
@@ -108,6 +113,7 @@ export class MemberService {
       case "replace": {
         const outcome = await this.#write(action, row, budget);
         if (!outcome.ok) return this.#afterLostRace(input, arrivedHaTime, budget);
+        if (action.kind !== "renew") this.#metrics.transition(action.kind === "create" ? "joined" : "rejoined");
         return this.#accepted(action.next, outcome.etag, haTime, serviceGaps(marker, haTime, this.#ageRules));
       }
       default:
@@ -132,6 +138,7 @@ export class MemberService {
           const now = await this.deps.store.read(input.group, input.member, budget.forStoreCall("read"));
           return { outcome: "conflict", answer: this.#answer(input, now.row, now.marker, this.deps.clock.now()) };
         }
+        this.#metrics.transition("left");
         return { outcome: "left", answer: this.#answer(input, action.next, marker, haTime) };
       }
       default:

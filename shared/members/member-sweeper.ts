@@ -1,5 +1,6 @@
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "../lease/clock.js";
 import { RequestBudget } from "../lease/request-budget.js";
+import { noMemberMetrics, type MemberMetrics } from "./member-metrics.js";
 import type { MemberStore } from "./member-store.js";
 import type { ServiceGap } from "./member.js";
 import type { MembershipRules } from "./membership-rules.js";
@@ -12,6 +13,8 @@ export interface MemberSweeperDeps {
   readonly rules: MembershipRules;
   /** The time budget of each store call (the listing, each marker write, each delete). */
   readonly storeTimeoutMs: number;
+  /** Where each sweep and each removal is counted; nothing by default. */
+  readonly metrics?: MemberMetrics;
 }
 
 /** Where the sweeper says what it found (a recorded gap, rows held back): the timer's context log. */
@@ -43,7 +46,23 @@ export class MemberSweeper {
     this.#monotonic = deps.monotonic ?? systemMonotonicClock;
   }
 
+  /** One sweep; counted as completed or failed, with the rows it removed (also when a later call failed). */
   async sweep(warn: SweepLog = (message) => console.warn(message)): Promise<SweepReport> {
+    const metrics = this.deps.metrics ?? noMemberMetrics;
+    const startedAt = this.#monotonic.now();
+    let removed = 0;
+    let result: "completed" | "failed" = "failed";
+    try {
+      const report = await this.#sweep(warn, () => (removed += 1));
+      result = "completed";
+      return report;
+    } finally {
+      if (removed > 0) metrics.transition("removed", removed);
+      metrics.sweep(result, this.#monotonic.now() - startedAt);
+    }
+  }
+
+  async #sweep(warn: SweepLog, onRemoved: () => void): Promise<SweepReport> {
     const { store, clock, rules } = this.deps;
     const snapshots = await store.listAll(this.#budget().forStoreCall("read"));
     const haTime = clock.now();
@@ -69,7 +88,10 @@ export class MemberSweeper {
       }
       for (const gone of plan.deletions) {
         const deleted = await store.delete(group, gone.member, gone.etag, this.#budget().forStoreCall("write"));
-        if (deleted.ok) report.deleted.push({ group, ...gone });
+        if (deleted.ok) {
+          report.deleted.push({ group, ...gone });
+          onRemoved();
+        }
         else report.notDeleted += 1;
       }
     }

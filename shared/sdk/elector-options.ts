@@ -3,6 +3,7 @@ import type { ElectorMembershipOptions } from "./elector-membership.js";
 import { systemElectorClock, type ElectorClock } from "./elector-clock.js";
 import { environmentDefault } from "./environment.js";
 import { HaClient } from "./ha-client.js";
+import { checkOptionalMeter, type ElectorMeter } from "./elector-meter.js";
 import type { LeaseTransport } from "./lease-transport.js";
 import {
   checkEndpoint,
@@ -45,6 +46,12 @@ export interface PrimaryElectorOptions {
    * then gives the io-athena view, leader and members, from this one object.
    */
   readonly membership?: ElectorMembershipOptions;
+  /**
+   * An OpenTelemetry Meter (`metrics.getMeter("my-app")`): stats() is then also exported as
+   * metrics, from start() until stop() ends, labelled `ha.role` = utype (see elector-meter.ts
+   * and docs/operations.md). None by default.
+   */
+  readonly meter?: ElectorMeter;
 }
 
 /** The options, checked, with every default filled in. */
@@ -58,6 +65,7 @@ export interface ElectorSettings {
   readonly clock: ElectorClock;
   readonly newUuid: () => string;
   readonly random: () => number;
+  readonly meter: ElectorMeter | undefined;
 }
 
 const DEFAULT_RETRY_DELAY_MS = 1000;
@@ -86,6 +94,7 @@ export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSe
     clock: checkClock(options.clock),
     newUuid: checkOptionalFunction("newUuid", options.newUuid) ?? randomUUID,
     random: checkOptionalFunction("random", options.random) ?? Math.random,
+    meter: checkOptionalMeter(options.meter),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 export { HaClient, type HaClientOptions } from "./ha-client.js";
 export { PrimaryElector, type DemotionReason, type ElectorEvents, type ElectorStats, type PrimaryElectorOptions } from "./primary-elector.js";
+export type { ElectorMeter } from "./elector-meter.js";
 export { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
 export { MemberSession, type LostReason, type MemberSessionEvents, type MemberSessionOptions } from "./member-session.js";
 export { MembersWatcher, type MemberEvent, type MemberEventName, type MembersWatcherEvents, type MembersWatcherOptions } from "./members-watcher.js";

@@ -5,6 +5,7 @@ import { DeadlineAlarm } from "./deadline-alarm.js";
 import { sleep, type ElectorClock } from "./elector-clock.js";
 import type { ElectorEvents } from "./elector-events.js";
 import { resolveElectorOptions, type PrimaryElectorOptions } from "./elector-options.js";
+import { observeElectorStats, type ElectorMeter } from "./elector-meter.js";
 import { epochHeldBy, takeoverTime, type AcquireOutcome, type Elected, type FollowStart, type LeadEnd, type Role, type Term } from "./elector-role.js";
 import { ElectorStatistics, type ElectorStats } from "./elector-stats.js";
 import type { HeartbeatBody } from "../contract/heartbeat-body.js";
@@ -78,6 +79,9 @@ export class PrimaryElector {
   #notBefore = Number.NEGATIVE_INFINITY;
   #loop: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
+  readonly #meter: ElectorMeter | undefined;
+  /** Unregisters the stats' instruments; set from start() until stop() ends. */
+  #unobserve: (() => void) | undefined;
 
   constructor(options: PrimaryElectorOptions) {
     const settings = resolveElectorOptions(options);
@@ -90,6 +94,7 @@ export class PrimaryElector {
     this.#random = settings.random;
     this.#retryDelayMs = settings.retryDelayMs;
     this.#abortSignal = settings.abortSignal;
+    this.#meter = settings.meter;
     this.#uuid = checkId("newUuid()", this.#newUuid());
     this.membership =
       options.membership === undefined
@@ -153,6 +158,7 @@ export class PrimaryElector {
     }
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
     this.#stats.startClock(this.#clock.now());
+    if (this.#meter !== undefined) this.#unobserve = observeElectorStats(this.#meter, this.utype, () => this.stats());
     this.#loop = this.#run().catch((error: unknown) => this.#report(asError(error)));
     this.membership?.start();
     return this;
@@ -208,6 +214,8 @@ export class PrimaryElector {
     }
     this.#stats.stopClock(this.#clock.now());
     await this.membership?.stop();
+    this.#unobserve?.();
+    this.#unobserve = undefined;
   }
 
   /** Follow until elected, lead until demoted, and again as a new uuid, until stop(). */

@@ -56,6 +56,15 @@ describe("the Azure Functions registration", () => {
     // The dashboard too needs the function key (a browser sends it as ?code=).
     expect(bound("dashboard")).toEqual({ route: "dashboard", methods: ["GET"], authLevel: "function" });
     expect(bound("dashboardAsset")).toEqual({ route: "dashboard/{asset}", methods: ["GET"], authLevel: "function" });
+    expect(bound("metrics")).toEqual({ route: "metrics", methods: ["GET"], authLevel: "function" });
+  });
+
+  it("answers GET /api/metrics in Azure with a 404 that points to Application Insights, without touching the store", async () => {
+    const { functions, store } = recordRegistrations();
+    const reply = await invoke(functions.get("metrics"), "GET", "metrics");
+    expect(reply.status).toBe(404);
+    expect(reply.body).toMatchObject({ error: { code: "NotFound", message: expect.stringMatching(/Application Insights/) } });
+    expect(store.calls).toEqual([]);
   });
 
   it("gives every route one 405 function for its other methods: each method of a route is bound exactly once", () => {
@@ -67,6 +76,7 @@ describe("the Azure Functions registration", () => {
       "membersGroupMemberMethodNotAllowed",
       "membersGroupMethodNotAllowed",
       "membersMethodNotAllowed",
+      "metricsMethodNotAllowed",
       "openapiJsonMethodNotAllowed",
       "primaryMethodNotAllowed",
       "primaryUtypeHistoryMethodNotAllowed",

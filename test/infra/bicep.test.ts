@@ -171,6 +171,13 @@ describe("what the template deploys", () => {
     expect(parameters(main).find((parameter) => parameter.name === "sweepSchedule")?.value?.text).toBe("'*/5 * * * * *'");
   });
 
+  it("gives the app what its OpenTelemetry export needs: the component's connection string and Entra authentication as its identity", () => {
+    for (const settings of appSettingsVariants(infra)) {
+      expect(settings.get("APPLICATIONINSIGHTS_CONNECTION_STRING")?.text).toBe("appInsights.properties.ConnectionString");
+      expect(settings.get("APPLICATIONINSIGHTS_AUTHENTICATION_STRING")?.text).toBe("'ClientId=${identityClientId};Authorization=AAD'");
+    }
+  });
+
   it("takes only parameters main.bicep declares from main.parameters.json, with allowed values", () => {
     const main = infra.find((file) => file.path === "infra/main.bicep")!;
     const declared = new Map(parameters(main).map((parameter) => [parameter.name, parameter]));
