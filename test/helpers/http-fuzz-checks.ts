@@ -5,7 +5,7 @@ import type { RawExchange, RawResponse } from "./raw-http.js";
  * The fuzz run's invariants on each exchange, checked from outside the host: it answered
  * in time, never with a 5xx, and every body is the contract's JSON (SPEC §4): an error
  * `{"error": {"code", "message"}}` (a 409 also carries the LeaseView), a LeaseView, the
- * list of primaries, or the health report. Returns what is wrong, or nothing.
+ * list of primaries, the health report, or a role's term history. Returns what is wrong, or nothing.
  */
 export function answerProblems(fuzzCase: FuzzCase, exchange: RawExchange): string[] {
   const problems: string[] = [];
@@ -53,7 +53,28 @@ function shapeProblem(status: number, body: unknown): string | undefined {
     return body["primaries"].map(leaseViewProblem).find((problem) => problem !== undefined);
   }
   if ("status" in body) return body["status"] === "ok" && typeof body["store"] === "string" ? undefined : "a malformed health report";
+  if ("terms" in body) return termHistoryProblem(body);
   return leaseViewProblem(body);
+}
+
+const TERM_FIELDS = new Set(["epoch", "uuid", "address", "startedAt", "endedAt", "endedBy"]);
+const ENDED_BY = new Set(["released", "revoked", "expired", "taken-over", null]);
+
+/** GET /api/primary/{utype}/history: the role's last terms, newest first (docs/protocol.md). */
+function termHistoryProblem(history: Record<string, unknown>): string | undefined {
+  const unknown = Object.keys(history).filter((key) => !["utype", "epoch", "terms"].includes(key));
+  if (unknown.length > 0) return `a term history with unknown fields ${unknown.join(", ")}`;
+  if (typeof history["utype"] !== "string" || !/^[A-Za-z0-9._:-]{1,128}$/.test(history["utype"])) return "a term history without a valid utype";
+  if (!Number.isInteger(history["epoch"]) || (history["epoch"] as number) < 0) return "a term history without a non-negative integer epoch";
+  const terms = history["terms"];
+  if (!Array.isArray(terms)) return "terms is not an array";
+  for (const term of terms) {
+    if (!isRecord(term) || Object.keys(term).some((key) => !TERM_FIELDS.has(key))) return "a term with unknown fields";
+    if (!Number.isInteger(term["epoch"]) || (term["epoch"] as number) < 1 || (term["epoch"] as number) > (history["epoch"] as number)) return "a term epoch outside 1..epoch";
+    if (typeof term["startedAt"] !== "string" || Number.isNaN(Date.parse(term["startedAt"]))) return "a term startedAt that is not a time";
+    if (!ENDED_BY.has(term["endedBy"] as string | null)) return "a term endedBy outside the contract";
+  }
+  return undefined;
 }
 
 /** `revoked` is tolerated: SPEC §2's revoke shows the holder with `revoked: true`. */
