@@ -1,5 +1,6 @@
 import { errorResponse, json } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
@@ -10,7 +11,7 @@ import type { RequestArrival } from "../shared/lease/request-budget.js";
  * and the sweeper removes it after the retention. Idempotent: a member with no row is 200
  * with `member: null`, and nothing is written.
  */
-export async function leaveGroup(request: HttpRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+export async function leaveGroup(request: HandlerRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, ["session"]);
   const group = parseId("group", request.params["group"]);
   const member = parseId("member", request.params["member"]);

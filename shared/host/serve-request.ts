@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { HttpRequest, InvocationContext, type HttpResponseInit } from "../http/azure-functions.js";
+import type { HttpResponseInit } from "../http/azure-functions.js";
+import type { HandlerContext } from "../http/handler-request.js";
 import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import { announcesBody, codingRefusal } from "../http/content-coding.js";
 import { handleRoute, methodNotAllowed } from "../http/dispatch.js";
@@ -11,6 +11,7 @@ import { hostError, rawErrorResponse } from "./host-errors.js";
 import type { HostTimeouts } from "./host-timeouts.js";
 import { declaredLength, hasKey, lacksHost } from "./request-checks.js";
 import { discardRest, readBody } from "./request-body.js";
+import { LocalRequest } from "./local-request.js";
 import { parseRequestTarget } from "./request-target.js";
 import { matchRoute, type CompiledRoute } from "./route-table.js";
 
@@ -26,8 +27,8 @@ export interface HostContext {
 
 /**
  * One request, checked in the order a caller can fix it: the target, the key, the
- * route, the method, the body's coding and size; only then is an HttpRequest built and
- * the route's handler run. Whatever the host refuses it answers with the contract's
+ * route, the method, the body's coding and size; only then is the request handed to
+ * the route's handler, as a LocalRequest: what the Functions HttpRequest would show it. Whatever the host refuses it answers with the contract's
  * JSON error before reading the body, and then drops the body so the client can read it.
  */
 export async function serveRequest(request: IncomingMessage, response: ServerResponse, host: HostContext): Promise<void> {
@@ -46,7 +47,7 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
   if (match === undefined) {
     return refuse(hostError("NotFound", `No route ${url.pathname.slice(0, 200)}; see the REST contract in the README.`));
   }
-  // Before an HttpRequest is built (it cannot be for TRACE or TRACK) and before the body is
+  // Before a handler sees the request (no HttpRequest can be built for TRACE or TRACK) and before the body is
   // read: the answers are handleRoute's own, given early so that a refused body is not read.
   const method = request.method ?? "";
   const route = match.route.route;
@@ -75,22 +76,13 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     case "complete":
       break;
   }
-  const httpRequest = new HttpRequest({
-    method,
-    url: url.toString(),
-    headers: flattenHeaders(request),
-    params: match.params,
-    ...(body.bytes.byteLength > 0 ? { body: { bytes: body.bytes } } : {}),
-  });
-  const context = new InvocationContext({
-    functionName: operationFor(route, method)?.name ?? route.methodNotAllowedName,
-    invocationId: randomUUID(),
-    logHandler: (level, ...args) => {
-      if (level === "warning") host.log("warn", args.map(String).join(" "));
-      if (level === "error" || level === "critical") host.log("error", args.map(String).join(" "));
-    },
-  });
-  writeResponse(response, await handleRoute(route, httpRequest, context, host.runtime));
+  const handlerRequest = new LocalRequest(request, method, url, match.params, body.bytes);
+  // What InvocationContext's log handler did here, without an invocation object per request.
+  const context: HandlerContext = {
+    warn: (...args) => host.log("warn", args.map(String).join(" ")),
+    error: (...args) => host.log("error", args.map(String).join(" ")),
+  };
+  writeResponse(response, await handleRoute(route, handlerRequest, context, host.runtime));
 }
 
 function tooLarge(size: string): HttpResponseInit {
@@ -100,14 +92,6 @@ function tooLarge(size: string): HttpResponseInit {
 function headerOf(request: IncomingMessage, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(", ") : value;
-}
-
-function flattenHeaders(request: IncomingMessage): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return headers;
 }
 
 export function writeResponse(response: ServerResponse, result: HttpResponseInit): void {
