@@ -1,6 +1,7 @@
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 import { errorResponse } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { DASHBOARD_ASSETS, dashboardHeaders, isDashboardAsset, readDashboardFile } from "./dashboard-assets.js";
@@ -13,7 +14,7 @@ import { DASHBOARD_ASSETS, dashboardHeaders, isDashboardAsset, readDashboardFile
  * to the page's scripts and fetches) and the refresh interval I. Nothing else of the
  * request reaches the page.
  */
-export async function dashboard(request: HttpRequest, { membership }: Runtime): Promise<HttpResponseInit> {
+export async function dashboard(request: HandlerRequest, { membership }: Runtime): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   const code = request.query.get("code");
   const apiBase = new URL(request.url).pathname.replace(/\/+$/, "").replace(/\/dashboard$/, "");
@@ -30,7 +31,7 @@ export async function dashboard(request: HttpRequest, { membership }: Runtime): 
 }
 
 /** GET /api/dashboard/{asset} — the page's script and style sheet, from a closed list. */
-export async function dashboardAsset(request: HttpRequest): Promise<HttpResponseInit> {
+export async function dashboardAsset(request: HandlerRequest): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   const name = request.params["asset"] ?? "";
   if (!isDashboardAsset(name)) {

@@ -1,5 +1,6 @@
 import { json } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseHistoryLimit, parseId } from "../shared/http/validation.js";
@@ -8,7 +9,7 @@ import type { OperationDoc } from "../shared/contract/operation-doc.js";
 import { TERM_HISTORY_SLOTS } from "../shared/contract/term-history.js";
 
 /** GET /api/primary/{utype}/history[?limit=N] — the role's last terms, newest first: two reads, no write. */
-export async function getPrimaryHistory(request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+export async function getPrimaryHistory(request: HandlerRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, Object.keys(getPrimaryHistoryDoc.query ?? {}));
   const utype = parseId("utype", request.params["utype"]);
   const limit = parseHistoryLimit(request.query.get("limit") ?? undefined);

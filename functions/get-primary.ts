@@ -1,5 +1,6 @@
 import { json } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
@@ -7,7 +8,7 @@ import type { RequestArrival } from "../shared/lease/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** GET /api/primary/{utype} — GetPrimary: the live primary of one role, or null. */
-export async function getPrimary(request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+export async function getPrimary(request: HandlerRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   const utype = parseId("utype", request.params["utype"]);
   return json(200, await service.getPrimary(utype, arrival));

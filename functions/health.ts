@@ -1,5 +1,6 @@
 import { errorResponse, json } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { RouteLog } from "../shared/http/route.js";
 import type { Runtime } from "../shared/http/runtime.js";
@@ -11,7 +12,7 @@ import type { OperationDoc } from "../shared/contract/operation-doc.js";
  * GET /api/health — 200 when the lease store answers, 503 when it does not. The caller
  * learns only that the store is unavailable; the cause (the store's error) is logged.
  */
-export async function health(request: HttpRequest, { service }: Runtime, arrival: RequestArrival, log: RouteLog): Promise<HttpResponseInit> {
+export async function health(request: HandlerRequest, { service }: Runtime, arrival: RequestArrival, log: RouteLog): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   try {
     await service.health(arrival);

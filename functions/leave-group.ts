@@ -1,5 +1,6 @@
 import { errorResponse, json } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
@@ -12,7 +13,7 @@ import { ID_SCHEMA } from "../shared/contract/json-schema.js";
  * and the sweeper removes it after the retention. Idempotent: a member with no row is 200
  * with `member: null`, and nothing is written.
  */
-export async function leaveGroup(request: HttpRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+export async function leaveGroup(request: HandlerRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, Object.keys(leaveGroupDoc.query ?? {}));
   const group = parseId("group", request.params["group"]);
   const member = parseId("member", request.params["member"]);

@@ -1,6 +1,7 @@
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 import { errorResponse } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 
@@ -13,7 +14,7 @@ export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8
  * process. In Azure a scaled-out app has no single process to scrape; its metrics go to
  * Application Insights, and this answers 404 saying so. Makes no store call.
  */
-export async function metrics(request: HttpRequest, runtime: Runtime): Promise<HttpResponseInit> {
+export async function metrics(request: HandlerRequest, runtime: Runtime): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   if (runtime.metricsText === undefined) {
     return errorResponse(

@@ -1,6 +1,7 @@
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 import { json } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { buildOpenApi } from "../shared/http/openapi.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import { packageVersion } from "../shared/config/package-version.js";
@@ -13,7 +14,7 @@ let document: unknown;
  * process from the route table itself (functions/routes.ts) and the contract's schemas.
  * No store call: it answers even while the store is down.
  */
-export async function openApi(request: HttpRequest): Promise<HttpResponseInit> {
+export async function openApi(request: HandlerRequest): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   document ??= buildOpenApi(operations, packageVersion());
   return json(200, document);

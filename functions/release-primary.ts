@@ -1,5 +1,6 @@
 import { errorResponse, json } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId, parseLease } from "../shared/http/validation.js";
@@ -12,7 +13,7 @@ import { ID_SCHEMA } from "../shared/contract/json-schema.js";
  * release (a standby may take over at once); without it, a revoke (the holder's next
  * heartbeat is refused, and nobody takes over before the lease expires on its own).
  */
-export async function releasePrimary(request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+export async function releasePrimary(request: HandlerRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, Object.keys(releasePrimaryDoc.query ?? {}));
   const utype = parseId("utype", request.params["utype"]);
   const uuid = parseId("uuid", request.query.get("uuid") ?? undefined);

@@ -1,5 +1,6 @@
 import { errorResponse, json } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { readBody, rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseHeartbeatBody, parseId } from "../shared/http/validation.js";
@@ -7,7 +8,7 @@ import type { RequestArrival } from "../shared/lease/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** PUT /api/primary/{utype} — UpdateHeartBeat: acquire, renew or take over the lease. */
-export async function updateHeartBeat(request: HttpRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+export async function updateHeartBeat(request: HandlerRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   const utype = parseId("utype", request.params["utype"]);
   const body = parseHeartbeatBody(await readBody(request));

@@ -1,5 +1,6 @@
 import { errorResponse, json } from "../shared/http/answers.js";
-import type { HttpRequest, HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HttpResponseInit } from "../shared/http/azure-functions.js";
+import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { parseMemberHeartbeatBody } from "../shared/http/member-validation.js";
 import { readBody, rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
@@ -8,7 +9,7 @@ import type { RequestArrival } from "../shared/lease/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** PUT /api/members/{group}/{member} — a member's heartbeat: join, renew, or replace a failed session. */
-export async function updateMemberHeartBeat(request: HttpRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+export async function updateMemberHeartBeat(request: HandlerRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   const group = parseId("group", request.params["group"]);
   const member = parseId("member", request.params["member"]);

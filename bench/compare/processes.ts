@@ -20,8 +20,9 @@ export interface LineProcess {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-export function startLineProcess(script: string, args: string[], env: Record<string, string> = {}): LineProcess {
-  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+/** `nodeArgs` go to node before the script (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+export function startLineProcess(script: string, args: string[], env: Record<string, string> = {}, nodeArgs: readonly string[] = []): LineProcess {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
   const lines: Line[] = [];
   const listeners: ((line: Line) => void)[] = [];
   let output = "";
@@ -76,8 +77,8 @@ export function startLineProcess(script: string, args: string[], env: Record<str
 }
 
 /** `ha-module serve` as a child process; resolves with its API URL once it listens. */
-export async function startService(cli: string, env: Record<string, string>): Promise<{ url: string; process: LineProcess }> {
-  const service = startLineProcess(cli, ["serve"], { PORT: "0", ...env });
+export async function startService(cli: string, env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<{ url: string; process: LineProcess }> {
+  const service = startLineProcess(cli, ["serve"], { PORT: "0", ...env }, nodeArgs);
   const started = performance.now();
   for (;;) {
     const found = /listening on (http:\/\/\S+\/api)/.exec(service.output());

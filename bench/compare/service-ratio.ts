@@ -12,6 +12,12 @@ export interface RatioFigures {
   readonly serviceCpuMsPerHeartbeat: number | undefined;
 }
 
+export interface HeartbeatWindow {
+  readonly heartbeatsPerSecond: number;
+  /** The service's CPU per accepted heartbeat, when /proc tells. */
+  readonly serviceCpuMsPerHeartbeat: number | undefined;
+}
+
 /**
  * The cost of our layer: `concurrency` closed-loop holders renewing (token fast path)
  * through the service, against the same number of closed-loop conditional merges
@@ -24,6 +30,19 @@ export async function measureServiceRatio(
   concurrency: number,
   windowMs: number,
 ): Promise<RatioFigures> {
+  const heartbeats = await heartbeatWindow(serviceUrl, servicePid, "ratio", concurrency, windowMs);
+  const rawUpdatesPerSecond = await rawMergeWindow(TableClient.fromConnectionString(connectionString, "benchraw", { allowInsecureConnection: true }), concurrency, windowMs);
+  return {
+    concurrency,
+    heartbeatsPerSecond: heartbeats.heartbeatsPerSecond,
+    rawUpdatesPerSecond,
+    ratio: heartbeats.heartbeatsPerSecond / rawUpdatesPerSecond,
+    serviceCpuMsPerHeartbeat: heartbeats.serviceCpuMsPerHeartbeat,
+  };
+}
+
+/** `concurrency` closed-loop holders (roles `<prefix>-w<i>`) renewing on the token fast path for `windowMs`. */
+export async function heartbeatWindow(serviceUrl: string, servicePid: number | undefined, prefix: string, concurrency: number, windowMs: number): Promise<HeartbeatWindow> {
   const put = async (utype: string, body: object): Promise<{ ok: boolean; lease?: string }> => {
     const response = await fetch(`${serviceUrl}/primary/${utype}`, {
       method: "PUT",
@@ -34,9 +53,9 @@ export async function measureServiceRatio(
     const answer = (await response.json()) as { lease?: string };
     return { ok: response.ok, ...(answer.lease === undefined ? {} : { lease: answer.lease }) };
   };
-  const heartbeatWorker = async (i: number, until: number): Promise<number> => {
-    const uuid = `ratio-holder-${i}`;
-    const utype = `ratio-w${i}`;
+  const worker = async (i: number, until: number): Promise<number> => {
+    const uuid = `${prefix}-holder-${i}`;
+    const utype = `${prefix}-w${i}`;
     let lease = (await put(utype, { uuid })).lease;
     let accepted = 0;
     while (performance.now() < until) {
@@ -47,15 +66,21 @@ export async function measureServiceRatio(
     return accepted;
   };
   const cpuBefore = cpuSeconds(servicePid);
-  const hbStarted = performance.now();
-  const hbUntil = hbStarted + windowMs;
-  const heartbeats = (await Promise.all(Array.from({ length: concurrency }, (_, i) => heartbeatWorker(i, hbUntil)))).reduce((a, b) => a + b, 0);
-  const hbSeconds = (performance.now() - hbStarted) / 1000;
+  const started = performance.now();
+  const until = started + windowMs;
+  const heartbeats = (await Promise.all(Array.from({ length: concurrency }, (_, i) => worker(i, until)))).reduce((a, b) => a + b, 0);
+  const seconds = (performance.now() - started) / 1000;
   const cpuAfter = cpuSeconds(servicePid);
+  return {
+    heartbeatsPerSecond: heartbeats / seconds,
+    serviceCpuMsPerHeartbeat: cpuBefore === undefined || cpuAfter === undefined || heartbeats === 0 ? undefined : ((cpuAfter - cpuBefore) * 1000) / heartbeats,
+  };
+}
 
-  const table = TableClient.fromConnectionString(connectionString, "benchraw", { allowInsecureConnection: true });
+/** `concurrency` closed-loop conditional merges straight to the store for `windowMs`; merges per second. */
+export async function rawMergeWindow(table: TableClient, concurrency: number, windowMs: number): Promise<number> {
   await table.createTable();
-  const rawWorker = async (i: number, until: number): Promise<number> => {
+  const worker = async (i: number, until: number): Promise<number> => {
     const entity = { partitionKey: `w${i}`, rowKey: "lease", holder: `raw-holder-${i}`, renewedAt: new Date() };
     let etag = (await table.upsertEntity(entity, "Replace")).etag!;
     let updated = 0;
@@ -66,18 +91,8 @@ export async function measureServiceRatio(
     }
     return updated;
   };
-  const rawStarted = performance.now();
-  const rawUntil = rawStarted + windowMs;
-  const raw = (await Promise.all(Array.from({ length: concurrency }, (_, i) => rawWorker(i, rawUntil)))).reduce((a, b) => a + b, 0);
-  const rawSeconds = (performance.now() - rawStarted) / 1000;
-
-  const heartbeatsPerSecond = heartbeats / hbSeconds;
-  const rawUpdatesPerSecond = raw / rawSeconds;
-  return {
-    concurrency,
-    heartbeatsPerSecond,
-    rawUpdatesPerSecond,
-    ratio: heartbeatsPerSecond / rawUpdatesPerSecond,
-    serviceCpuMsPerHeartbeat: cpuBefore === undefined || cpuAfter === undefined || heartbeats === 0 ? undefined : ((cpuAfter - cpuBefore) * 1000) / heartbeats,
-  };
+  const started = performance.now();
+  const until = started + windowMs;
+  const raw = (await Promise.all(Array.from({ length: concurrency }, (_, i) => worker(i, until)))).reduce((a, b) => a + b, 0);
+  return raw / ((performance.now() - started) / 1000);
 }

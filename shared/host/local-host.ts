@@ -32,8 +32,9 @@ export interface LocalHost {
 
 /**
  * Serves the route table over node:http under /api, the way the Functions host would:
- * the same handlers, the same HttpRequest objects, and the function-key check when an
- * API key is configured. It exists because Core Tools cannot be installed everywhere.
+ * the same handlers and dispatcher (given a LocalRequest, which shows them what the
+ * Functions HttpRequest would), and the function-key check when an API key is configured.
+ * It exists because Core Tools cannot be installed everywhere.
  *
  * Guaranteed to any client, however hostile: every answer the host can still write is
  * the contract's JSON error or a handler's answer (Node's bare-status answers are all

@@ -1,4 +1,5 @@
-import type { HttpRequest, HttpResponseInit, InvocationContext } from "./azure-functions.js";
+import type { HttpResponseInit } from "./azure-functions.js";
+import type { HandlerContext, HandlerRequest } from "./handler-request.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { OverloadedError } from "../lease/overloaded-error.js";
 import { errorResponse } from "./answers.js";
@@ -15,8 +16,8 @@ import { processStallMonitor } from "./stall-monitor.js";
  */
 export async function handleRoute(
   route: Route,
-  request: HttpRequest,
-  context: InvocationContext,
+  request: HandlerRequest,
+  context: HandlerContext,
   runtime: () => Promise<Runtime>,
 ): Promise<HttpResponseInit> {
   // Taken first, before waiting for anything: the request's time budget runs from here,

@@ -1,9 +1,9 @@
-import type { HttpRequest } from "./azure-functions.js";
+import type { HandlerRequest } from "./handler-request.js";
 import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import { HttpError } from "./http-error.js";
 
 /** The body's bytes; over MAX_BODY_BYTES by its Content-Length is 413 before anything is read. */
-export async function readBody(request: HttpRequest): Promise<Uint8Array> {
+export async function readBody(request: HandlerRequest): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) {
     throw new HttpError("PayloadTooLarge", `The request body is ${declared} bytes; the limit is ${MAX_BODY_BYTES}.`);
@@ -12,7 +12,7 @@ export async function readBody(request: HttpRequest): Promise<Uint8Array> {
 }
 
 /** A query parameter the operation does not take is a 400; `code` (the Functions key) is always allowed. */
-export function rejectUnknownQuery(request: HttpRequest, allowed: readonly string[]): void {
+export function rejectUnknownQuery(request: HandlerRequest, allowed: readonly string[]): void {
   for (const key of request.query.keys()) {
     if (key !== "code" && !allowed.includes(key)) {
       throw new HttpError("InvalidRequest", `Unknown query parameter "${key}".`);

@@ -1,5 +1,6 @@
 import type { OperationDoc } from "../contract/operation-doc.js";
-import type { HttpMethod, HttpRequest, HttpResponseInit } from "./azure-functions.js";
+import type { HttpMethod, HttpResponseInit } from "./azure-functions.js";
+import type { HandlerRequest } from "./handler-request.js";
 import type { RequestArrival } from "../lease/request-budget.js";
 import type { Runtime } from "./runtime.js";
 
@@ -13,7 +14,7 @@ export interface RouteLog {
  * `log` is for a handler that answers a failure itself (health's 503), so its cause still
  * reaches the operator.
  */
-export type RouteHandler = (request: HttpRequest, runtime: Runtime, arrival: RequestArrival, log: RouteLog) => Promise<HttpResponseInit>;
+export type RouteHandler = (request: HandlerRequest, runtime: Runtime, arrival: RequestArrival, log: RouteLog) => Promise<HttpResponseInit>;
 
 /**
  * One operation of the REST contract, declared once in functions/routes.ts. In Azure each

@@ -29,8 +29,19 @@ const VERSION = "v2";
  */
 export class LeaseTokenSigner {
   readonly #key: Buffer;
+  /**
+   * The last token issued per utype, newest last. A holder renews with the token it was
+   * just given, and a string equal to one this signer issued is exactly what the HMAC check
+   * would accept (signing is deterministic), so such a renewal skips the check: one HMAC
+   * per renewal instead of two, where an HMAC costs tens of microseconds with cold caches.
+   */
+  readonly #issued = new Map<string, { readonly token: string; readonly claims: LeaseTokenClaims }>();
 
-  constructor(secret?: string) {
+  /** `remembered`: how many utypes' last tokens are kept (oldest dropped first); any other token is checked by its HMAC. */
+  constructor(
+    secret?: string,
+    private readonly remembered = 10_000,
+  ) {
     this.#key = secret === undefined ? randomBytes(32) : Buffer.from(secret, "utf8");
   }
 
@@ -39,7 +50,12 @@ export class LeaseTokenSigner {
       JSON.stringify([claims.utype, claims.uuid, claims.epoch, claims.etag, claims.address]),
       "utf8",
     ).toString("base64url");
-    return `${VERSION}.${payload}.${this.#sign(payload)}`;
+    const token = `${VERSION}.${payload}.${this.#sign(payload)}`;
+    this.#issued.delete(claims.utype);
+    // Only claims the HMAC path would give back (parseClaims refuses any other epoch).
+    if (Number.isSafeInteger(claims.epoch) && claims.epoch >= 1) this.#issued.set(claims.utype, { token, claims: { ...claims } });
+    if (this.#issued.size > this.remembered) this.#issued.delete(this.#issued.keys().next().value as string);
+    return token;
   }
 
   /**
@@ -48,6 +64,8 @@ export class LeaseTokenSigner {
    */
   verify(token: string, caller: { utype: string; uuid: string }): LeaseTokenClaims | undefined {
     if (token.length > MAX_LEASE_TOKEN_LENGTH) return undefined;
+    const issued = this.#issued.get(caller.utype);
+    if (issued !== undefined && issued.token === token) return issued.claims.uuid === caller.uuid ? issued.claims : undefined;
     const [version, payload, signature, ...rest] = token.split(".");
     if (version !== VERSION || payload === undefined || signature === undefined || rest.length > 0) {
       return undefined;

@@ -75,3 +75,39 @@ describe("lease token", () => {
     }
   });
 });
+
+describe("lease token: the signer remembers the last token it issued per utype", () => {
+  it("verifies a remembered token exactly as the HMAC check does: same claims, and only for its own caller", () => {
+    const issuer = new LeaseTokenSigner("0123456789abcdef0123456789abcdef");
+    const fresh = new LeaseTokenSigner("0123456789abcdef0123456789abcdef"); // same secret, remembers nothing
+    const token = issuer.issue(claims);
+    expect(issuer.verify(token, caller)).toEqual(fresh.verify(token, caller));
+    expect(issuer.verify(token, caller)).toEqual(claims);
+    expect(issuer.verify(token, { utype: "scheduler", uuid: "rival" })).toBeUndefined();
+    expect(issuer.verify(token, { utype: "other", uuid: "holder" })).toBeUndefined();
+  });
+
+  it("a token the signer no longer remembers (superseded or evicted) still verifies by its HMAC", () => {
+    const issuer = new LeaseTokenSigner("0123456789abcdef0123456789abcdef", 1);
+    const older = issuer.issue({ ...claims, epoch: 6 });
+    const newer = issuer.issue(claims);
+    expect(issuer.verify(older, caller)?.epoch).toBe(6);
+    issuer.issue({ ...claims, utype: "evicts-scheduler" });
+    expect(issuer.verify(newer, caller)).toEqual(claims);
+  });
+
+  it("what it remembers cannot be changed through the claims object it was given", () => {
+    const issuer = new LeaseTokenSigner("0123456789abcdef0123456789abcdef");
+    const given = { ...claims };
+    const token = issuer.issue(given);
+    given.epoch = 99;
+    expect(issuer.verify(token, caller)?.epoch).toBe(7);
+  });
+});
+
+describe("lease token: remembering changes no answer", () => {
+  it("a token issued with claims the HMAC path refuses (epoch 0) is refused all the same", () => {
+    const issuer = new LeaseTokenSigner("0123456789abcdef0123456789abcdef");
+    expect(issuer.verify(issuer.issue({ ...claims, epoch: 0 }), caller)).toBeUndefined();
+  });
+});
