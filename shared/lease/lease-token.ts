@@ -65,7 +65,8 @@ export class LeaseTokenSigner {
   verify(token: string, caller: { utype: string; uuid: string }): LeaseTokenClaims | undefined {
     if (token.length > MAX_LEASE_TOKEN_LENGTH) return undefined;
     const issued = this.#issued.get(caller.utype);
-    if (issued !== undefined && issued.token === token) return issued.claims.uuid === caller.uuid ? issued.claims : undefined;
+    // Compared in constant time, as the signature is below: the token is a secret's output.
+    if (issued !== undefined && sameSecret(issued.token, token)) return issued.claims.uuid === caller.uuid ? issued.claims : undefined;
     const [version, payload, signature, ...rest] = token.split(".");
     if (version !== VERSION || payload === undefined || signature === undefined || rest.length > 0) {
       return undefined;
@@ -97,4 +98,11 @@ function parseClaims(payload: string): LeaseTokenClaims | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Whether two token strings are equal, in time that does not depend on where they differ. */
+function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a, "utf8");
+  const right = Buffer.from(b, "utf8");
+  return left.length === right.length && timingSafeEqual(left, right);
 }
