@@ -38,16 +38,22 @@ export function isRefusal(error: unknown): boolean {
   return typeof error === "object" && error !== null && "retryable" in error && error.retryable === false;
 }
 
+/** The most a failed call's backoff stretches a standby's poll interval. */
+export const FAILURE_BACKOFF_MAX_INTERVALS = 4;
+
 /**
  * After `failures` calls in a row that got no answer (timeouts, 503s, an unreachable
- * service), a standby waits about 2·I, 4·I, … up to T before it asks again: a service past
- * its capacity is not asked harder by the very callers it could not answer. The wait is
- * jittered over its upper half (between half and all of it, never below I), so standbys
- * that failed together do not come back together. `random` draws U uniform in [0, 1).
+ * service), a standby waits about 2·I, then 4·I (never more than T) before it asks again:
+ * a service past its capacity is not asked harder by the very callers it could not answer.
+ * The cap is 4·I rather than T because the same backoff follows a service that was down
+ * and came back: a standby must find the leaderless role within a few I of the service's
+ * return, not a whole T later (test/e2e/service-stall.test.ts). The wait is jittered over
+ * its upper half (between half and all of it, never below I), so standbys that failed
+ * together do not come back together. `random` draws U uniform in [0, 1).
  */
 export function failureBackoffMs(failures: number, timing: LeaseTiming | undefined, retryDelayMs: number, random: () => number): number {
   const intervalMs = timing?.intervalMs ?? retryDelayMs;
-  const capMs = timing?.timeoutMs ?? 5 * retryDelayMs;
+  const capMs = Math.min(timing?.timeoutMs ?? 5 * retryDelayMs, FAILURE_BACKOFF_MAX_INTERVALS * intervalMs);
   const ceilingMs = Math.min(capMs, intervalMs * 2 ** Math.min(Math.max(failures, 0), 30));
   return Math.max(intervalMs, ceilingMs * (0.5 + 0.5 * uniform(random)));
 }

@@ -265,9 +265,9 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(elector.isPrimary()).toBe(false);
     expect(events.at(-1)).toMatchObject({ event: "demoted", payload: { reason: "lease-expired" } });
     // Failed renewals ended the term: nothing is released, and the next poll waits a backoff
-    // (after 3 failures: min(T, 8·I) × (0.5 + 0.5·U), U = 0 here: T/2).
+    // (after 3 failures: min(T, 4·I, 8·I) × (0.5 + 0.5·U), U = 0 here: 2·I).
     transport.expectIdle();
-    await clock.advance(T / 2 - 1);
+    await clock.advance(2 * I - 1);
     transport.expectIdle();
     await clock.advance(1);
     expect(transport.take("getPrimary").utype).toBe(UTYPE);
@@ -534,8 +534,8 @@ describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpo
     transport.expectIdle();
   });
 
-  it("a follower whose calls fail (503s, timeouts) backs off: about 2·I, 4·I, … up to T, jittered", async () => {
-    // U = 0.999: each wait is just under its ceiling (2·I, 4·I, then T), never below I.
+  it("a follower whose calls fail (503s, timeouts) backs off: about 2·I, then 4·I (never more than T), jittered", async () => {
+    // U = 0.999: each wait is just under its ceiling (2·I, then 4·I), never below I.
     const { clock, transport, elector } = setup({ random: () => 0.999 });
     elector.start();
     await clock.advance(0);
@@ -543,7 +543,7 @@ describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpo
     const start = clock.now();
     transport.take("getPrimary").fail(new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503));
     for (let n = 0; n < 5; n += 1) {
-      await clock.advance(T);
+      await clock.advance(4 * I);
       const call = transport.take("getPrimary");
       sent.push(call.sentAt - start);
       if (n === 1) call.fail(new HaRequestError("GetPrimary(scheduler): no answer within 1000 ms.", "Timeout", undefined));
@@ -551,7 +551,7 @@ describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpo
       transport.expectIdle();
     }
     const gaps = sent.map((at, index) => at - (sent[index - 1] ?? 0));
-    expect(gaps.map((gap) => Math.round(gap))).toEqual([1999, 3998, 4998, 4998, 4998]);
+    expect(gaps.map((gap) => Math.round(gap))).toEqual([1999, 3998, 3998, 3998, 3998]);
     // Before the fix it polled every I: 5 calls in the first 5 s instead of 2.
     expect(elector.stats().failures).toBe(6);
   });
@@ -560,8 +560,8 @@ describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpo
     const { clock, transport, elector, answer } = setup({ random: () => 0.999 });
     elector.start();
     await clock.advance(0);
-    // The waits of the test above: 2·I, 4·I, T (each × 0.9995).
-    for (const wait of [1999, 3998, 4998]) {
+    // The waits of the test above: 2·I, 4·I, 4·I (each × 0.9995).
+    for (const wait of [1999, 3998, 3998]) {
       transport.take("getPrimary").fail(new HaRequestError("GetPrimary(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503));
       await clock.advance(wait);
     }
