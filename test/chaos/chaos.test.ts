@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runChaosCli } from "./chaos-cli.js";
 import { ALL_FAULTS } from "./fault-plan.js";
-import { randomSeed } from "./prng.js";
+import { randomSeed } from "../helpers/sim/prng.js";
 
 /**
  * `npm run chaos`, short: ten cycles with Azurite as its own process, so that every fault

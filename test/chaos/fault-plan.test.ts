@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ALL_FAULTS, FaultSchedule, PARTICIPANT_FAULTS, type FaultPlan } from "./fault-plan.js";
-import { Prng } from "./prng.js";
+import { Prng } from "../helpers/sim/prng.js";
 
 const TIMING = { intervalMs: 200, timeoutMs: 2000 };
 const plans = (seed: number, count: number, kinds = ALL_FAULTS): FaultPlan[] => {

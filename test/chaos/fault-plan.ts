@@ -1,4 +1,4 @@
-import type { Prng } from "./prng.js";
+import type { Prng } from "../helpers/sim/prng.js";
 
 /**
  * The faults of a chaos run. "group" faults hit a participant as a container stop or a

@@ -10,7 +10,7 @@ import { parseLog } from "./log-line.js";
 import { LogTail } from "./log-tail.js";
 import type { ChaosOptions } from "./options.js";
 import type { Participant } from "./participant.js";
-import { Prng } from "./prng.js";
+import { Prng } from "../helpers/sim/prng.js";
 import { writerKey } from "./writers.js";
 
 /** What a run did, for the judge: every timestamp on the host's monotonic clock, as in the log. */

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { ALL_FAULTS, PARTICIPANT_FAULTS, SERVICE_FAULTS, type FaultKind } from "./fault-plan.js";
-import { randomSeed } from "./prng.js";
+import { randomSeed } from "../helpers/sim/prng.js";
 
 export interface ChaosOptions {
   /** --help: print USAGE and run nothing. */
