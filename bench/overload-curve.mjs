@@ -2,25 +2,34 @@
 // Black-box overload run: one `ha-module serve` (in-memory embedded Azurite) and N roles × 2
 // PrimaryElectors (HaClient over HTTP) in one client process, for a few seconds each.
 // Reports accepted heartbeats/s, calls/s, 503s/s and the mean fraction of roles with a
-// primary after warm-up. `--tree DIR` runs another checkout's dist (e.g. main, built).
+// primary after warm-up. `--tree DIR` runs another checkout's dist (e.g. main, built);
+// given more than once, the trees take turns at each N (side by side in one run), and a
+// markdown table ends the output. `--node-args "--cpu-prof --cpu-prof-dir=/tmp/p"` is
+// passed to each serve process.
 //
-//   node bench/overload-curve.mjs [--tree DIR] [--seconds 20] 400 1000 1500
+//   node bench/overload-curve.mjs [--tree DIR]... [--seconds 20] [--warmup 8] 400 1000 1500
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { tree: { type: "string", default: "." }, seconds: { type: "string", default: "20" }, warmup: { type: "string", default: "8" } } });
-const tree = path.resolve(values.tree);
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { tree: { type: "string", multiple: true, default: ["."] }, seconds: { type: "string", default: "20" }, warmup: { type: "string", default: "8" }, "node-args": { type: "string", default: "" } },
+});
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
-const { PrimaryElector, HaClient } = await import(path.join(tree, "dist/shared/sdk/index.js"));
+const children = new Set();
+process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")));
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
 
-async function serve() {
-  const child = spawn(process.execPath, [path.join(tree, "dist/shared/cli/main.js"), "serve"], {
+async function serve(tree) {
+  const child = spawn(process.execPath, [...values["node-args"].split(" ").filter(Boolean), path.join(tree, "dist/shared/cli/main.js"), "serve"], {
     env: { ...process.env, PORT: "0", HA_IN_MEMORY: "true", HA_DATA_DIR: "" },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  children.add(child);
+  child.once("exit", () => children.delete(child));
   let out = "";
   const url = await new Promise((resolve, reject) => {
     const look = (chunk) => {
@@ -35,8 +44,9 @@ async function serve() {
   return { url, child };
 }
 
-async function run(roles) {
-  const { url, child } = await serve();
+async function run(tree, roles) {
+  const { PrimaryElector, HaClient } = await import(path.join(tree, "dist/shared/sdk/index.js"));
+  const { url, child } = await serve(tree);
   const counts = { calls: 0, accepted: 0, overloaded: 0, failed: 0, demoted: 0 };
   const client = new HaClient({ endpoint: url });
   const counted = (call) => async (...args) => {
@@ -92,5 +102,16 @@ async function run(roles) {
   return result;
 }
 
-for (const roles of positionals.map(Number)) console.log(JSON.stringify({ tree: values.tree, ...(await run(roles)) }));
+const rows = [];
+for (const roles of positionals.map(Number)) {
+  for (const tree of values.tree) {
+    const row = { tree, ...(await run(path.resolve(tree), roles)) };
+    rows.push(row);
+    console.log(JSON.stringify(row));
+  }
+}
+console.log("\n| tree | roles × 2 | roles with a primary (mean, min) | accepted heartbeats/s | calls/s | 503/s | other failures/s | demotions/s |\n|---|---:|---:|---:|---:|---:|---:|---:|");
+for (const r of rows) {
+  console.log(`| ${r.tree} | ${r.roles} | ${(r.withPrimary * 100).toFixed(1)} %, ${(r.minWithPrimary * 100).toFixed(1)} % | ${r.acceptedPerS} | ${r.callsPerS} | ${r.e503PerS} | ${r.otherFailuresPerS} | ${r.demotionsPerS} |`);
+}
 process.exit(0);

@@ -1,8 +1,9 @@
 import { systemClock, type Clock } from "../lease/clock.js";
 import type { ServerConfig } from "../config/server-config.js";
 import { processStallMonitor } from "./stall-monitor.js";
+import { processLoopLoad } from "./loop-load.js";
 import { LeaseService } from "../lease/lease-service.js";
-import { AdmissionGate } from "../lease/admission.js";
+import { AdmissionGate, type ProcessLoad } from "../lease/admission.js";
 import { LeaseTokenSigner } from "../lease/lease-token.js";
 import type { LeaseStore } from "../lease/lease-store.js";
 import { MemberService } from "../members/member-service.js";
@@ -28,6 +29,8 @@ export interface Runtime {
    * process to scrape.
    */
   readonly metricsText?: () => Promise<string>;
+  /** How busy the process is, as the admission gate reads it; processLoopLoad by default (tests give their own). */
+  readonly load?: ProcessLoad;
 }
 
 /** Where the runtime's metrics go. Without a meter nothing is measured and the stores are not wrapped. */
@@ -36,6 +39,8 @@ export interface RuntimeTelemetry {
   readonly meter?: Meter;
   /** The process's metrics as Prometheus text, when this host can serve them. */
   readonly metricsText?: () => Promise<string>;
+  /** How busy the process is, as the admission gate reads it; processLoopLoad by default (tests give their own). */
+  readonly load?: ProcessLoad;
 }
 
 /** The configuration a runtime reads; `members` defaults from I and T (defaultMembershipRules). */
@@ -62,7 +67,11 @@ export function createRuntime(
   processStallMonitor.start();
   // One gate for the process: leases and members share the store, so they share its bound.
   // A shed caller is told to come back after about one I.
-  const admission = config.admission === undefined ? undefined : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)));
+  // It also sheds polls and acquisitions while this process is saturated (processLoopLoad).
+  const admission =
+    config.admission === undefined
+      ? undefined
+      : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)), telemetry.load ?? processLoopLoad.start());
   const metrics = telemetry.meter === undefined ? undefined : createServiceMetrics(telemetry.meter);
   const store = metrics === undefined ? leaseStore : meteredLeaseStore(leaseStore, metrics.storeDuration);
   const memberStore = metrics === undefined ? memberStoreGiven : meteredMemberStore(memberStoreGiven, metrics.storeDuration);

@@ -12,7 +12,24 @@ export interface AdmissionLimits {
   readonly maxInFlight: number;
   /** Requests that may wait for a slot (HA_MAX_QUEUED); `other` ones may fill only half of it. */
   readonly maxQueued: number;
+  /**
+   * Past this fraction (0–1) of the process's time busy, `other` requests are refused at
+   * once (HA_SHED_BUSY_PERCENT / 100); undefined: never for that reason.
+   */
+  readonly shedBusyFraction?: number | undefined;
 }
+
+/** How busy the process has been lately (LoopLoad); undefined while it does not know yet. */
+export interface ProcessLoad {
+  busyFraction(): number | undefined;
+}
+
+/**
+ * A busy process with fewer requests than this at hand (at the store or waiting) is busy
+ * with something else (a garbage collection, a slow machine, a test harness): refusing
+ * its few callers would free nothing, and would slow a lone standby's takeover.
+ */
+export const BUSY_SHED_MIN_AT_HAND = 4;
 
 interface Waiter {
   readonly priority: AdmissionPriority;
@@ -31,6 +48,11 @@ interface Waiter {
  * - holders go first: they are admitted before any waiting `other`, may use the whole
  *   queue while `other`s may use only half, and a holder arriving at a full queue takes the
  *   place of the newest waiting `other`, which is shed;
+ * - while the process itself is saturated (its event loop busy more than
+ *   `shedBusyFraction` of the last half second) and has at least BUSY_SHED_MIN_AT_HAND
+ *   requests at hand, an `other` request is refused at once: past that point every request
+ *   waits in the kernel before any bound here sees it, so the cheap refusal is what leaves
+ *   time for the renewals. A holder is never refused for this reason;
  * - a shed request has not touched the store: nothing was written.
  */
 export class AdmissionGate {
@@ -42,6 +64,7 @@ export class AdmissionGate {
     private readonly limits: AdmissionLimits,
     /** Seconds a shed caller is told to wait (Retry-After). */
     private readonly retryAfterSeconds: number,
+    private readonly load: ProcessLoad = { busyFraction: () => undefined },
   ) {}
 
   get inFlight(): number {
@@ -54,6 +77,17 @@ export class AdmissionGate {
 
   /** Waits for a slot; resolves to the function that gives it back (call it exactly once). */
   enter(priority: AdmissionPriority): Promise<() => void> {
+    if (priority === "other" && this.#inFlight + this.queued >= BUSY_SHED_MIN_AT_HAND) {
+      const busy = this.#busyPast();
+      if (busy !== undefined) {
+        return Promise.reject(
+          new OverloadedError(
+            `The service is at capacity (its process was busy ${Math.round(busy * 100)} % of the last half second); retry after ${this.retryAfterSeconds} s.`,
+            this.retryAfterSeconds,
+          ),
+        );
+      }
+    }
     if (this.#inFlight < this.limits.maxInFlight && this.queued === 0) {
       this.#inFlight += 1;
       return Promise.resolve(this.#leaver());
@@ -77,6 +111,14 @@ export class AdmissionGate {
     } finally {
       leave();
     }
+  }
+
+  /** The busy fraction when it is past the limit, else undefined. */
+  #busyPast(): number | undefined {
+    const limit = this.limits.shedBusyFraction;
+    if (limit === undefined) return undefined;
+    const busy = this.load.busyFraction();
+    return busy !== undefined && busy >= limit ? busy : undefined;
   }
 
   #leaver(): () => void {

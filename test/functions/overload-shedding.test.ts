@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
+import { BUSY_SHED_MIN_AT_HAND, type ProcessLoad } from "../../shared/lease/admission.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { errorCodeOf, sendWithHeaders, WALL_START, type Reply } from "../helpers/route-requests.js";
@@ -43,9 +44,13 @@ class SlowStore {
   }
 }
 
-function setUp(admission: { maxInFlight: number; maxQueued: number } | undefined): { runtime: Runtime; slow: SlowStore } {
+function setUp(
+  admission: { maxInFlight: number; maxQueued: number; shedBusyFraction?: number } | undefined,
+  load: ProcessLoad = { busyFraction: () => undefined },
+): { runtime: Runtime; slow: SlowStore } {
   const slow = new SlowStore();
-  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET, admission }, slow.store, new FakeClock(WALL_START));
+  const bounds = admission === undefined ? undefined : { shedBusyFraction: undefined, ...admission };
+  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET, admission: bounds }, slow.store, new FakeClock(WALL_START), undefined, { load });
   return { runtime, slow };
 }
 
@@ -150,5 +155,69 @@ describe("shedding before the store falls behind (HA_MAX_IN_FLIGHT, HA_MAX_QUEUE
     expect(errorCodeOf(members)).toBe("Overloaded");
     slow.catchUp();
     await Promise.all(kept.map((request) => request.reply));
+  });
+});
+
+describe("shedding while the process itself is saturated (HA_SHED_BUSY_PERCENT)", () => {
+  /** A process load the test sets; the gate reads it at each request. */
+  const loadOf = (busy: { fraction: number | undefined }): ProcessLoad => ({ busyFraction: () => busy.fraction });
+
+  /** Holds `count` polls at the store (bounds far from reached), so that many are at hand. */
+  async function atHand(runtime: Runtime, slow: SlowStore, count: number): Promise<ReturnType<typeof start>[]> {
+    slow.slow = true;
+    const held = Array.from({ length: count }, (_, index) => start(runtime, "GET", `/primary/h${index}`));
+    await settle();
+    expect(slow.arrived.filter((call) => /^read h[0-9]/.test(call))).toHaveLength(count);
+    return held;
+  }
+
+  it("past the busy limit, a poll and an acquisition are refused at once with Retry-After, before the store; a renewal is served", async () => {
+    const busy = { fraction: 0.5 as number | undefined };
+    const { runtime, slow } = setUp({ maxInFlight: 64, maxQueued: 256, shedBusyFraction: 0.9 }, loadOf(busy));
+    const lease = await leaseOf(runtime, "held", "holder");
+    const held = await atHand(runtime, slow, BUSY_SHED_MIN_AT_HAND);
+    busy.fraction = 0.95;
+    const before = slow.arrived.length;
+    // Refused at once: answered without the store moving (a poll let through would hang here).
+    const refused = ["GET /primary/p", "PUT /primary/new", "GET /members/g"].map((call) => {
+      const [method, path] = call.split(" ") as [string, string];
+      return start(runtime, method, path, method === "PUT" ? { uuid: "newcomer" } : undefined);
+    });
+    await settle();
+    expect(refused.map((request) => request.answered())).toEqual([true, true, true]);
+    const [poll, acquisition, members] = await Promise.all(refused.map((request) => request.reply));
+    expect(poll!.status).toBe(503);
+    expect(errorCodeOf(poll!)).toBe("Overloaded");
+    expect(poll!.headers["retry-after"]).toBe("1");
+    expect(JSON.stringify(poll!.body)).toMatch(/busy 95 %/);
+    expect(errorCodeOf(acquisition!)).toBe("Overloaded");
+    expect(errorCodeOf(members!)).toBe("Overloaded");
+    expect(slow.arrived.length).toBe(before);
+    // The holder's renewal goes to the store like any other day.
+    const renewal = start(runtime, "PUT", "/primary/held", { uuid: "holder", lease });
+    await settle();
+    expect(slow.arrived.at(-1)).toBe("renew held");
+    slow.catchUp();
+    expect((await renewal.reply).status).toBe(200);
+    await Promise.all(held.map((request) => request.reply));
+  });
+
+  it("below the limit, with fewer than BUSY_SHED_MIN_AT_HAND requests at hand, or with the rule off, a poll is served", async () => {
+    for (const [fraction, limit, count] of [
+      [0.89, 0.9, BUSY_SHED_MIN_AT_HAND], // not busy enough
+      [undefined, 0.9, BUSY_SHED_MIN_AT_HAND], // no whole window seen yet
+      [1, 0.9, BUSY_SHED_MIN_AT_HAND - 1], // busy with something else: few requests at hand
+      [1, undefined, BUSY_SHED_MIN_AT_HAND], // HA_SHED_BUSY_PERCENT=0
+    ] as const) {
+      const busy = { fraction: fraction as number | undefined };
+      const { runtime, slow } = setUp({ maxInFlight: 64, maxQueued: 256, ...(limit === undefined ? {} : { shedBusyFraction: limit }) }, loadOf(busy));
+      const held = await atHand(runtime, slow, count);
+      const poll = start(runtime, "GET", "/primary/p");
+      await settle();
+      expect(slow.arrived.at(-1), `busy ${fraction}, limit ${limit}, ${count} at hand`).toBe("read p");
+      slow.catchUp();
+      expect((await poll.reply).status).toBe(200);
+      await Promise.all(held.map((request) => request.reply));
+    }
   });
 });
