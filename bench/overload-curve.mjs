@@ -1,13 +1,15 @@
-/* global console, process, performance */
+/* global console, process, performance, URL */
 // Black-box overload run: one `ha-module serve` (in-memory embedded Azurite) and N roles × 2
 // PrimaryElectors (HaClient over HTTP) in one client process, for a few seconds each.
 // Reports accepted heartbeats/s, calls/s, 503s/s and the mean fraction of roles with a
 // primary after warm-up. `--tree DIR` runs another checkout's dist (e.g. main, built);
 // given more than once, the trees take turns at each N (side by side in one run), and a
-// markdown table ends the output. `--node-args "--cpu-prof --cpu-prof-dir=/tmp/p"` is
-// passed to each serve process.
+// markdown table ends the output; `--tree before=/tmp/old` labels a tree.
+// `--node-args "--cpu-prof --cpu-prof-dir=/tmp/p"` is passed to each serve process.
+// `--out DIR` also writes DIR/overload.json and DIR/overload.svg (roles with a primary, one
+// bar per tree at each N; needs `npm run build` first).
 //
-//   node bench/overload-curve.mjs [--tree DIR]... [--seconds 20] [--warmup 8] 400 1000 1500
+//   node bench/overload-curve.mjs [--tree [LABEL=]DIR]... [--out DIR] [--seconds 20] [--warmup 8] 400 1000 1500
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -15,8 +17,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { tree: { type: "string", multiple: true, default: ["."] }, seconds: { type: "string", default: "20" }, warmup: { type: "string", default: "8" }, "node-args": { type: "string", default: "" } },
+  options: { tree: { type: "string", multiple: true, default: ["."] }, out: { type: "string" }, seconds: { type: "string", default: "20" }, warmup: { type: "string", default: "8" }, "node-args": { type: "string", default: "" } },
 });
+// --tree LABEL=DIR names a tree in the table and the plot; a bare DIR is its own label.
+const trees = values.tree.map((given) => (given.includes("=") ? { label: given.slice(0, given.indexOf("=")), dir: given.slice(given.indexOf("=") + 1) } : { label: given, dir: given }));
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
 const children = new Set();
@@ -63,17 +67,21 @@ async function run(tree, roles) {
   };
   const transport = { getPrimary: counted(client.getPrimary.bind(client)), heartbeat: counted(client.heartbeat.bind(client)), release: counted(client.release.bind(client)) };
   const electors = [];
+  // Ramped in over the first half of the warm-up: a fleet that starts in one instant is
+  // another test (every first call has only retryDelayInMs to be answered in). Each role
+  // starts at its own moment on the clock, so a saturated client loop (late timers) does
+  // not stretch the ramp: it starts several roles per turn instead.
+  const rampStart = performance.now();
   for (let role = 0; role < roles; role += 1) {
     for (let n = 0; n < 2; n += 1) {
       const elector = new PrimaryElector({ utype: `role-${role}`, transport });
       elector.on("demoted", () => (counts.demoted += 1)).on("error", () => {});
       electors.push(elector.start());
     }
-    // Ramped in over the first half of the warm-up: a fleet that starts in one instant is
-    // another test (every first call has only retryDelayInMs to be answered in).
-    await sleep((warmup * 500) / roles);
+    const next = rampStart + ((role + 1) * warmup * 500) / roles;
+    if (next > performance.now()) await sleep(next - performance.now());
   }
-  await sleep(warmup * 500);
+  await sleep(Math.max(0, rampStart + warmup * 1000 - performance.now()));
   const start = { ...counts };
   const fractions = [];
   const began = performance.now();
@@ -104,8 +112,8 @@ async function run(tree, roles) {
 
 const rows = [];
 for (const roles of positionals.map(Number)) {
-  for (const tree of values.tree) {
-    const row = { tree, ...(await run(path.resolve(tree), roles)) };
+  for (const { label, dir } of trees) {
+    const row = { tree: label, ...(await run(path.resolve(dir), roles)) };
     rows.push(row);
     console.log(JSON.stringify(row));
   }
@@ -113,5 +121,14 @@ for (const roles of positionals.map(Number)) {
 console.log("\n| tree | roles × 2 | roles with a primary (mean, min) | accepted heartbeats/s | calls/s | 503/s | other failures/s | demotions/s |\n|---|---:|---:|---:|---:|---:|---:|---:|");
 for (const r of rows) {
   console.log(`| ${r.tree} | ${r.roles} | ${(r.withPrimary * 100).toFixed(1)} %, ${(r.minWithPrimary * 100).toFixed(1)} % | ${r.acceptedPerS} | ${r.callsPerS} | ${r.e503PerS} | ${r.otherFailuresPerS} | ${r.demotionsPerS} |`);
+}
+if (values.out !== undefined) {
+  const { mkdir, writeFile } = await import("node:fs/promises");
+  const { barChart } = await import(new URL("../dist/bench/compare/svg.js", import.meta.url).href);
+  const sizes = [...new Set(rows.map((r) => r.roles))];
+  const series = trees.map(({ label }) => ({ name: label, values: sizes.map((n) => 100 * (rows.find((r) => r.tree === label && r.roles === n)?.withPrimary ?? Number.NaN)) }));
+  await mkdir(values.out, { recursive: true });
+  await writeFile(path.join(values.out, "overload.json"), `${JSON.stringify({ command: process.argv.slice(1).join(" "), rows }, null, 2)}\n`);
+  await writeFile(path.join(values.out, "overload.svg"), barChart(`Roles with a primary, N roles × 2 electors, one 2-core machine (I = 1 s)`, "% of roles", sizes.map((n) => `${n} × 2`), series));
 }
 process.exit(0);
