@@ -129,6 +129,6 @@ if (values.out !== undefined) {
   const series = trees.map(({ label }) => ({ name: label, values: sizes.map((n) => 100 * (rows.find((r) => r.tree === label && r.roles === n)?.withPrimary ?? Number.NaN)) }));
   await mkdir(values.out, { recursive: true });
   await writeFile(path.join(values.out, "overload.json"), `${JSON.stringify({ command: process.argv.slice(1).join(" "), rows }, null, 2)}\n`);
-  await writeFile(path.join(values.out, "overload.svg"), barChart(`Roles with a primary, N roles × 2 electors, one 2-core machine (I = 1 s)`, "% of roles", sizes.map((n) => `${n} × 2`), series));
+  await writeFile(path.join(values.out, "overload.svg"), barChart(`Roles with a primary: N roles × 2 electors on one 2-core machine, I = 1 s`, "% of roles", sizes.map((n) => `${n} × 2`), series));
 }
 process.exit(0);

@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
-import { cpus, tmpdir, totalmem, type } from "node:os";
+import { cpus, loadavg, tmpdir, totalmem, type } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -26,6 +26,7 @@ const plan = readPlan(process.argv.slice(2));
 const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
 const started = performance.now();
 const startedAt = new Date().toISOString();
+const loadAtStart = loadavg()[0] ?? 0;
 const dataDir = await mkdtemp(join(tmpdir(), "ha-bench-"));
 const processes: LineProcess[] = [];
 const proxies: WireProxy[] = [];
@@ -74,6 +75,7 @@ try {
     plan,
     command: `npm run bench${plan.quick ? " -- --quick" : ""}`,
     machine: machine(),
+    loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0 },
     commit: commit(),
     startedAt,
     durationS: (performance.now() - started) / 1000,

@@ -34,7 +34,7 @@ function frame(title: string, yLabel: string, yMax: number, body: string, xLabel
 const niceMax = (value: number): number => {
   if (!(value > 0)) return 1;
   const magnitude = 10 ** Math.floor(Math.log10(value));
-  return [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((m) => m >= value * 1.05) ?? 10 * magnitude;
+  return [1, 1.2, 2, 2.5, 5, 10].map((m) => m * magnitude).find((m) => m >= value * 1.05) ?? 10 * magnitude;
 };
 
 /** One column per group: every sample as a dot, the median as a bar across. */
