@@ -1,4 +1,4 @@
-/* global console, process, fetch, AbortSignal, performance, setTimeout, setInterval */
+/* global console, process, fetch, AbortSignal, performance, setTimeout, setInterval, URL */
 // Shows, with nothing of ha-module, why a CPU-saturated Node HTTP server starves callers
 // that must reconnect (docs/benchmarks.md, "Overload"): a plain node:http server that burns
 // BURN ms of CPU per request, and N keep-alive clients in another process, each calling
