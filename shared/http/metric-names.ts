@@ -15,12 +15,15 @@ export const METRIC = {
   memberTransitions: "ha.members.transitions",
   sweeps: "ha.members.sweeps",
   sweepDuration: "ha.members.sweep.duration",
+  shed: "ha.requests.shed",
 } as const;
 
 export const ATTRIBUTE = {
   outcome: "ha.outcome",
   transition: "ha.transition",
   sweepResult: "ha.sweep.result",
+  /** Why the admission gate refused a request: "queue" (too many waiting for the store) or "busy" (the process saturated). */
+  shedReason: "ha.shed.reason",
   /** Which of the service's stores: "leases" or "members". */
   store: "ha.store",
   /** "ok"; "lost" (a conditional write or delete found the row changed, missing or existing); "unavailable" (StoreUnavailableError); "error" (anything else: a bug). */

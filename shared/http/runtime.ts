@@ -65,14 +65,14 @@ export function createRuntime(
 ): Runtime {
   // Watch for stalls from start-up on, so that a freeze before the first request is seen too.
   processStallMonitor.start();
+  const metrics = telemetry.meter === undefined ? undefined : createServiceMetrics(telemetry.meter);
   // One gate for the process: leases and members share the store, so they share its bound.
-  // A shed caller is told to come back after about one I.
-  // It also sheds polls and acquisitions while this process is saturated (processLoopLoad).
+  // A shed caller is told to come back after about one I. It also sheds polls and
+  // acquisitions while this process is saturated (processLoopLoad).
   const admission =
     config.admission === undefined
       ? undefined
-      : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)), telemetry.load ?? processLoopLoad.start());
-  const metrics = telemetry.meter === undefined ? undefined : createServiceMetrics(telemetry.meter);
+      : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)), telemetry.load ?? processLoopLoad.start(), metrics?.shed);
   const store = metrics === undefined ? leaseStore : meteredLeaseStore(leaseStore, metrics.storeDuration);
   const memberStore = metrics === undefined ? memberStoreGiven : meteredMemberStore(memberStoreGiven, metrics.storeDuration);
   const service = new LeaseService({

@@ -1,6 +1,7 @@
 import type { Attributes, Histogram, Meter } from "@opentelemetry/api";
 import type { HeartbeatOutcome, LeaseMetrics, ReleaseOutcome } from "../lease/lease-metrics.js";
 import type { MemberMetrics, MemberTransition, SweepResult } from "../members/member-metrics.js";
+import type { ShedReason } from "../lease/admission.js";
 import { ATTRIBUTE, METRIC, STORE_DURATION_BUCKETS_S } from "./metric-names.js";
 
 /** The instruments of one process, made once from its Meter. */
@@ -9,6 +10,8 @@ export interface ServiceMetrics {
   readonly members: MemberMetrics;
   /** Store call durations (seconds), by store, system, operation and result: see metered-stores.ts. */
   readonly storeDuration: Histogram;
+  /** Requests the admission gate refused (503 Overloaded), by reason. */
+  readonly shed: (reason: ShedReason) => void;
 }
 
 /**
@@ -39,6 +42,11 @@ export function createServiceMetrics(meter: Meter): ServiceMetrics {
     unit: "s",
     advice: { explicitBucketBoundaries: STORE_DURATION_BUCKETS_S },
   });
+  const shed = meter.createCounter(METRIC.shed, {
+    description: "Requests refused before the store with 503 Overloaded, by reason (queue: too many waiting for the store; busy: the process saturated).",
+    unit: "{request}",
+  });
+  const byShedReason = attributeSets(ATTRIBUTE.shedReason);
   const byOutcome = attributeSets(ATTRIBUTE.outcome);
   const byTransition = attributeSets(ATTRIBUTE.transition);
   const bySweepResult = attributeSets(ATTRIBUTE.sweepResult);
@@ -55,6 +63,7 @@ export function createServiceMetrics(meter: Meter): ServiceMetrics {
       },
     },
     storeDuration,
+    shed: (reason: ShedReason) => shed.add(1, byShedReason(reason)),
   };
 }
 

@@ -19,6 +19,9 @@ export interface AdmissionLimits {
   readonly shedBusyFraction?: number | undefined;
 }
 
+/** Why a request was refused: too many waiting for the store, or the process itself saturated. */
+export type ShedReason = "queue" | "busy";
+
 /** How busy the process has been lately (LoopLoad); undefined while it does not know yet. */
 export interface ProcessLoad {
   busyFraction(): number | undefined;
@@ -65,6 +68,8 @@ export class AdmissionGate {
     /** Seconds a shed caller is told to wait (Retry-After). */
     private readonly retryAfterSeconds: number,
     private readonly load: ProcessLoad = { busyFraction: () => undefined },
+    /** Told of every refusal (the service's `ha.requests.shed` counter). */
+    private readonly onShed: (reason: ShedReason) => void = () => undefined,
   ) {}
 
   get inFlight(): number {
@@ -80,6 +85,7 @@ export class AdmissionGate {
     if (priority === "other" && this.#inFlight + this.queued >= BUSY_SHED_MIN_AT_HAND) {
       const busy = this.#busyPast();
       if (busy !== undefined) {
+        this.onShed("busy");
         return Promise.reject(
           new OverloadedError(
             `The service is at capacity (its process was busy ${Math.round(busy * 100)} % of the last half second); retry after ${this.retryAfterSeconds} s.`,
@@ -95,6 +101,7 @@ export class AdmissionGate {
     const room = priority === "holder" ? this.limits.maxQueued : Math.floor(this.limits.maxQueued / 2);
     if (this.queued >= room) {
       const evicted = priority === "holder" ? this.#others.pop() : undefined;
+      this.onShed("queue");
       if (evicted === undefined) return Promise.reject(this.#overloaded());
       evicted.shed(this.#overloaded());
     }

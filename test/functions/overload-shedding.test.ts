@@ -2,6 +2,9 @@ import { describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { BUSY_SHED_MIN_AT_HAND, type ProcessLoad } from "../../shared/lease/admission.js";
+import { METER_NAME } from "../../shared/http/metric-names.js";
+import { createPrometheusMetrics, type PrometheusMetrics } from "../../shared/host/prometheus-metrics.js";
+import { countsBy } from "../helpers/prometheus-text.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { errorCodeOf, sendWithHeaders, WALL_START, type Reply } from "../helpers/route-requests.js";
@@ -47,10 +50,11 @@ class SlowStore {
 function setUp(
   admission: { maxInFlight: number; maxQueued: number; shedBusyFraction?: number } | undefined,
   load: ProcessLoad = { busyFraction: () => undefined },
+  metrics?: PrometheusMetrics,
 ): { runtime: Runtime; slow: SlowStore } {
   const slow = new SlowStore();
   const bounds = admission === undefined ? undefined : { shedBusyFraction: undefined, ...admission };
-  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET, admission: bounds }, slow.store, new FakeClock(WALL_START), undefined, { load });
+  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET, admission: bounds }, slow.store, new FakeClock(WALL_START), undefined, { load, ...(metrics === undefined ? {} : { meter: metrics.meter }) });
   return { runtime, slow };
 }
 
@@ -219,5 +223,23 @@ describe("shedding while the process itself is saturated (HA_SHED_BUSY_PERCENT)"
       expect((await poll.reply).status).toBe(200);
       await Promise.all(held.map((request) => request.reply));
     }
+  });
+
+  it("counts every refusal by reason (ha.requests.shed): queue when too many wait for the store, busy when the process is saturated", async () => {
+    const busy = { fraction: 0.5 as number | undefined };
+    const metrics = createPrometheusMetrics(METER_NAME);
+    const { runtime, slow } = setUp({ maxInFlight: 2, maxQueued: 4, shedBusyFraction: 0.9 }, loadOf(busy), metrics);
+    // Two at the store and two waiting (half the queue): the fifth poll is refused for the queue.
+    slow.slow = true;
+    const held = ["h0", "h1", "h2", "h3"].map((utype) => start(runtime, "GET", `/primary/${utype}`));
+    await settle();
+    expect(slow.arrived).toEqual(["read h0", "read h1"]);
+    expect((await sendWithHeaders(runtime, "GET", "/primary/q")).status).toBe(503);
+    busy.fraction = 0.97;
+    expect((await sendWithHeaders(runtime, "GET", "/primary/b1")).status).toBe(503);
+    expect((await sendWithHeaders(runtime, "GET", "/members/g")).status).toBe(503);
+    expect(countsBy(await metrics.text(), "ha_requests_shed_total", "ha_shed_reason")).toEqual({ queue: 1, busy: 2 });
+    slow.catchUp();
+    await Promise.all(held.map((request) => request.reply));
   });
 });
