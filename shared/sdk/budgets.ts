@@ -20,15 +20,9 @@ export function heartbeatBudgetMs(timing: LeaseTiming | undefined, retryDelayMs:
   return Math.max(timing.intervalMs, (timing.timeoutMs - timing.intervalMs) / 2);
 }
 
-/**
- * A renewal is sent I after the last accepted one was sent, and its answer is worth
- * something until that one's sentAt + (T − I): T − 2I for every try. A third of that, but
- * at least I, bounds each try, so three fit: a lost call (no answer, ever) costs a third of
- * the window rather than half, and only three in a row demote a primary, not two. It is
- * bounded by the time left before the deadline too: a later answer proves nothing.
- */
+/** A renewal is bounded by the time left before its deadline too: a later answer proves nothing. */
 export function renewalBudgetMs(timing: LeaseTiming, deadline: number, now: number): number {
-  return Math.min(deadline - now, Math.max(timing.intervalMs, (timing.timeoutMs - 2 * timing.intervalMs) / 3));
+  return Math.min(deadline - now, heartbeatBudgetMs(timing, timing.intervalMs));
 }
 
 /** Releases are not racing anything; T − I bounds them. */
