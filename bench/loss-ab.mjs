@@ -7,40 +7,22 @@
 // killed, so every one is spurious). Needs `npm run build` in each tree.
 //
 //   node bench/loss-ab.mjs [--roles 30] [--seconds 120] [--loss 0.1] --tree old=/tmp/old --tree new=.
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
+import { startServe, treesOf } from "./serve-child.mjs";
 
 const { values } = parseArgs({
   options: { roles: { type: "string", default: "30" }, seconds: { type: "string", default: "120" }, loss: { type: "string", default: "0.1" }, tree: { type: "string", multiple: true, default: ["."] } },
 });
-const trees = values.tree.map((given) => (given.includes("=") ? { label: given.slice(0, given.indexOf("=")), dir: path.resolve(given.slice(given.indexOf("=") + 1)) } : { label: given, dir: path.resolve(given) }));
+const trees = treesOf(values.tree);
 const { startWireProxy } = await import(new URL("../dist/bench/compare/wire-proxy.js", import.meta.url).href);
-const children = new Set();
-process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 
-async function serve(dir) {
-  const child = spawn(process.execPath, [path.join(dir, "dist/shared/cli/main.js"), "serve"], { env: { ...process.env, PORT: "0", HA_IN_MEMORY: "true", HA_DATA_DIR: "" }, stdio: ["ignore", "pipe", "pipe"] });
-  children.add(child);
-  let out = "";
-  const url = await new Promise((resolve, reject) => {
-    const look = (chunk) => {
-      out += chunk;
-      const found = /http:\/\/127\.0\.0\.1:\d+\/api/.exec(out);
-      if (found) resolve(found[0]);
-    };
-    child.stdout.on("data", look);
-    child.stderr.on("data", look);
-    child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-  });
-  return url;
-}
 
 const setups = [];
 for (const { label, dir } of trees) {
   const { PrimaryElector } = await import(path.join(dir, "dist/shared/sdk/index.js"));
-  const proxy = await startWireProxy((await serve(dir)).replace(/\/api$/, ""));
+  const proxy = await startWireProxy((await startServe(dir)).url.replace(/\/api$/, ""));
   const counts = { elections: 0, demotions: {} };
   for (let role = 0; role < Number(values.roles); role += 1) {
     for (let n = 0; n < 2; n += 1) {

@@ -10,47 +10,23 @@
 // bar per tree at each N; needs `npm run build` first).
 //
 //   node bench/overload-curve.mjs [--tree [LABEL=]DIR]... [--out DIR] [--seconds 20] [--warmup 8] 400 1000 1500
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
+import { startServe, treesOf } from "./serve-child.mjs";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: { tree: { type: "string", multiple: true, default: ["."] }, out: { type: "string" }, seconds: { type: "string", default: "20" }, warmup: { type: "string", default: "8" }, "node-args": { type: "string", default: "" } },
 });
-// --tree LABEL=DIR names a tree in the table and the plot; a bare DIR is its own label.
-const trees = values.tree.map((given) => (given.includes("=") ? { label: given.slice(0, given.indexOf("=")), dir: given.slice(given.indexOf("=") + 1) } : { label: given, dir: given }));
+const trees = treesOf(values.tree);
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
-const children = new Set();
-process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
-
-async function serve(tree) {
-  const child = spawn(process.execPath, [...values["node-args"].split(" ").filter(Boolean), path.join(tree, "dist/shared/cli/main.js"), "serve"], {
-    env: { ...process.env, PORT: "0", HA_IN_MEMORY: "true", HA_DATA_DIR: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.add(child);
-  child.once("exit", () => children.delete(child));
-  let out = "";
-  const url = await new Promise((resolve, reject) => {
-    const look = (chunk) => {
-      out += chunk;
-      const found = /http:\/\/127\.0\.0\.1:\d+\/api/.exec(out);
-      if (found) resolve(found[0]);
-    };
-    child.stdout.on("data", look);
-    child.stderr.on("data", look);
-    child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-  });
-  return { url, child };
-}
 
 async function run(tree, roles) {
   const { PrimaryElector, HaClient } = await import(path.join(tree, "dist/shared/sdk/index.js"));
-  const { url, child } = await serve(tree);
+  const { url, child } = await startServe(tree, values["node-args"].split(" ").filter(Boolean));
   const counts = { calls: 0, accepted: 0, overloaded: 0, failed: 0, demoted: 0 };
   const client = new HaClient({ endpoint: url });
   const counted = (call) => async (...args) => {
@@ -113,7 +89,7 @@ async function run(tree, roles) {
 const rows = [];
 for (const roles of positionals.map(Number)) {
   for (const { label, dir } of trees) {
-    const row = { tree: label, ...(await run(path.resolve(dir), roles)) };
+    const row = { tree: label, ...(await run(dir, roles)) };
     rows.push(row);
     console.log(JSON.stringify(row));
   }

@@ -1,0 +1,39 @@
+/* global process */
+// What the side-by-side bench scripts share: `--tree [LABEL=]DIR` arguments, and one way to
+// start a tree's `ha-module serve` on the in-memory embedded Azurite: a child killed when
+// this process exits, resolved with its API URL once the banner names it.
+import { spawn } from "node:child_process";
+import path from "node:path";
+
+const children = new Set();
+process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")));
+
+/** Starts `dir`'s built serve (dist/); `nodeArgs` go to its node (e.g. --cpu-prof). */
+export async function startServe(dir, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(dir, "dist/shared/cli/main.js"), "serve"], {
+    env: { ...process.env, PORT: "0", HA_IN_MEMORY: "true", HA_DATA_DIR: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  let out = "";
+  const url = await new Promise((resolve, reject) => {
+    const look = (chunk) => {
+      out += chunk;
+      const found = /http:\/\/127\.0\.0\.1:\d+\/api/.exec(out);
+      if (found) resolve(found[0]);
+    };
+    child.stdout.on("data", look);
+    child.stderr.on("data", look);
+    child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+  return { url, child };
+}
+
+/** `--tree LABEL=DIR` names a tree in tables and plots; a bare DIR is its own label. */
+export function treesOf(given) {
+  return given.map((tree) => {
+    const at = tree.indexOf("=");
+    return at < 0 ? { label: tree, dir: path.resolve(tree) } : { label: tree.slice(0, at), dir: path.resolve(tree.slice(at + 1)) };
+  });
+}
