@@ -75,7 +75,7 @@ try {
     plan,
     command: `npm run bench${plan.quick ? " -- --quick" : ""}`,
     machine: machine(),
-    loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0 },
+    loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0, cores: cpus().length },
     commit: commit(),
     startedAt,
     durationS: (performance.now() - started) / 1000,

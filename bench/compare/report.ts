@@ -9,7 +9,7 @@ export interface Results {
   readonly command: string;
   readonly machine: string;
   /** The 1-minute load average when the run started and when it ended (other work on the machine). */
-  readonly loadAverage?: { readonly start: number; readonly end: number };
+  readonly loadAverage?: { readonly start: number; readonly end: number; readonly cores: number };
   readonly commit: string;
   readonly startedAt: string;
   readonly durationS: number;
@@ -34,7 +34,7 @@ export function renderReport(results: Results): string {
   lines.push(`- Command: \`${results.command}\``);
   lines.push(`- Machine: ${results.machine}`);
   lines.push(`- Timing: I = ${plan.intervalMs} ms, T = ${plan.timeoutMs} ms${plan.quick ? " (the quick run's shortened timing)" : ""}.`);
-  const load = results.loadAverage === undefined ? "" : ` (1-minute load average ${results.loadAverage.start.toFixed(2)} at the start, ${results.loadAverage.end.toFixed(2)} at the end, on ${cpuCount(results.machine)} cores)`;
+  const load = results.loadAverage === undefined ? "" : ` (1-minute load average ${results.loadAverage.start.toFixed(2)} at the start, ${results.loadAverage.end.toFixed(2)} at the end, on ${results.loadAverage.cores} cores)`;
   lines.push(`- Absolute times are this machine's${load}; the ratios are the headline.`, "");
   lines.push(`## Headline`, "");
   if (ours !== undefined) {
@@ -118,9 +118,4 @@ export function renderReport(results: Results): string {
     "",
   );
   return lines.join("\n");
-}
-
-/** The core count machine() wrote ("…, 2 × AMD EPYC, …"). */
-function cpuCount(machine: string): string {
-  return /, (\d+) × /.exec(machine)?.[1] ?? "its";
 }

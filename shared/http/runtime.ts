@@ -29,8 +29,6 @@ export interface Runtime {
    * process to scrape.
    */
   readonly metricsText?: () => Promise<string>;
-  /** How busy the process is, as the admission gate reads it; processLoopLoad by default (tests give their own). */
-  readonly load?: ProcessLoad;
 }
 
 /** Where the runtime's metrics go. Without a meter nothing is measured and the stores are not wrapped. */

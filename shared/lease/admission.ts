@@ -84,15 +84,7 @@ export class AdmissionGate {
   enter(priority: AdmissionPriority): Promise<() => void> {
     if (priority === "other" && this.#inFlight + this.queued >= BUSY_SHED_MIN_AT_HAND) {
       const busy = this.#busyPast();
-      if (busy !== undefined) {
-        this.onShed("busy");
-        return Promise.reject(
-          new OverloadedError(
-            `The service is at capacity (its process was busy ${Math.round(busy * 100)} % of the last half second); retry after ${this.retryAfterSeconds} s.`,
-            this.retryAfterSeconds,
-          ),
-        );
-      }
+      if (busy !== undefined) return Promise.reject(this.#refusal("busy", `its process was busy ${Math.round(busy * 100)} % of the last half second`));
     }
     if (this.#inFlight < this.limits.maxInFlight && this.queued === 0) {
       this.#inFlight += 1;
@@ -101,9 +93,9 @@ export class AdmissionGate {
     const room = priority === "holder" ? this.limits.maxQueued : Math.floor(this.limits.maxQueued / 2);
     if (this.queued >= room) {
       const evicted = priority === "holder" ? this.#others.pop() : undefined;
-      this.onShed("queue");
-      if (evicted === undefined) return Promise.reject(this.#overloaded());
-      evicted.shed(this.#overloaded());
+      const refusal = this.#refusal("queue", `${this.limits.maxInFlight} requests at the store, ${this.queued} waiting`);
+      if (evicted === undefined) return Promise.reject(refusal);
+      evicted.shed(refusal);
     }
     return new Promise((admit, shed) => {
       (priority === "holder" ? this.#holders : this.#others).push({ priority, admit, shed });
@@ -140,10 +132,9 @@ export class AdmissionGate {
     };
   }
 
-  #overloaded(): OverloadedError {
-    return new OverloadedError(
-      `The service is at capacity (${this.limits.maxInFlight} requests at the store, ${this.queued} waiting); retry after ${this.retryAfterSeconds} s.`,
-      this.retryAfterSeconds,
-    );
+  /** One refusal, counted: the 503 Overloaded a shed caller gets. */
+  #refusal(reason: ShedReason, state: string): OverloadedError {
+    this.onShed(reason);
+    return new OverloadedError(`The service is at capacity (${state}); retry after ${this.retryAfterSeconds} s.`, this.retryAfterSeconds);
   }
 }
