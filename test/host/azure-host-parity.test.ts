@@ -1,0 +1,50 @@
+/**
+ * What the Azure Functions host decides before a function runs, the local host decides the
+ * same way (docs/deploy.md, "What the host decides"):
+ *  - literal route segments match in any case (ASP.NET Core routing): GET /api/HEALTH is health;
+ *  - the host passes a body only when Content-Length is above 0, so a chunked body would be
+ *    lost there: here it is refused with the cause ("send Content-Length");
+ *  - HEAD and OPTIONS are bound to no function in Azure, so the host answers 404: here too.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { head, rawExchange, type RawExchange } from "../helpers/raw-http.js";
+import { startTestHost, type TestHost } from "../helpers/local-host.js";
+
+let test: TestHost;
+beforeAll(async () => {
+  test = await startTestHost();
+});
+afterAll(async () => {
+  await test.close();
+});
+
+async function exchange(request: string, options: { head?: boolean } = {}): Promise<RawExchange> {
+  return rawExchange(test.port, [request], { timeoutMs: 10_000, responses: 1, ...options });
+}
+
+function bodyOf(found: RawExchange): { error?: { code?: string; message?: string }; status?: string; primary?: { uuid?: string } } {
+  return JSON.parse(found.responses[0]?.body ?? "{}") as ReturnType<typeof bodyOf>;
+}
+
+const put = (path: string, framing: string[], body: string): string =>
+  head(`PUT ${path} HTTP/1.1`, ["Host: 127.0.0.1", "Content-Type: application/json", ...framing]) + body;
+
+describe("route matching, as the Functions host routes", () => {
+  it("matches literal segments in any case, the prefix too: GET /api/HEALTH and /API/Health are health", async () => {
+    for (const path of ["/api/HEALTH", "/API/Health", "/api/health"]) {
+      const found = await exchange(head(`GET ${path} HTTP/1.1`, ["Host: 127.0.0.1"]));
+      expect(found.responses[0]?.status, path).toBe(200);
+      expect(bodyOf(found).status, path).toBe("ok");
+    }
+  });
+
+  it("keeps a parameter's case: PUT /api/PRIMARY/Scheduler is the role Scheduler", async () => {
+    const body = '{"uuid":"case-a"}';
+    const accepted = await exchange(put("/api/PRIMARY/Scheduler", [`Content-Length: ${body.length}`], body));
+    expect(accepted.responses[0]?.status).toBe(200);
+    const read = await exchange(head("GET /api/primary/Scheduler HTTP/1.1", ["Host: 127.0.0.1"]));
+    expect(bodyOf(read).primary?.uuid).toBe("case-a");
+    const other = await exchange(head("GET /api/primary/scheduler HTTP/1.1", ["Host: 127.0.0.1"]));
+    expect(bodyOf(other).primary).toBeNull();
+  });
+});
