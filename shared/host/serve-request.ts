@@ -76,6 +76,7 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     case "complete":
       break;
   }
+  if (request.headers["content-length"] === undefined && body.bytes.byteLength > 0) return refuse(bodyWithoutLength());
   const handlerRequest = new LocalRequest(request, method, url, match.params, body.bytes);
   // What InvocationContext's log handler did here, without an invocation object per request.
   const context: HandlerContext = {
@@ -83,6 +84,18 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     error: (...args) => host.log("error", args.map(String).join(" ")),
   };
   writeResponse(response, await handleRoute(route, handlerRequest, context, host.runtime));
+}
+
+/**
+ * A body sent without Content-Length (chunked): the Azure Functions host passes a function a
+ * body only when Content-Length is above 0, so there the body would be lost and the request
+ * refused as if it had none. Refused here with the cause instead.
+ */
+function bodyWithoutLength(): HttpResponseInit {
+  return hostError(
+    "InvalidRequest",
+    "The body was sent without Content-Length (chunked); send Content-Length: the Azure Functions host passes a body to the service only when Content-Length is above 0.",
+  );
 }
 
 function tooLarge(size: string): HttpResponseInit {

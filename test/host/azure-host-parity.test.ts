@@ -48,3 +48,25 @@ describe("route matching, as the Functions host routes", () => {
     expect(bodyOf(other).primary).toBeNull();
   });
 });
+
+describe("a body without Content-Length", () => {
+  it("refuses a chunked body with 400 naming the cause, and keeps nothing", async () => {
+    const body = '{"uuid":"chunked"}';
+    const found = await exchange(put("/api/primary/chunked", ["Transfer-Encoding: chunked"], `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`));
+    expect(found.responses[0]?.status).toBe(400);
+    expect(bodyOf(found).error).toMatchObject({ code: "InvalidRequest", message: expect.stringMatching(/send Content-Length/) });
+    const read = await exchange(head("GET /api/primary/chunked HTTP/1.1", ["Host: 127.0.0.1"]));
+    expect(bodyOf(read).primary).toBeNull();
+  });
+
+  it("takes the same body with Content-Length", async () => {
+    const body = '{"uuid":"by-length"}';
+    const found = await exchange(put("/api/primary/by-length", [`Content-Length: ${body.length}`], body));
+    expect(found.responses[0]?.status).toBe(200);
+  });
+
+  it("serves a chunked request whose body is empty as one without a body, as the host does", async () => {
+    const found = await exchange(head("GET /api/health HTTP/1.1", ["Host: 127.0.0.1", "Transfer-Encoding: chunked"]) + "0\r\n\r\n");
+    expect(found.responses[0]?.status).toBe(200);
+  });
+});
