@@ -51,6 +51,8 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
   // read: the answers are handleRoute's own, given early so that a refused body is not read.
   const method = request.method ?? "";
   const route = match.route.route;
+  const unbound = unboundMethod(method, url.pathname);
+  if (unbound !== undefined) return refuse(unbound);
   if (operationFor(route, method) === undefined) return refuse(methodNotAllowed(route, method));
   const header = (name: string): string | undefined => headerOf(request, name);
   const coding = codingRefusal(header, announcesBody(header));
@@ -84,6 +86,17 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     error: (...args) => host.log("error", args.map(String).join(" ")),
   };
   writeResponse(response, await handleRoute(route, handlerRequest, context, host.runtime));
+}
+
+/**
+ * HEAD and OPTIONS: no function is bound to them in Azure (docs/deploy.md, "The functions"),
+ * so the Functions host finds none and answers 404, and so does this host, saying why.
+ * (With CORS configured the platform answers a preflight OPTIONS before the host sees it.)
+ */
+function unboundMethod(method: string, pathname: string): HttpResponseInit | undefined {
+  if (method !== "HEAD" && method !== "OPTIONS") return undefined;
+  const instead = method === "HEAD" ? "use GET" : "configure CORS on the function app for browser preflights";
+  return hostError("NotFound", `No function answers ${method} ${pathname.slice(0, 200)}: the Azure Functions host answers 404 for it, and so does this host; ${instead}.`);
 }
 
 /**

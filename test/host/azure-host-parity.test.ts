@@ -70,3 +70,17 @@ describe("a body without Content-Length", () => {
     expect(found.responses[0]?.status).toBe(200);
   });
 });
+
+describe("HEAD and OPTIONS, bound to no function in Azure", () => {
+  it("answers HEAD on a route with 404 and no body, as the host does", async () => {
+    const found = await exchange(head("HEAD /api/health HTTP/1.1", ["Host: 127.0.0.1"]), { head: true });
+    expect(found.responses[0]?.status).toBe(404);
+    expect(found.responses[0]?.body).toBe("");
+  });
+
+  it("answers OPTIONS on a route with 404 saying why", async () => {
+    const found = await exchange(head("OPTIONS /api/primary/x HTTP/1.1", ["Host: 127.0.0.1"]));
+    expect(found.responses[0]?.status).toBe(404);
+    expect(bodyOf(found).error).toMatchObject({ code: "NotFound", message: expect.stringMatching(/OPTIONS .*CORS/) });
+  });
+});
