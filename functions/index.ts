@@ -8,8 +8,16 @@
 import { app } from "../shared/http/azure-functions.js";
 import { startAzureApp } from "../shared/http/azure-app.js";
 import { setUpAzureTelemetry } from "../shared/http/azure-telemetry.js";
-import { createConfiguredStore } from "../shared/store/create-store.js";
+import { createTableStore } from "../shared/store/create-table-store.js";
 import { operations } from "./routes.js";
 import { timers } from "./timers.js";
 
-await startAzureApp({ app, operations, timers, env: process.env, setUpTelemetry: setUpAzureTelemetry, createStore: createConfiguredStore });
+await startAzureApp({
+  app,
+  operations,
+  timers,
+  env: process.env,
+  setUpTelemetry: setUpAzureTelemetry,
+  // The Cosmos SDK is loaded only by an app that uses it: the bundle keeps it in a chunk of its own.
+  createStore: async (store) => (store.kind === "cosmos" ? (await import("../shared/store/create-cosmos-store.js")).createCosmosStore(store) : createTableStore(store)),
+});

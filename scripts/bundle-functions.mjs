@@ -12,17 +12,22 @@
  *
  * Left out, replaced by a module whose every export throws when used (UNSHIPPED): the
  * OpenTelemetry SDK's OTLP and Zipkin exporters, the gRPC stack under them and its
- * declarative configuration reader. The Azure Monitor distro hands the SDK its own span,
- * metric and log processors, so the SDK never makes those exporters; they were a third of the
- * bundle and of its start-up time.
+ * declarative configuration reader (the Azure Monitor distro hands the SDK its own span,
+ * metric and log processors, so the SDK never makes those exporters: they were a third of the
+ * bundle and of its start-up time), and the distro's instrumentations of libraries the app
+ * never loads, which azure-telemetry.ts turns off (UNUSED_INSTRUMENTATIONS).
+ *
+ * Split at the app's dynamic imports: the telemetry set-up and the Cosmos DB SDK are chunks
+ * of their own (dist/functions/chunks/), loaded only by an app that uses them.
  */
 import { build } from "esbuild";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The bundle's file, relative to the app's root (package.json "main" in the zip). */
+/** The bundle's entry, relative to the app's root (package.json "main" in the zip); its chunks are beside it in chunks/. */
 export const BUNDLE_ENTRY = "dist/functions/index.mjs";
 
 export const UNSHIPPED = [
@@ -41,6 +46,12 @@ export const UNSHIPPED = [
   "@opentelemetry/exporter-zipkin",
   "@opentelemetry/otlp-grpc-exporter-base",
   "@opentelemetry/otlp-transformer",
+  "@opentelemetry/instrumentation-bunyan",
+  "@opentelemetry/instrumentation-mongodb",
+  "@opentelemetry/instrumentation-mysql",
+  "@opentelemetry/instrumentation-pg",
+  "@opentelemetry/instrumentation-redis",
+  "@opentelemetry/instrumentation-winston",
 ];
 
 const unshippedPattern = new RegExp(`^(${UNSHIPPED.map((name) => name.replace(/[/.-]/g, "\\$&")).join("|")})(/.*)?$`);
@@ -60,14 +71,47 @@ module.exports = new Proxy({}, { get: (_, key) => (key === "__esModule" ? false 
 };
 
 /**
- * Builds the bundle into `outDir` (the app's root): `outDir`/dist/functions/index.mjs.
- * Returns esbuild's metafile, which says what went in.
+ * One copy of each package version: npm nests the same version of a package under each of
+ * its dependents when the top level holds another (eleven copies of two @opentelemetry/core
+ * versions here). Each import is resolved as esbuild would, then pointed at the first
+ * directory seen holding that name and version, as a deduplicated install would be.
+ */
+const oneCopyPerVersion = {
+  name: "one-copy-per-version",
+  setup(builder) {
+    const firstRoot = new Map();
+    const versions = new Map();
+    const versionOf = (root) => {
+      if (!versions.has(root)) versions.set(root, JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).version);
+      return versions.get(root);
+    };
+    builder.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.pluginData?.deduplicating === true) return undefined;
+      const found = await builder.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { deduplicating: true } });
+      if (found.errors.length > 0 || found.external || found.namespace !== "file") return found;
+      const match = /^(.*\/node_modules\/(?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(found.path);
+      if (match === null) return found;
+      const [, root, rest] = match;
+      const key = `${path.basename(path.dirname(root)).startsWith("@") ? `${path.basename(path.dirname(root))}/` : ""}${path.basename(root)}@${versionOf(root)}`;
+      if (!firstRoot.has(key)) firstRoot.set(key, root);
+      return { ...found, path: path.join(firstRoot.get(key), rest) };
+    });
+  },
+};
+
+/**
+ * Builds the bundle into `outDir` (the app's root): `outDir`/dist/functions/index.mjs and its
+ * chunks. Returns esbuild's metafile, which says what went in.
  */
 export async function bundleFunctions(outDir) {
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: [path.join(ROOT, "functions", "index.ts")],
-    outfile: path.join(outDir, BUNDLE_ENTRY),
+    outdir: path.join(outDir, path.dirname(BUNDLE_ENTRY)),
+    entryNames: path.basename(BUNDLE_ENTRY, ".mjs"),
+    chunkNames: "chunks/[name]-[hash]",
+    outExtension: { ".js": ".mjs" },
+    splitting: true,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -76,7 +120,7 @@ export async function bundleFunctions(outDir) {
     treeShaking: true,
     legalComments: "none",
     external: ["@azure/functions-core"],
-    plugins: [unshipped],
+    plugins: [unshipped, oneCopyPerVersion],
     // The CommonJS packages inside call require() for Node's modules and for the worker's
     // @azure/functions-core: give the module a real one.
     banner: { js: 'import { createRequire as __haCreateRequire } from "node:module"; const require = __haCreateRequire(import.meta.url);' },

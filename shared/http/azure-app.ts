@@ -27,8 +27,8 @@ export interface AzureAppParts {
   readonly env: Env;
   /** Sets up telemetry and returns the runtime's meter (azure-telemetry.ts). */
   readonly setUpTelemetry: (env: Env) => Promise<Meter | undefined>;
-  /** Makes the configured store's clients, without I/O (shared/store/create-store.ts). */
-  readonly createStore: (config: StoreConfig) => ConfiguredStore;
+  /** Makes the configured store's clients, without I/O (shared/store/create-store.ts); may load the store's SDK first. */
+  readonly createStore: (config: StoreConfig) => ConfiguredStore | Promise<ConfiguredStore>;
   /** Where the one start-up report of a failure goes; console.error (the worker's log) by default. */
   readonly logError?: (message: string) => void;
 }
@@ -80,7 +80,7 @@ export async function startAzureApp(parts: AzureAppParts): Promise<void> {
     );
   }
 
-  const made = settings instanceof ConfigError ? settings : makeRuntime(settings, meter, parts.createStore);
+  const made = settings instanceof ConfigError ? settings : await makeRuntime(settings, meter, parts.createStore);
   if (made instanceof ConfigError) {
     logError(`ha-module: every request is answered 503 Misconfigured until ${made.setting} is fixed: ${made.message}`);
     serve = () => Promise.reject(made);
@@ -95,11 +95,11 @@ export async function startAzureApp(parts: AzureAppParts): Promise<void> {
  * the first request and retried after a failure. Making the store's clients does no I/O; a
  * client that refuses its settings names the store setting it came from.
  */
-function makeRuntime(config: ServerConfig, meter: Meter | undefined, createStore: (config: StoreConfig) => ConfiguredStore): ConfigError | (() => Promise<Runtime>) {
+async function makeRuntime(config: ServerConfig, meter: Meter | undefined, createStore: AzureAppParts["createStore"]): Promise<ConfigError | (() => Promise<Runtime>)> {
   let configured: ConfiguredStore;
   let runtime: Runtime;
   try {
-    configured = createStore(config.store);
+    configured = await createStore(config.store);
     runtime = createRuntime(config, configured.store, undefined, configured.members, meter === undefined ? {} : { meter });
   } catch (error) {
     return asConfigError(error, storeSetting(config.store));

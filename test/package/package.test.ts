@@ -106,8 +106,8 @@ describe("npm run package", () => {
     expect(readEntryData(zip, entry("host.json")).toString("utf8")).toBe(readFileSync(path.join(ROOT, "host.json"), "utf8"));
   });
 
-  it("holds only the bundle and the dashboard's files: no node_modules, no separate modules", () => {
-    const allowed = /^(host\.json|package\.json|dist\/functions\/index\.mjs|dist\/functions\/dashboard\/[^/]+\.(html|css|js|svg))$/;
+  it("holds only the bundle (its entry and its chunks) and the dashboard's files: no node_modules", () => {
+    const allowed = /^(host\.json|package\.json|dist\/functions\/index\.mjs|dist\/functions\/chunks\/[^/]+\.mjs|dist\/functions\/dashboard\/[^/]+\.(html|css|js|svg))$/;
     expect(entries.map((found) => found.name).filter((name) => !allowed.test(name))).toEqual([]);
   });
 
@@ -125,6 +125,25 @@ describe("npm run package", () => {
     for (const dependency of ["@azure/functions", "@azure/data-tables", "@azure/cosmos", "@azure/identity", "@azure/monitor-opentelemetry", "@azure/functions-opentelemetry-instrumentation"]) {
       expect(inputs.some((input) => input.includes(`node_modules/${dependency}/`)), dependency).toBe(true);
     }
+  });
+
+  it("bundles one copy of each package version, however often npm nested it", () => {
+    const copies = new Map<string, Set<string>>();
+    for (const input of Object.keys(bundleMeta.inputs)) {
+      const found = /^(.*node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);
+      if (found === null) continue;
+      const version = (JSON.parse(readFileSync(path.join(ROOT, found[1]!, "package.json"), "utf8")) as { version: string }).version;
+      const key = `${found[2]}@${version}`;
+      copies.set(key, (copies.get(key) ?? new Set()).add(found[1]!));
+    }
+    expect([...copies].filter(([, roots]) => roots.size > 1).map(([key]) => key)).toEqual([]);
+  });
+
+  it("keeps the Cosmos DB SDK and the telemetry set-up out of the entry module: chunks loaded only when used", () => {
+    const entryInputs = Object.entries(bundleMeta.outputs).find(([file]) => file.endsWith("dist/functions/index.mjs"))?.[1] as unknown as { inputs: Record<string, unknown> };
+    const inEntry = Object.keys(entryInputs.inputs);
+    expect(inEntry.filter((input) => /node_modules\/(@azure\/cosmos|@azure\/monitor-opentelemetry)\//.test(input))).toEqual([]);
+    expect(inEntry.some((input) => input.includes("node_modules/@azure/data-tables/"))).toBe(true);
   });
 
   it("leaves outside the bundle only Node's own modules and the worker's @azure/functions-core", () => {
