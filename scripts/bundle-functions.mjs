@@ -114,6 +114,8 @@ export async function bundleFunctions(outDir) {
     splitting: true,
     bundle: true,
     platform: "node",
+    // ES module builds first where a package has both: esbuild can tree-shake those, not CommonJS.
+    mainFields: ["module", "main"],
     format: "esm",
     target: "node20",
     minify: true,
