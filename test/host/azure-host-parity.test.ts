@@ -6,7 +6,10 @@
  *    lost there: here it is refused with the cause ("send Content-Length");
  *  - HEAD and OPTIONS are bound to no function in Azure, so the host answers 404: here too.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HaClient } from "../../shared/sdk/ha-client.js";
 import { head, rawExchange, type RawExchange } from "../helpers/raw-http.js";
 import { startTestHost, type TestHost } from "../helpers/local-host.js";
 
@@ -63,6 +66,32 @@ describe("a body without Content-Length", () => {
     const body = '{"uuid":"by-length"}';
     const found = await exchange(put("/api/primary/by-length", [`Content-Length: ${body.length}`], body));
     expect(found.responses[0]?.status).toBe(200);
+  });
+
+  it("is never what the SDK sends: its heartbeats and member heartbeats carry Content-Length, nothing goes chunked", async () => {
+    const seen: Array<{ method: string; length: string | undefined; chunked: boolean }> = [];
+    const recorder = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        seen.push({ method: request.method ?? "", length: request.headers["content-length"], chunked: request.headers["transfer-encoding"] !== undefined });
+        response.writeHead(503, { "content-type": "application/json" }).end('{"error":{"code":"StoreUnavailable","message":"recorded"}}');
+      });
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = new HaClient({ endpoint: `http://127.0.0.1:${(recorder.address() as AddressInfo).port}/api` });
+      await Promise.allSettled([
+        client.heartbeat("sdk", { uuid: "sdk-a" }),
+        client.memberHeartbeat("g", "m", { session: "s" }),
+        client.release("sdk", "sdk-a"),
+      ]);
+    } finally {
+      await new Promise((resolve) => recorder.close(resolve));
+    }
+    const puts = seen.filter((request) => request.method === "PUT");
+    expect(puts.length).toBeGreaterThanOrEqual(2);
+    for (const request of puts) expect(request, "a PUT").toMatchObject({ chunked: false, length: expect.stringMatching(/^[1-9][0-9]*$/) });
+    expect(seen.filter((request) => request.chunked)).toEqual([]);
   });
 
   it("serves a chunked request whose body is empty as one without a body, as the host does", async () => {
