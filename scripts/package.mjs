@@ -2,30 +2,34 @@
 /**
  * Builds the deployable zip for Azure Functions Flex Consumption (`npm run package`):
  *
- *   host.json, package.json        at the root, as the Functions host expects
- *   dist/functions, dist/shared    compiled JavaScript from a clean TypeScript build, and the
- *                                  dashboard's files (dist/functions/dashboard/), without
- *                                  what Azure never runs: the CLI (dist/shared/cli), the local
- *                                  host and its embedded stores (dist/shared/host, with the
- *                                  emulator's certificate code) and the type declarations
- *   node_modules                   production dependencies only, `npm ci --omit=dev` from the
- *                                  lockfile (the Azure packages are optionalDependencies,
- *                                  which npm installs unless told --omit=optional)
+ *   host.json                      at the root, as the Functions host expects
+ *   package.json                   the app's manifest: "main" names the bundle, no dependencies
+ *   dist/functions/index.mjs       the functions app as one tree-shaken ES module, every
+ *                                  dependency inside (scripts/bundle-functions.mjs); no test,
+ *                                  bench, CLI, local host or dev code, and no node_modules:
+ *                                  the one module left outside, @azure/functions-core, is
+ *                                  the Node.js worker's own
+ *   dist/functions/dashboard/      the dashboard's files, which the bundle reads beside it
+ *
+ * Flex Consumption pulls and loads this on every cold start, so it is kept small: a few
+ * files, a few MiB (docs/deploy.md has the figures, docs/benchmarks.md the start-up time).
  *
  * The archive is reproducible: entries in byte order of their paths, one fixed timestamp,
  * modes normalised, no directory entries, no symlinks. The same commit, Node and npm give
  * the same bytes.
  *
+ * The staged directory also holds bundle-meta.json (esbuild's metafile: what went into the
+ * bundle), which is not zipped.
+ *
  * Usage: node scripts/package.mjs [--out <zip path>] [--stage <dir>]
  * Default output: dist/ha-module.zip (dist/ and *.zip are gitignored). The build stages in
  * a temporary directory that is removed afterwards; with --stage it stages in <dir> and
- * keeps it, and when <dir> already holds a staged build it only zips that again.
+ * keeps it (unpacked, it is the app as Azure runs it), and when <dir> already holds a
+ * staged build it only zips that again.
  */
-import { spawnSync } from "node:child_process";
 import console from "node:console";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { copyFile, lstat, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -34,71 +38,36 @@ import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import yazl from "yazl";
+import { BUNDLE_ENTRY, bundleFunctions } from "./bundle-functions.mjs";
 import { copyDashboardAssets } from "./dashboard-assets.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const require = createRequire(import.meta.url);
 
 /** Local-time components, so the DOS timestamp fields read the same in every time zone. */
 const FIXED_MTIME = new Date(2000, 0, 1, 0, 0, 0);
 const FILE_MODE = 0o100644;
 const EXECUTABLE_MODE = 0o100755;
 
-function run(command, args, cwd) {
-  const result = spawnSync(command, args, { cwd, stdio: "inherit", shell: false });
-  if (result.error) throw result.error;
-  if (result.status !== 0) throw new Error(`${path.basename(command)} ${args.join(" ")} exited with ${result.status}`);
-}
-
-/** npm as the running `npm run` invoked it, or the one on PATH. */
-function npm(args, cwd) {
-  const npmCli = process.env.npm_execpath;
-  if (npmCli && /npm-cli\.js$/.test(npmCli)) run(process.execPath, [npmCli, ...args], cwd);
-  else run(process.platform === "win32" ? "npm.cmd" : "npm", args, cwd);
-}
-
 /**
- * Compiles into the staging directory with a fresh build-info file, so a stale dist/ (or an
- * incremental build that skipped emitting) can never leak into the package.
+ * The zip's package.json: the repository's name and version, ES modules, and "main" naming
+ * the bundle. No dependencies: everything the app runs is inside the bundle.
  */
-function compile(stage) {
-  const tsc = require.resolve("typescript/bin/tsc");
-  run(process.execPath, [
-    tsc,
-    "-p", path.join(ROOT, "tsconfig.build.json"),
-    "--outDir", path.join(stage, "dist"),
-    "--tsBuildInfoFile", path.join(stage, "tsbuildinfo"),
-  ], ROOT);
+function appManifest() {
+  const repo = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  const manifest = { name: repo.name, version: repo.version, description: repo.description, private: true, license: repo.license, type: "module", engines: repo.engines, main: BUNDLE_ENTRY };
+  return `${JSON.stringify(manifest, null, 2)}\n`;
 }
 
-/** The dashboard's HTML, CSS, icon and browser script, which tsc does not emit. */
-const DASHBOARD_FILE = /^dist\/functions\/dashboard\/[^/]+\.(html|css|js|svg)$/;
-
-/** Production dependencies exactly as the lockfile pins them; install scripts are not run. */
-async function installProductionDependencies(stage) {
-  await copyFile(path.join(ROOT, "package.json"), path.join(stage, "package.json"));
-  await copyFile(path.join(ROOT, "package-lock.json"), path.join(stage, "package-lock.json"));
-  npm(["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], stage);
-}
-
-/** Files under `dir` as zip paths relative to `base`; symlinks and .bin shims are left out. */
+/** Files under `dir` as zip paths relative to `base`; symlinks are left out. */
 async function listFiles(base, dir) {
   const files = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
-    if (entry.isSymbolicLink() || entry.name === ".bin" || entry.name === ".package-lock.json") continue;
+    if (entry.isSymbolicLink()) continue;
     if (entry.isDirectory()) files.push(...(await listFiles(base, full)));
     else if (entry.isFile()) files.push(path.relative(base, full).split(path.sep).join("/"));
   }
   return files;
-}
-
-/** Only what the Functions host loads: compiled JavaScript (and its source maps) of the app, and the dashboard it serves. */
-function runsInAzure(file) {
-  if (DASHBOARD_FILE.test(file)) return true;
-  if (!/\.js(\.map)?$/.test(file)) return false;
-  if (file.startsWith("dist/shared/cli/") || file.startsWith("dist/shared/host/")) return false;
-  return file.startsWith("dist/functions/") || file.startsWith("dist/shared/");
 }
 
 async function exists(file) {
@@ -140,24 +109,21 @@ async function main() {
     const marker = path.join(stage, "staged.ok");
     const staged = await exists(marker);
     if (!staged) {
-      compile(stage);
+      await rm(path.join(stage, "dist"), { recursive: true, force: true });
+      const metafile = await bundleFunctions(stage);
+      // Beside the app, not in the zip: what went into the bundle, for the package's tests.
+      await writeFile(path.join(stage, "bundle-meta.json"), JSON.stringify(metafile));
       await copyDashboardAssets(path.join(stage, "dist"));
-      await installProductionDependencies(stage);
+      await copyFile(path.join(ROOT, "host.json"), path.join(stage, "host.json"));
+      await writeFile(path.join(stage, "package.json"), appManifest());
       await writeFile(marker, "");
     }
     const stagedAt = performance.now();
 
-    const entries = [
-      { zipPath: "host.json", realPath: path.join(ROOT, "host.json") },
-      { zipPath: "package.json", realPath: path.join(ROOT, "package.json") },
-      ...(await listFiles(stage, path.join(stage, "dist")))
-        .filter(runsInAzure)
-        .map((file) => ({ zipPath: file, realPath: path.join(stage, file) })),
-      ...(await listFiles(stage, path.join(stage, "node_modules"))).map((file) => ({
-        zipPath: file,
-        realPath: path.join(stage, file),
-      })),
-    ];
+    const entries = ["host.json", "package.json", ...(await listFiles(stage, path.join(stage, "dist")))].map((file) => ({
+      zipPath: file,
+      realPath: path.join(stage, file),
+    }));
     // Byte order, not locale order: the same on every machine.
     entries.sort((a, b) => (a.zipPath < b.zipPath ? -1 : a.zipPath > b.zipPath ? 1 : 0));
     await writeZip(entries, outFile);
@@ -166,7 +132,7 @@ async function main() {
     const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
     console.log(
       `${path.relative(process.cwd(), outFile) || outFile}: ${entries.length} files, ${(size / 1024 / 1024).toFixed(1)} MiB ` +
-        `(${staged ? "reused staged build" : `compile and npm ci ${seconds(stagedAt - started)}`}, ` +
+        `(${staged ? "reused staged build" : `bundle ${seconds(stagedAt - started)}`}, ` +
         `zip ${seconds(performance.now() - stagedAt)})`,
     );
   } finally {

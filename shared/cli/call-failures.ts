@@ -21,7 +21,7 @@ export function unfixableCallHint(error: unknown, endpoint: string): string | un
     const hint = endpoint.replace(/\/+$/, "").endsWith("/api")
       ? "Is this the ha-module service? Its routes are <endpoint>/primary/… and <endpoint>/health."
       : `Does your endpoint end in /api? It is ${endpoint}; the service's routes are under /api, e.g. ${suggestApi(endpoint)}.`;
-    return `${hint} In Azure every route also answers 404 while the app has no functions, e.g. after a bad setting stopped it at start-up (docs/deploy.md, "When it does not start").`;
+    return `${hint} In Azure every route also answers 404 while the app has no functions, e.g. before a deploy has finished (docs/deploy.md, "When it does not start").`;
   }
   return undefined;
 }

@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   StoreUnavailable: 503,
   /** Load shedding: too many requests wait for the store; nothing was done. Sent with Retry-After (seconds). */
   Overloaded: 503,
+  /** Azure: a setting of the app is missing or wrong; the message names it and says what to change. Nothing was done. */
+  Misconfigured: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -11,7 +11,11 @@ export interface RouteMatch {
   readonly params: Record<string, string>;
 }
 
-/** Turns "primary/{utype}" into a pattern under /api, as the Functions host routes it. */
+/**
+ * Turns "primary/{utype}" into a pattern under /api, as the Functions host routes it: literal
+ * segments (api too) match in any case, as ASP.NET Core's routing does (GET /api/HEALTH is
+ * health there); a parameter keeps the case it was sent in.
+ */
 export function compileRoute(route: Route): CompiledRoute {
   const paramNames: string[] = [];
   const source = route.route
@@ -23,7 +27,7 @@ export function compileRoute(route: Route): CompiledRoute {
       return "([^/]+)";
     })
     .join("/");
-  return { route, paramNames, pattern: new RegExp(`^/api/${source}/?$`) };
+  return { route, paramNames, pattern: new RegExp(`^/api/${source}/?$`, "i") };
 }
 
 export function matchRoute(routes: readonly CompiledRoute[], pathname: string): RouteMatch | undefined {

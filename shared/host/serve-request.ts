@@ -51,6 +51,8 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
   // read: the answers are handleRoute's own, given early so that a refused body is not read.
   const method = request.method ?? "";
   const route = match.route.route;
+  const unbound = unboundMethod(method, url.pathname);
+  if (unbound !== undefined) return refuse(unbound);
   if (operationFor(route, method) === undefined) return refuse(methodNotAllowed(route, method));
   const header = (name: string): string | undefined => headerOf(request, name);
   const coding = codingRefusal(header, announcesBody(header));
@@ -76,6 +78,7 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     case "complete":
       break;
   }
+  if (request.headers["content-length"] === undefined && body.bytes.byteLength > 0) return refuse(bodyWithoutLength());
   const handlerRequest = new LocalRequest(request, method, url, match.params, body.bytes);
   // What InvocationContext's log handler did here, without an invocation object per request.
   const context: HandlerContext = {
@@ -83,6 +86,29 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     error: (...args) => host.log("error", args.map(String).join(" ")),
   };
   writeResponse(response, await handleRoute(route, handlerRequest, context, host.runtime));
+}
+
+/**
+ * HEAD and OPTIONS: no function is bound to them in Azure (docs/deploy.md, "The functions"),
+ * so the Functions host finds none and answers 404, and so does this host, saying why.
+ * (With CORS configured the platform answers a preflight OPTIONS before the host sees it.)
+ */
+function unboundMethod(method: string, pathname: string): HttpResponseInit | undefined {
+  if (method !== "HEAD" && method !== "OPTIONS") return undefined;
+  const instead = method === "HEAD" ? "use GET" : "configure CORS on the function app for browser preflights";
+  return hostError("NotFound", `No function answers ${method} ${pathname.slice(0, 200)}: the Azure Functions host answers 404 for it, and so does this host; ${instead}.`);
+}
+
+/**
+ * A body sent without Content-Length (chunked): the Azure Functions host passes a function a
+ * body only when Content-Length is above 0, so there the body would be lost and the request
+ * refused as if it had none. Refused here with the cause instead.
+ */
+function bodyWithoutLength(): HttpResponseInit {
+  return hostError(
+    "InvalidRequest",
+    "The body was sent without Content-Length (chunked); send Content-Length: the Azure Functions host passes a body to the service only when Content-Length is above 0.",
+  );
 }
 
 function tooLarge(size: string): HttpResponseInit {

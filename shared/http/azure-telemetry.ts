@@ -19,6 +19,9 @@ import { METER_NAME } from "./metric-names.js";
  * Returns the meter for the runtime, or undefined when telemetry is off. Must run before the
  * runtime is made: a Meter taken before the global MeterProvider is set stays a no-op.
  */
+/** The Azure Monitor distro's instrumentations for libraries this app never loads. */
+export const UNUSED_INSTRUMENTATIONS = ["mongoDb", "mySql", "postgreSql", "redis", "redis4", "bunyan", "winston"] as const;
+
 export async function setUpAzureTelemetry(env: Env): Promise<Meter | undefined> {
   const connectionString = env["APPLICATIONINSIGHTS_CONNECTION_STRING"]?.trim();
   if (connectionString === undefined || connectionString === "") return undefined;
@@ -31,7 +34,11 @@ export async function setUpAzureTelemetry(env: Env): Promise<Meter | undefined> 
   // (Under a bundler or vitest it may be the named exports instead: either way, one of the two.)
   const { AzureFunctionsInstrumentationESM } = (instrumentation.default as typeof instrumentation.default | undefined) ?? instrumentation;
   const credential = clientId === undefined ? undefined : new (await import("@azure/identity")).ManagedIdentityCredential(clientId === "" ? {} : { clientId });
-  useAzureMonitor({ azureMonitorExporterOptions: { connectionString, ...(credential === undefined ? {} : { credential }) } });
+  useAzureMonitor({
+    azureMonitorExporterOptions: { connectionString, ...(credential === undefined ? {} : { credential }) },
+    // Off: the app uses none of these libraries, and the deploy bundle leaves them out (scripts/bundle-functions.mjs).
+    instrumentationOptions: Object.fromEntries(UNUSED_INSTRUMENTATIONS.map((name) => [name, { enabled: false }])),
+  });
   // Instrumentations enable themselves on construction and use the global providers just set.
   new AzureFunctionsInstrumentationESM().registerAzFunc(azureFunctionsModule);
   return metrics.getMeter(METER_NAME);

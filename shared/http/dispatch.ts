@@ -1,5 +1,6 @@
 import type { HttpResponseInit } from "./azure-functions.js";
 import type { HandlerContext, HandlerRequest } from "./handler-request.js";
+import { ConfigError } from "../config/config-error.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { OverloadedError } from "../lease/overloaded-error.js";
 import { errorResponse } from "./answers.js";
@@ -40,6 +41,8 @@ export async function handleRoute(
   } catch (error) {
     if (error instanceof HttpError) return errorResponse(error.code, error.message);
     if (error instanceof OverloadedError) return overloaded(error);
+    // A bad setting, logged once at start (azure-app.ts): every request says which and what to change.
+    if (error instanceof ConfigError) return errorResponse("Misconfigured", `This app cannot serve until a setting is fixed: ${error.message}`);
     if (error instanceof StoreUnavailableError) {
       context.warn(`${name}: ${error.message}`);
       return errorResponse("StoreUnavailable", "The lease store is unavailable; retry shortly.");

@@ -1,6 +1,4 @@
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { promisify } from "node:util";
 import { metrics } from "@opentelemetry/api";
 import { afterAll, describe, expect, it } from "vitest";
 import { entraClientId, setUpAzureTelemetry } from "../../shared/http/azure-telemetry.js";
@@ -41,17 +39,7 @@ describe("the Azure telemetry set-up", () => {
     expect(metrics.getMeterProvider().constructor.name).toBe("NoopMeterProvider");
   });
 
-  it("loads the built entry under plain Node (as the Functions worker does) with those settings: the CommonJS instrumentation's classes are found", async () => {
-    // vitest's module interop hides what Node's ESM loader does with a CommonJS bundle: run the build itself.
-    const entry = new URL("../../dist/functions/index.js", import.meta.url).href;
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ["--input-type=module", "-e", `await import(${JSON.stringify(entry)}); console.log("entry loaded"); process.exit(0);`],
-      { env: { PATH: process.env["PATH"] ?? "", ...AZURE_SETTINGS }, timeout: 60_000 },
-    );
-    expect(stdout).toContain("entry loaded");
-  }, 90_000);
-
+  // The packaged entry under plain Node, as the worker loads it: test/package/package.test.ts.
   it("loads the functions entry with the settings Bicep gives: nothing throws, and the Azure Monitor meter provider is the global one", async () => {
     Object.assign(process.env, AZURE_SETTINGS);
     await expect(import("../../functions/index.js")).resolves.toBeDefined();

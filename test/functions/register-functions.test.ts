@@ -6,6 +6,7 @@ import { registerTimers, type TimerApp } from "../../shared/http/register-timers
 import { timers } from "../../functions/timers.js";
 import { ROUTE_METHODS } from "../../shared/http/route.js";
 import { createRuntime } from "../../shared/http/runtime.js";
+import { ConfigError } from "../../shared/config/config-error.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
 
@@ -118,5 +119,15 @@ describe("the Azure Functions timer registration", () => {
     const context = new InvocationContext({ logHandler: (level, ...args) => level === "error" && errors.push(...args) });
     await expect(registered[0]!.options.handler({}, context)).rejects.toThrow(/No membership store/);
     expect(String(errors)).toMatch(/sweepMembers: No membership store/);
+  });
+
+  it("does nothing while a setting is bad: the run neither fails nor logs again (start-up logged it once)", async () => {
+    const registered: Array<Parameters<TimerApp["timer"]>[1]> = [];
+    const misconfigured = (): Promise<never> => Promise.reject(new ConfigError("HA_TABLE_ENDPOINT", "HA_TABLE_ENDPOINT must be an absolute URL."));
+    registerTimers({ timer: (_name, options) => void registered.push(options) }, timers, misconfigured, "*/5 * * * * *");
+    const logged: unknown[] = [];
+    const context = new InvocationContext({ logHandler: (_level, ...args) => logged.push(...args) });
+    await expect(registered[0]!.handler({}, context)).resolves.toBeUndefined();
+    expect(logged).toEqual([]);
   });
 });

@@ -34,7 +34,8 @@ function expectJsonError(exchange: RawExchange, status: number, code: string, me
 const get = (target: string, extra: string[] = []): string => head(`GET ${target} HTTP/1.1`, ["Host: 127.0.0.1", ...extra]);
 
 describe("methods", () => {
-  it.each(["TRACE", "PROPFIND", "PURGE", "OPTIONS", "POST"])("%s on a known route is 405 MethodNotAllowed with Allow", async (method) => {
+  // HEAD and OPTIONS are answered 404 as in Azure: azure-host-parity.test.ts.
+  it.each(["TRACE", "PROPFIND", "PURGE", "POST"])("%s on a known route is 405 MethodNotAllowed with Allow", async (method) => {
     const response = expectJsonError(
       await send(head(`${method} /api/primary/scheduler HTTP/1.1`, ["Host: 127.0.0.1"])),
       405,

@@ -20,6 +20,7 @@ import {
   type BicepFile,
   type Node,
 } from "./bicep-tree.js";
+import { BICEP_COSMOS_SETTINGS, BICEP_TABLE_SETTINGS } from "../helpers/bicep-settings.js";
 import { appSettingsVariants, CHECKS, moduleWiring, type Check } from "./security-checks.js";
 
 const INFRA_DIR = repoPath("infra");
@@ -175,6 +176,14 @@ describe("what the template deploys", () => {
     for (const settings of appSettingsVariants(infra)) {
       expect(settings.get("APPLICATIONINSIGHTS_CONNECTION_STRING")?.text).toBe("appInsights.properties.ConnectionString");
       expect(settings.get("APPLICATIONINSIGHTS_AUTHENTICATION_STRING")?.text).toBe("'ClientId=${identityClientId};Authorization=AAD'");
+    }
+  });
+
+  it("is what the packaged app is tested and measured with: test/helpers/bicep-settings.json names every app setting of each variant", () => {
+    const given = { table: BICEP_TABLE_SETTINGS, cosmos: BICEP_COSMOS_SETTINGS };
+    for (const settings of appSettingsVariants(infra)) {
+      const store = stringValue(settings.get("HA_STORE")) as keyof typeof given;
+      expect(Object.keys(given[store]).sort(), store).toEqual([...settings.keys()].sort());
     }
   });
 

@@ -1,0 +1,134 @@
+import type { Meter } from "@opentelemetry/api";
+import { ConfigError } from "../config/config-error.js";
+import type { Env } from "../config/env.js";
+import { DEFAULT_SWEEP_SCHEDULE } from "../config/members-config.js";
+import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
+import type { LeaseStore } from "../lease/lease-store.js";
+import type { MemberStore } from "../members/member-store.js";
+import { registerFunctions, type FunctionsApp } from "./register-functions.js";
+import { registerTimers, type TimerApp } from "./register-timers.js";
+import type { Operation } from "./route.js";
+import { createRuntime, type Runtime } from "./runtime.js";
+import type { TimerOperation } from "./timer.js";
+
+/** The configured store as the runtime takes it (shared/store/create-store.ts makes one). */
+export interface ConfiguredStore {
+  readonly store: LeaseStore;
+  readonly members: MemberStore;
+  /** The optional start-up step (HA_STORE_CREATE). */
+  prepare(options?: { abortSignal?: AbortSignal }): Promise<void>;
+}
+
+/** What the Azure entry point starts from; tests give their own set-up steps. */
+export interface AzureAppParts {
+  readonly app: FunctionsApp & TimerApp;
+  readonly operations: readonly Operation[];
+  readonly timers: readonly TimerOperation[];
+  readonly env: Env;
+  /** Sets up telemetry and returns the runtime's meter (azure-telemetry.ts). */
+  readonly setUpTelemetry: (env: Env) => Promise<Meter | undefined>;
+  /** Makes the configured store's clients, without I/O (shared/store/create-store.ts); may load the store's SDK first. */
+  readonly createStore: (config: StoreConfig) => ConfiguredStore | Promise<ConfiguredStore>;
+  /** Where the one start-up report of a failure goes; console.error (the worker's log) by default. */
+  readonly logError?: (message: string) => void;
+}
+
+/**
+ * Starts the app in Azure, in the order that keeps it answering whatever goes wrong:
+ *
+ *  1. every function of the route table and every timer is registered first. Reading the
+ *     settings cannot throw here (a bad one is kept as the error to answer with), so the
+ *     Functions host always indexes as many functions as functions/routes.ts declares;
+ *  2. telemetry is set up; when it cannot start (a host without log hooks, a bad connection
+ *     string) the functions run without it and the failure is logged once;
+ *  3. the store's clients and the runtime are made.
+ *
+ * A bad or missing setting is logged once, here, and every request, health included, is
+ * then answered 503 Misconfigured with the message that names the setting and what to
+ * change (dispatch.ts); the timers skip their runs. A fixed setting restarts the app.
+ *
+ * Resolves when start-up is over (the entry point awaits it, so the worker reports the app
+ * loaded only then); the runtime it gives, or the error, is what each request waits for.
+ */
+export async function startAzureApp(parts: AzureAppParts): Promise<void> {
+  const logError = parts.logError ?? ((message: string) => console.error(message));
+  let settings: ServerConfig | ConfigError;
+  try {
+    settings = loadServerConfig(parts.env);
+  } catch (error) {
+    settings = asConfigError(error, "HA_STORE");
+  }
+  // Requests that arrive before start-up is over wait for it.
+  let serve: (() => Promise<Runtime>) | undefined;
+  let startUpOver!: () => void;
+  const startedUp = new Promise<void>((resolve) => (startUpOver = resolve));
+  const runtime = async (): Promise<Runtime> => {
+    if (serve === undefined) await startedUp;
+    return (serve as () => Promise<Runtime>)();
+  };
+  const schedule = settings instanceof ConfigError ? DEFAULT_SWEEP_SCHEDULE : settings.members.sweepSchedule;
+  registerFunctions(parts.app, parts.operations, runtime);
+  registerTimers(parts.app, parts.timers, runtime, schedule);
+
+  let meter: Meter | undefined;
+  try {
+    meter = await parts.setUpTelemetry(parts.env);
+  } catch (error) {
+    logError(
+      `ha-module: telemetry could not start, so the functions run without it: ${messageOf(error)} ` +
+        "Check APPLICATIONINSIGHTS_CONNECTION_STRING and the Functions host version (4.34 or later), or unset APPLICATIONINSIGHTS_CONNECTION_STRING to run without telemetry.",
+    );
+  }
+
+  const made = settings instanceof ConfigError ? settings : await makeRuntime(settings, meter, parts.createStore);
+  if (made instanceof ConfigError) {
+    logError(`ha-module: every request is answered 503 Misconfigured until ${made.setting} is fixed: ${made.message}`);
+    serve = () => Promise.reject(made);
+  } else {
+    serve = made;
+  }
+  startUpOver();
+}
+
+/**
+ * The runtime over the configured store, its optional start-up step (HA_STORE_CREATE) run on
+ * the first request and retried after a failure. Making the store's clients does no I/O; a
+ * client that refuses its settings names the store setting it came from.
+ */
+async function makeRuntime(config: ServerConfig, meter: Meter | undefined, createStore: AzureAppParts["createStore"]): Promise<ConfigError | (() => Promise<Runtime>)> {
+  let configured: ConfiguredStore;
+  let runtime: Runtime;
+  try {
+    configured = await createStore(config.store);
+    runtime = createRuntime(config, configured.store, undefined, configured.members, meter === undefined ? {} : { meter });
+  } catch (error) {
+    return asConfigError(error, storeSetting(config.store));
+  }
+  let ready: Promise<Runtime> | undefined;
+  return () => {
+    ready ??= configured.prepare({ abortSignal: AbortSignal.timeout(10_000) }).then(
+      () => runtime,
+      (error: unknown) => {
+        ready = undefined;
+        throw error;
+      },
+    );
+    return ready;
+  };
+}
+
+/** The setting a store client's own refusal comes from. */
+function storeSetting(store: StoreConfig): string {
+  if (store.kind === "cosmos") return store.connection.mode === "key" ? "HA_COSMOS_KEY" : "HA_COSMOS_ENDPOINT";
+  return store.connection.mode === "identity" ? "HA_TABLE_ENDPOINT" : "HA_TABLE_CONNECTION_STRING";
+}
+
+function asConfigError(error: unknown, setting: string): ConfigError {
+  if (error instanceof ConfigError) return error;
+  return new ConfigError(setting, `${setting} was refused: ${messageOf(error)} Check its value.`);
+}
+
+function messageOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return /[.!?]$/.test(message) ? message : `${message}.`;
+}
