@@ -7,6 +7,8 @@ export interface LeaseState {
   /** Defined exactly while primary. */
   readonly epoch: number | undefined;
   leaseTimeLeftMs(): number;
+  /** Gives up the term held now (release, then compete as a new uuid); false when none is held. */
+  resign(): boolean;
 }
 
 /** What it drives: a ChildSupervisor. */
@@ -29,20 +31,26 @@ export interface LeaseBoundCommandOptions {
   readonly intervalMs: () => number;
   /** The command's environment for a term. */
   readonly environment: (uuid: string, epoch: number) => Record<string, string | undefined>;
+  /** Text for people (stderr). */
+  readonly note?: (text: string) => void;
 }
 
 /**
- * The rule of `ha-module run` (SPEC §5): the command runs only while the lease has more
- * than the grace left. Looked at on every elector event, every I while primary, and at
- * the moment the time left reaches the grace:
+ * The rule of `ha-module run` (docs/protocol.md, "What `ha-module run` guarantees a
+ * child"): the command runs only while the lease has more than the grace left, and one
+ * term (one epoch) names one incarnation of the command. Looked at on every elector
+ * event, every I while primary, and at the moment the time left reaches the grace:
  *
- * - primary with more than the grace left, and no command: start one for this term;
- *   while it runs, the watchdog's kill time follows the lease deadline.
+ * - primary with more than the grace left, and no command has run in this term: start
+ *   one; while it runs, the watchdog's kill time follows the lease deadline.
  * - the time left falls to the grace (renewals failing or slow): SIGTERM now, SIGKILL at
- *   the deadline, so the command is gone before the lease can be taken over. If a renewal
- *   then succeeds the command is started again, same term, same HA_EPOCH.
+ *   the deadline, so the command is gone before the lease can be taken over.
  * - the term is over (demoted: rejected, expired, affinity lost) or another began: the
  *   lease is gone or going, so SIGKILL now.
+ * - the command is gone (stopped, or killed by its watchdog) and the term it ran in is
+ *   still held (a renewal succeeded after all): never a second command under that epoch,
+ *   which a fencing target could not tell from the first. The term is given up (resign:
+ *   released with its token, a new uuid competes), and only a new term starts the next one.
  * - the command exits on its own: no more starts; `ownExit` resolves with its exit code.
  */
 export class LeaseBoundCommand {
@@ -53,6 +61,8 @@ export class LeaseBoundCommand {
   #accepting = true;
   #shuttingDown = false;
   #timer: TimerHandle | undefined;
+  /** The term the last command was started in: no other command may start in it. */
+  #ranIn: string | undefined;
 
   constructor(options: LeaseBoundCommandOptions) {
     this.#o = options;
@@ -82,7 +92,15 @@ export class LeaseBoundCommand {
       if (command.term !== term) command.stop(now, "the lease term it ran for is over");
       else if (left <= graceMs) command.stop(now + left, `${Math.floor(left)} ms left on the lease, no more than the grace of ${graceMs} ms`);
       else command.keepUntil(now + left);
+    } else if (this.#accepting && term !== undefined && term === this.#ranIn) {
+      if (lease.resign()) {
+        this.#o.note?.(
+          `the command of epoch ${epoch} was stopped, and its term still holds: giving the term up (released with its token), ` +
+            "so that the next command starts under a new epoch.",
+        );
+      }
     } else if (this.#accepting && epoch !== undefined && term !== undefined && left > graceMs) {
+      this.#ranIn = term;
       command.start({ env: this.#o.environment(lease.uuid, epoch), term, epoch, killBy: now + left });
     }
     this.#plan(term === undefined ? undefined : left > graceMs ? Math.min(this.#o.intervalMs(), left - graceMs) : this.#o.intervalMs());

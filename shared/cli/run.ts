@@ -134,6 +134,7 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
     graceMs,
     intervalMs: () => elector.timing?.intervalMs ?? timing.intervalMs,
     environment: (uuid, epoch) => ({ ...env, HA_UTYPE: utype, HA_UUID: uuid, HA_EPOCH: String(epoch), HA_CHECK_URL: checkServer.localUrl }),
+    note: say,
   });
   printElectorEvents(elector);
   const unfixable = untilUnfixable(elector, client.endpoint, say);

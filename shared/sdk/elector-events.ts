@@ -8,9 +8,10 @@ import type { PrimaryView } from "../contract/lease-view.js";
  * `stopped`: stop() or the abort signal. `affinity-lost`: the primary of the affinity utype
  * is no longer at this elector's address. `epoch-changed`: a renewal was accepted with
  * another epoch than the one held, which only happens when the service lost its state;
- * `elected` with the new epoch follows at once.
+ * `elected` with the new epoch follows at once. `resigned`: resign() gave the term up; the
+ * lease is released and a new uuid competes, so the next term has a new epoch.
  */
-export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed";
+export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed" | "resigned";
 
 export interface ElectorEvents {
   /**
