@@ -22,8 +22,11 @@ export interface ElectorEvents {
   elected: { readonly uuid: string; readonly epoch: number; readonly signal: AbortSignal };
   /** It is no longer primary. Handlers of a `stopped` demotion are awaited before release. */
   demoted: { readonly reason: DemotionReason; readonly uuid: string; readonly epoch: number };
-  /** The primary this elector observes changed (another uuid, or none). */
-  primaryChanged: { readonly primary: PrimaryView | null };
+  /**
+   * The primary this elector observes changed (another uuid or epoch, or none). `epoch` is
+   * the role's epoch from the same answer: the holder's, or the last term's when none holds it.
+   */
+  primaryChanged: { readonly primary: PrimaryView | null; readonly epoch: number };
   /** Non-fatal: a failed call, a corrupted answer, slow round trips. The elector keeps going. */
   error: Error;
 }

@@ -533,7 +533,7 @@ export class PrimaryElector {
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
     if (key !== this.#observedPrimary) {
       this.#observedPrimary = key;
-      void this.#listeners.emit("primaryChanged", { primary: view.primary });
+      void this.#listeners.emit("primaryChanged", { primary: view.primary, epoch: view.epoch });
     }
   }
 

@@ -65,8 +65,8 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(elector.isPrimary()).toBe(true);
     expect(elector.epoch).toBe(1);
     expect(events.map((e) => [e.event, e.payload])).toEqual([
-      ["primaryChanged", { primary: null }],
-      ["primaryChanged", { primary: expect.objectContaining({ uuid: "uuid-1", epoch: 1, address: "10.0.0.4:5800" }) }],
+      ["primaryChanged", { primary: null, epoch: 0 }],
+      ["primaryChanged", { primary: expect.objectContaining({ uuid: "uuid-1", epoch: 1, address: "10.0.0.4:5800" }), epoch: 1 }],
       ["elected", { uuid: "uuid-1", epoch: 1, signal: expect.any(AbortSignal) }],
     ]);
 
