@@ -150,9 +150,8 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
     const unfixable = exitOnAuthError ? untilUnfixable(elector, client.endpoint, say) : new Promise<never>(() => undefined);
     if (!exitOnAuthError) failures.watch(elector);
     elector.on("elected", () => commandLease.update());
-    // A `stopped` demotion is run's own stop: returning the wind-down makes the elector
-    // release the lease only once the command's group is gone.
-    elector.on("demoted", ({ reason }) => (reason === "stopped" ? commandLease.shutDown() : commandLease.update()));
+    // `stopped` (run's own stop) resolves once the command's group is gone: only then the release.
+    elector.on("demoted", ({ reason }) => commandLease.demoted(reason));
 
     elector.start();
     const exitCode = await Promise.race([

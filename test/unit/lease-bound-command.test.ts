@@ -34,7 +34,7 @@ function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }) {
     note: (text) => void notes.push(text),
   });
   elector.on("elected", () => commandLease.update());
-  elector.on("demoted", ({ reason }) => (reason === "stopped" ? commandLease.shutDown() : commandLease.update()));
+  elector.on("demoted", ({ reason }) => commandLease.demoted(reason));
 
   const accepted = (uuid: string, epoch: number): HeartbeatResult => ({
     outcome: "accepted",
@@ -186,6 +186,48 @@ describe("LeaseBoundCommand: the command runs only while the lease has more than
     expect(signals(at)).toEqual([["SIGKILL", 0]]);
     await clock.advance(0);
     expect(groups.spawned).toHaveLength(1);
+  });
+
+  it("revoked (an operator's release): SIGTERM now and SIGKILL after the grace, inside the lease the last renewal bought", async () => {
+    const { clock, transport, elector, becomePrimary, renew, signals, groups } = setup({ onTerm: "ignore" });
+    const t0 = await becomePrimary(3);
+    await clock.advance(I);
+    await renew(3); // deadline t0 + I + T − I = t0 + T
+    await clock.advance(I);
+    const put = transport.take("heartbeat");
+    const at = clock.now();
+    put.respond({ outcome: "revoked", view: leaseView(UTYPE, primaryView({ uuid: put.request!.uuid, epoch: 3, revoked: true })) });
+    await settle();
+    expect(elector.isPrimary()).toBe(false);
+    expect(signals(at)).toEqual([["SIGTERM", 0]]);
+    await clock.advance(GRACE - 1);
+    expect(signals(at)).toEqual([["SIGTERM", 0]]);
+    await clock.advance(1);
+    expect(signals(at)).toEqual([
+      ["SIGTERM", 0],
+      ["SIGKILL", GRACE],
+    ]);
+    expect(at + GRACE).toBeLessThanOrEqual(t0 + T);
+    // The watchdog stays behind run's own SIGKILL, and never after the lease deadline.
+    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + T);
+  });
+
+  it("revoked with less than the grace left: SIGKILL at the deadline of the last accepted renewal", async () => {
+    const { clock, transport, becomePrimary, signals } = setup({ onTerm: "ignore" });
+    const t0 = await becomePrimary(3);
+    // Renewals go unanswered until the one in flight at t0 + 3000, 1000 ms before the
+    // deadline (t0 + 4000), is answered revoked.
+    await clock.advance(3000);
+    const late = transport.all.filter((call) => call.method === "heartbeat" && !call.settled).at(-1)!;
+    late.respond({ outcome: "revoked", view: leaseView(UTYPE, primaryView({ uuid: late.request!.uuid, epoch: 3, revoked: true })) });
+    await settle();
+    const demoted = clock.now() - t0;
+    expect(demoted).toBe(3000);
+    await clock.advance(T);
+    expect(signals(t0)).toEqual([
+      ["SIGTERM", T - I - GRACE],
+      ["SIGKILL", T - I],
+    ]);
   });
 
   it("run stops: SIGTERM, SIGKILL after the grace, and the lease is released only once the group is gone", async () => {
