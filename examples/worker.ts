@@ -14,10 +14,14 @@ let work: Promise<void> = Promise.resolve();
 
 // `signal` is aborted when this term ends (demotion, stop()), before `demoted` is emitted.
 elector.on("elected", ({ epoch, signal }) => {
+  console.log(`elected: primary for scheduler at epoch ${epoch}`);
   work = schedule(epoch, signal);
 });
 // Returned promise: stop() waits for the work to end before it releases the lease.
-elector.on("demoted", () => work);
+elector.on("demoted", ({ reason }) => {
+  console.log(`demoted (${reason}): no longer primary`);
+  return work;
+});
 elector.on("error", (error) => console.warn(`ha: ${error.message}`));
 // Ctrl-C as well as a supervisor's SIGTERM: step down and release, so a standby takes over
 // within about I instead of waiting for the lease to expire.

@@ -1,8 +1,9 @@
 /**
  * Failed calls that retrying cannot fix. The SDK keeps trying after any failure (a key
- * rotation or a deploy may fix it), but a person at a terminal or a supervisor wants to
- * hear at once that the key or the endpoint is wrong, so the CLI stops on them with a
- * hint (exit 1) instead of printing the same error every second.
+ * rotation or a deploy may fix it), but a person at a terminal wants to hear at once that
+ * the key or the endpoint is wrong, with a hint, instead of the same error every second:
+ * one-shot commands exit 1 on them; `elect` and `run`, which run under service managers
+ * through key rotations and deploys, report them once and keep trying (reportUnfixable).
  *
  * Judged by the HTTP status alone, so that it holds for any error the SDK throws with one
  * (HaRequestError, or a subclass for these cases): no route of the contract answers 404,
@@ -35,9 +36,12 @@ function suggestApi(endpoint: string): string {
   }
 }
 
-/** What a command prints when it stops on such a failure: the error, then the hint. */
+/**
+ * What a command prints on such a failure: the error, then the hint. The SDK's advice for
+ * a 401 names its own option (apiKey); at the command line it is --key.
+ */
 export function describeUnfixable(error: Error, hint: string): string {
-  return `${error.message}\n  ${hint}`;
+  return `${error.message.replace("pass apiKey or set HA_API_KEY", "pass --key or set HA_API_KEY")}\n  ${hint}`;
 }
 
 /** Something that reports failed calls through an `error` event, like PrimaryElector. */
@@ -63,4 +67,62 @@ export function untilUnfixable(source: ErrorSource, endpoint: string, note: (tex
       resolve(describeUnfixable(error, hint));
     });
   });
+}
+
+/** Something that reports failed calls and answers that show who holds the role, like PrimaryElector. */
+export interface AnsweringSource {
+  on(event: "error", handler: (error: Error) => unknown): unknown;
+  on(event: "primaryChanged" | "elected", handler: () => unknown): unknown;
+}
+
+/**
+ * How `elect` and `run` report failed calls while they keep trying. Each failure a retry may
+ * fix is printed. One that retrying cannot fix (401, 404) is printed once with its hint, and
+ * not again while the calls keep failing that way (the elector backs off meanwhile, up to T
+ * between tries, and a lease held runs out: `run` stops its command as for any lost lease).
+ * Once an answer comes again that is said, and the next such failure is printed again.
+ */
+export class FailureReport {
+  #refused: number | undefined;
+
+  /** `stopping`: the command stops on a 401 or 404 (--exit-on-auth-error, --timeout 0), so it says no more than what went wrong. */
+  constructor(
+    private readonly endpoint: string,
+    private readonly note: (text: string) => void,
+    private readonly stopping = false,
+  ) {}
+
+  /** Prints `error` as said above; true when retrying cannot fix it. */
+  failed(error: Error): boolean {
+    const hint = unfixableCallHint(error, this.endpoint);
+    if (hint === undefined) {
+      this.note(error.message);
+      return false;
+    }
+    const status = (error as { status?: number }).status;
+    if (this.stopping) {
+      this.note(describeUnfixable(error, hint));
+    } else if (this.#refused !== status) {
+      this.#refused = status;
+      this.note(
+        `${describeUnfixable(error, hint)}\n  Trying again, less and less often (up to every T), until the answer changes; ` +
+          "not primary meanwhile. --exit-on-auth-error exits 1 instead.",
+      );
+    }
+    return true;
+  }
+
+  /** The service answered. */
+  answered(): void {
+    if (this.#refused === undefined) return;
+    this.note(`the service answers again (it answered ${this.#refused} before); competing as before.`);
+    this.#refused = undefined;
+  }
+
+  /** Reports the elector's failures and answers from now on. */
+  watch(source: AnsweringSource): void {
+    source.on("primaryChanged", () => this.answered());
+    source.on("elected", () => this.answered());
+    source.on("error", (error) => void this.failed(error));
+  }
 }

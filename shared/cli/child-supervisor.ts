@@ -113,8 +113,10 @@ interface Current {
  *   that does not exec is stopped with everything it started (unless a process leaves the
  *   group on purpose: setsid, a daemon's double fork).
  * - stop(killAt): SIGTERM now, SIGKILL at `killAt` (at once if that is not in the future);
- *   a later call can only bring the SIGKILL forward. The watchdog is told the same time,
- *   so the SIGKILL happens even if this process is frozen meanwhile.
+ *   a later call can only bring the SIGKILL forward. The watchdog is told a kill time one
+ *   grace later, never after the lease deadline, so the SIGKILL happens even if this
+ *   process is frozen meanwhile, and when it is not, the SIGKILL is this process's own
+ *   (and its account of why), not the watchdog's "deadline passed".
  * - "Exited" means the group is gone: the leader has exited and no member can run code.
  *   Only then is `exited` printed and onExit called, so the lease is never given up while
  *   any part of the command still works.
@@ -208,7 +210,7 @@ export class ChildSupervisor {
     const first = current.phase === "running";
     current.phase = "stopping";
     current.killAt = killAt;
-    current.lifeline?.killAt(killAt);
+    current.lifeline?.killAt(Math.max(killAt, Math.min(current.killBy, killAt + this.#o.graceMs)));
     current.process.closeStdin();
     if (killAt <= now) {
       note(`ha-module run: stopping the command (process group ${pgid}): ${why}; SIGKILL now.`);

@@ -1,5 +1,5 @@
 import { systemElectorClock } from "../sdk/elector-clock.js";
-import { untilUnfixable } from "./call-failures.js";
+import { FailureReport, untilUnfixable } from "./call-failures.js";
 import { CANDIDATE_OPTIONS, createCliElector } from "./cli-elector.js";
 import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration } from "./client-flags.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
@@ -17,10 +17,11 @@ export const electSpec: CommandSpec = {
   details: [
     "Competes for <utype> until Ctrl-C or SIGTERM, printing one JSON line per event:",
     '  {"event":"elected","utype":…,"uuid":…,"epoch":3,"at":"<ISO time>"}',
-    '  {"event":"demoted",…,"reason":"rejected|revoked|lease-expired|affinity-lost|epoch-changed|stopped",…}',
-    '  {"event":"primaryChanged","utype":…,"primary":{…}|null,"at":…}',
+    '  {"event":"demoted",…,"reason":"rejected|revoked|lease-expired|affinity-lost|epoch-changed|resigned|stopped",…}',
+    '  {"event":"primaryChanged","utype":…,"primary":{…}|null,"epoch":…,"at":…}',
     "On SIGTERM or SIGINT it steps down and releases the lease (a standby takes over within",
-    "about I) and exits 0. A wrong key (401) or endpoint (404) exits 1 at once, with a hint.",
+    "about I) and exits 0. A wrong key (401) or endpoint (404) is reported once, with a hint, and",
+    "retried, backing off, until the answer changes; --exit-on-auth-error exits 1 instead.",
   ].join("\n"),
   options: [...CANDIDATE_OPTIONS, ...CLIENT_OPTIONS],
 };
@@ -31,7 +32,8 @@ export const electSpec: CommandSpec = {
  * (demoted "stopped", then release, so a standby takes over within about one I) and exits 0.
  * It stops the same way, with another exit code, when stdout's reader goes away (1: its
  * events are all it is for, and a lease held for nobody would keep a standby out), on a
- * failed call that retrying cannot fix (1, with a hint), and when --timeout gives up (4).
+ * failed call that retrying cannot fix only with --exit-on-auth-error (1, with a hint;
+ * otherwise it is reported once and retried, see FailureReport), and when --timeout gives up (4).
  */
 export async function electCommand({ values, positionals }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
   const utype = onlyUtype("elect", positionals);
@@ -41,7 +43,10 @@ export async function electCommand({ values, positionals }: CommandLine, env: No
   guardOutput();
   printElectorEvents(elector);
   const say = (text: string): void => note(`ha-module elect: ${text}`);
-  const unfixable = untilUnfixable(elector, client.endpoint, say);
+  const exitOnAuthError = values["exit-on-auth-error"] === true;
+  // Without --exit-on-auth-error a 401 or 404 is reported and retried: it never resolves.
+  const unfixable = exitOnAuthError ? untilUnfixable(elector, client.endpoint, say) : new Promise<never>(() => undefined);
+  if (!exitOnAuthError) new FailureReport(client.endpoint, say, timeoutMs === 0).watch(elector);
   const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock);
   const signalled = untilSignal();
   elector.start();

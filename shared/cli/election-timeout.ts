@@ -22,10 +22,11 @@ export type NotElected =
  *
  * - `timeoutMs > 0`: gives up once `timeoutMs` passes without an election. A primary held
  *   by someone else is waited for meanwhile: its lease may run out, or be released.
+ * - `cancel` aborted: never resolves, and the timer no longer holds the process open.
  * - `timeoutMs == 0` is "try once": gives up at the first sign that this attempt lost: an
  *   answer that shows another live primary, or a failed call.
  */
-export function untilGivenUp(candidate: Candidate, timeoutMs: number, clock: ElectorClock): Promise<NotElected> {
+export function untilGivenUp(candidate: Candidate, timeoutMs: number, clock: ElectorClock, cancel?: AbortSignal): Promise<NotElected> {
   return new Promise((resolve) => {
     let settled = false;
     const settle = (outcome: NotElected | undefined): void => {
@@ -35,6 +36,8 @@ export function untilGivenUp(candidate: Candidate, timeoutMs: number, clock: Ele
       if (outcome !== undefined) resolve(outcome);
     };
     const timer = timeoutMs > 0 ? clock.setTimeout(() => settle({ reason: "timed-out", afterMs: timeoutMs }), timeoutMs) : undefined;
+    // The command ended first (a usage error found after the timer was armed): never gives up.
+    cancel?.addEventListener("abort", () => settle(undefined), { once: true });
     candidate.on("elected", () => settle(undefined));
     if (timeoutMs > 0) return;
     candidate.on("primaryChanged", ({ primary }) => {

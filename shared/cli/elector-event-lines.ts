@@ -5,12 +5,12 @@ import { printEvent } from "./output-lines.js";
  * The elector's events as JSON lines on stdout:
  *   {"event":"elected","utype":…,"uuid":…,"epoch":…,"at":"<ISO>"}
  *   {"event":"demoted","utype":…,"uuid":…,"epoch":…,"reason":…,"at":…}
- *   {"event":"primaryChanged","utype":…,"primary":{…}|null,"at":…}
+ *   {"event":"primaryChanged","utype":…,"primary":{…}|null,"epoch":…,"at":…}  (the role's epoch, as `primary --watch` prints it)
  * Failed calls go to stderr as text (see untilUnfixable), so that stdout stays machine-readable.
  */
 export function printElectorEvents(elector: PrimaryElector): void {
   const utype = elector.utype;
   elector.on("elected", ({ uuid, epoch }) => printEvent("elected", { utype, uuid, epoch }));
   elector.on("demoted", ({ uuid, epoch, reason }) => printEvent("demoted", { utype, uuid, epoch, reason }));
-  elector.on("primaryChanged", ({ primary }) => printEvent("primaryChanged", { utype, primary }));
+  elector.on("primaryChanged", ({ primary, epoch }) => printEvent("primaryChanged", { utype, primary, epoch }));
 }

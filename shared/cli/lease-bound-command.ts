@@ -1,4 +1,5 @@
 import type { ElectorClock, TimerHandle } from "../sdk/elector-clock.js";
+import type { DemotionReason } from "../sdk/elector-events.js";
 import type { CommandExit, StartRequest } from "./child-supervisor.js";
 
 /** What it reads of the elector: the term held now and the time left on it. */
@@ -7,6 +8,8 @@ export interface LeaseState {
   /** Defined exactly while primary. */
   readonly epoch: number | undefined;
   leaseTimeLeftMs(): number;
+  /** Gives up the term held now (release, then compete as a new uuid); false when none is held. */
+  resign(): boolean;
 }
 
 /** What it drives: a ChildSupervisor. */
@@ -29,20 +32,30 @@ export interface LeaseBoundCommandOptions {
   readonly intervalMs: () => number;
   /** The command's environment for a term. */
   readonly environment: (uuid: string, epoch: number) => Record<string, string | undefined>;
+  /** Text for people (stderr). */
+  readonly note?: (text: string) => void;
 }
 
 /**
- * The rule of `ha-module run` (SPEC §5): the command runs only while the lease has more
- * than the grace left. Looked at on every elector event, every I while primary, and at
- * the moment the time left reaches the grace:
+ * The rule of `ha-module run` (docs/protocol.md, "What `ha-module run` guarantees a
+ * child"): the command runs only while the lease has more than the grace left, and one
+ * term (one epoch) names one incarnation of the command. Looked at on every elector
+ * event, every I while primary, and at the moment the time left reaches the grace:
  *
- * - primary with more than the grace left, and no command: start one for this term;
- *   while it runs, the watchdog's kill time follows the lease deadline.
+ * - primary with more than the grace left, and no command has run in this term: start
+ *   one; while it runs, the watchdog's kill time follows the lease deadline.
  * - the time left falls to the grace (renewals failing or slow): SIGTERM now, SIGKILL at
- *   the deadline, so the command is gone before the lease can be taken over. If a renewal
- *   then succeeds the command is started again, same term, same HA_EPOCH.
+ *   the deadline, so the command is gone before the lease can be taken over.
  * - the term is over (demoted: rejected, expired, affinity lost) or another began: the
  *   lease is gone or going, so SIGKILL now.
+ * - the lease was revoked (`ha-module release`, a DELETE without its token): the service
+ *   keeps it, refusing any takeover, until it expires, so the command gets SIGTERM now and
+ *   SIGKILL after the grace, or at the deadline of the last accepted renewal if sooner
+ *   (revoked()).
+ * - the command is gone (stopped, or killed by its watchdog) and the term it ran in is
+ *   still held (a renewal succeeded after all): never a second command under that epoch,
+ *   which a fencing target could not tell from the first. The term is given up (resign:
+ *   released with its token, a new uuid competes), and only a new term starts the next one.
  * - the command exits on its own: no more starts; `ownExit` resolves with its exit code.
  */
 export class LeaseBoundCommand {
@@ -53,6 +66,12 @@ export class LeaseBoundCommand {
   #accepting = true;
   #shuttingDown = false;
   #timer: TimerHandle | undefined;
+  /** The term the last command was started in: no other command may start in it. */
+  #ranIn: string | undefined;
+  /** The lease deadline of that term as last read (it only grows with renewals): what a revoked lease still covers. */
+  #heldUntil = Number.NEGATIVE_INFINITY;
+  /** A term revoked while its command ran: that command's stop is already planned inside the lease. */
+  #revoked: string | undefined;
 
   constructor(options: LeaseBoundCommandOptions) {
     this.#o = options;
@@ -78,14 +97,61 @@ export class LeaseBoundCommand {
     const epoch = lease.epoch;
     const left = epoch === undefined ? 0 : lease.leaseTimeLeftMs();
     const term = epoch === undefined ? undefined : `${lease.uuid}#${epoch}`;
+    if (term !== undefined && term === this.#ranIn) this.#heldUntil = now + left;
     if (command.state !== "idle") {
-      if (command.term !== term) command.stop(now, "the lease term it ran for is over");
+      if (command.term === this.#revoked) {
+        // Stopping within what is left of the revoked lease (revoked()).
+      } else if (command.term !== term) command.stop(now, "the lease term it ran for is over");
       else if (left <= graceMs) command.stop(now + left, `${Math.floor(left)} ms left on the lease, no more than the grace of ${graceMs} ms`);
       else command.keepUntil(now + left);
+    } else if (this.#accepting && term !== undefined && term === this.#ranIn) {
+      if (lease.resign()) {
+        this.#o.note?.(
+          `the command of epoch ${epoch} was stopped, and its term still holds: giving the term up (released with its token), ` +
+            "so that the next command starts under a new epoch.",
+        );
+      }
     } else if (this.#accepting && epoch !== undefined && term !== undefined && left > graceMs) {
+      this.#ranIn = term;
+      this.#heldUntil = now + left;
       command.start({ env: this.#o.environment(lease.uuid, epoch), term, epoch, killBy: now + left });
     }
     this.#plan(term === undefined ? undefined : left > graceMs ? Math.min(this.#o.intervalMs(), left - graceMs) : this.#o.intervalMs());
+  }
+
+  /**
+   * The elector's `demoted` event. `stopped` is run's own stop: the returned wind-down makes
+   * the elector release the lease only once the command's group is gone.
+   */
+  demoted(reason: DemotionReason): Promise<void> | undefined {
+    if (reason === "stopped") return this.shutDown();
+    if (reason === "revoked") this.revoked();
+    else this.update();
+    return undefined;
+  }
+
+  /**
+   * The elector was demoted `revoked`: an operator revoked the lease (a release without its
+   * token). Nobody can take it over before it expires, and this elector's deadline from the
+   * last accepted renewal comes before that, so the command is stopped as gracefully as
+   * that leaves room for: SIGTERM now, SIGKILL after the grace or at that deadline.
+   */
+  revoked(): void {
+    if (this.#shuttingDown) return;
+    const command = this.#command;
+    const term = command.term;
+    if (command.state !== "idle" && term !== undefined && term === this.#ranIn) {
+      const now = this.#o.clock.now();
+      const killAt = Math.min(now + this.#o.graceMs, this.#heldUntil);
+      this.#revoked = term;
+      command.stop(
+        killAt,
+        killAt > now
+          ? `its lease was revoked (ha-module release, or a DELETE without the token); the service keeps it until it expires, and ${Math.floor(this.#heldUntil - now)} ms are left of it`
+          : "its lease was revoked (ha-module release, or a DELETE without the token), and no time is left of it",
+      );
+    }
+    this.update();
   }
 
   /**

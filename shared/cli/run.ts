@@ -1,6 +1,6 @@
 import { systemElectorClock } from "../sdk/elector-clock.js";
 import { HaClient } from "../sdk/ha-client.js";
-import { describeUnfixable, unfixableCallHint, untilUnfixable } from "./call-failures.js";
+import { FailureReport, untilUnfixable } from "./call-failures.js";
 import { CHECK_HOST_DEFAULT, startCheckPrimaryServer } from "./check-primary-server.js";
 import { ChildSupervisor } from "./child-supervisor.js";
 import { asUsageError, CANDIDATE_OPTIONS, createCliElector } from "./cli-elector.js";
@@ -34,7 +34,9 @@ export const runSpec: CommandSpec = {
     "holder GetPrimary shows), HA_EPOCH (the fencing token: send it with every write) and",
     "HA_CHECK_URL (CheckPrimary). Its output goes to stderr; stdout carries the JSON event lines",
     "of elect, plus {\"event\":\"started\",\"pid\":…,\"epoch\":…} and {\"event\":\"exited\",\"pid\":…,\"code\":…}.",
-    "If the command exits on its own, run releases the lease and exits with its code.",
+    "If the command exits on its own, run releases the lease and exits with its code. A wrong key",
+    "(401) or endpoint (404) is reported once and retried, backing off, with the command stopped,",
+    "until the answer changes; --exit-on-auth-error exits 1 instead.",
   ].join("\n"),
   options: [
     ...CANDIDATE_OPTIONS,
@@ -67,8 +69,10 @@ export const runSpec: CommandSpec = {
  * 3. The command exits on its own: the rest of its group is stopped, the lease released,
  *    and `run` exits with the command's code.
  * 4. SIGTERM or SIGINT: the command's group is stopped first, then the lease is released;
- *    exit 0. A closed stdout (EPIPE) does the same and exits 1, a failed call that retrying
- *    cannot fix (401, 404) exits 1 with a hint, and --timeout giving up exits 4.
+ *    exit 0. A closed stdout (EPIPE) does the same and exits 1, and --timeout giving up
+ *    exits 4. A failed call that retrying cannot fix (401, 404) is reported once with a hint
+ *    and retried, backing off (a lease held meanwhile runs out and the command is stopped,
+ *    as for any lost lease), until the answer changes; with --exit-on-auth-error it exits 1.
  * 5. If `run` dies, the watchdog SIGKILLs the group; if `run` freezes, at the deadline.
  */
 export async function runCommand({ values, positionals, trailing }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
@@ -83,6 +87,7 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   const checkHost = typeof values["check-host"] === "string" ? values["check-host"] : CHECK_HOST_DEFAULT;
   const requestedGrace = values["grace-ms"] === undefined ? undefined : parseMs("grace-ms", values["grace-ms"], 0);
   const timeoutMs = parseDuration("timeout", values["timeout"]);
+  const exitOnAuthError = values["exit-on-auth-error"] === true;
   const elector = createCliElector(utype, client, values["address"]);
   const transport = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
   const say = (text: string): void => note(`ha-module run: ${text}`);
@@ -94,73 +99,82 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   }
   guardOutput();
 
-  const signalled = untilSignal();
-  const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock);
-  const notElected = givenUp.then((outcome) => {
-    say(describeNotElected(utype, outcome));
-    return outcome.reason === "failed" ? EXIT.failure : EXIT.timedOut;
-  });
-  const beforeCompeting = new AbortController();
-  let refusal: number | undefined;
-  void signalled.then(() => beforeCompeting.abort());
-  void notElected.then((code) => {
-    refusal ??= code;
-    beforeCompeting.abort();
-  });
-  const timing = await learnServiceTiming(transport, utype, beforeCompeting.signal, (error) => {
-    const hint = unfixableCallHint(error, client.endpoint);
-    say(hint === undefined ? error.message : describeUnfixable(error, hint));
-    // Retried, unless retrying cannot fix it, or --timeout 0 allows one attempt only.
-    if (hint === undefined && timeoutMs !== 0) return true;
-    if (timeoutMs === 0 && hint === undefined) say(describeNotElected(utype, { reason: "failed", error }));
-    refusal = EXIT.failure;
-    return false;
-  });
-  if (timing === undefined) return refusal ?? EXIT.ok; // stopped before the service ever answered
-  const graceMs = chooseGraceMs(requestedGrace, timing);
-  say(
-    `grace ${graceMs} ms (${requestedGrace === undefined ? "default, (T − 2·I)/2" : "--grace-ms"}; ` +
-      `the service's I = ${timing.intervalMs} ms, T = ${timing.timeoutMs} ms)`,
-  );
+  // Whatever ends run (a usage error found below included) ends the --timeout timer with it.
+  const ended = new AbortController();
+  try {
+    const signalled = untilSignal();
+    const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock, ended.signal);
+    const notElected = givenUp.then((outcome) => {
+      say(describeNotElected(utype, outcome));
+      return outcome.reason === "failed" ? EXIT.failure : EXIT.timedOut;
+    });
+    const beforeCompeting = new AbortController();
+    let refusal: number | undefined;
+    void signalled.then(() => beforeCompeting.abort());
+    void notElected.then((code) => {
+      refusal ??= code;
+      beforeCompeting.abort();
+    });
+    const failures = new FailureReport(client.endpoint, say, exitOnAuthError || timeoutMs === 0);
+    const timing = await learnServiceTiming(transport, utype, beforeCompeting.signal, (error) => {
+      const unfixable = failures.failed(error);
+      // Retried, unless --exit-on-auth-error says to stop on a 401 or 404, or --timeout 0 allows one attempt only.
+      if (timeoutMs !== 0 && !(unfixable && exitOnAuthError)) return true;
+      if (timeoutMs === 0 && !unfixable) say(describeNotElected(utype, { reason: "failed", error }));
+      refusal = EXIT.failure;
+      return false;
+    });
+    if (timing === undefined) return refusal ?? EXIT.ok; // stopped before the service ever answered
+    failures.answered();
+    const graceMs = chooseGraceMs(requestedGrace, timing);
+    say(
+      `grace ${graceMs} ms (${requestedGrace === undefined ? "default, (T − 2·I)/2" : "--grace-ms"}; ` +
+        `the service's I = ${timing.intervalMs} ms, T = ${timing.timeoutMs} ms)`,
+    );
 
-  const checkServer = await startCheckPrimaryServer(elector, checkPort, checkHost);
-  say(`CheckPrimary on ${checkServer.url}`);
-  const clock = systemElectorClock;
-  const commandLease = new LeaseBoundCommand({
-    lease: elector,
-    command: (onExit) =>
-      new ChildSupervisor({ utype, command, args: commandArgs, graceMs, clock, groups: systemProcessGroups(clock), onExit, printEvent, note }),
-    clock,
-    graceMs,
-    intervalMs: () => elector.timing?.intervalMs ?? timing.intervalMs,
-    environment: (uuid, epoch) => ({ ...env, HA_UTYPE: utype, HA_UUID: uuid, HA_EPOCH: String(epoch), HA_CHECK_URL: checkServer.localUrl }),
-  });
-  printElectorEvents(elector);
-  const unfixable = untilUnfixable(elector, client.endpoint, say);
-  elector.on("elected", () => commandLease.update());
-  // A `stopped` demotion is run's own stop: returning the wind-down makes the elector
-  // release the lease only once the command's group is gone.
-  elector.on("demoted", ({ reason }) => (reason === "stopped" ? commandLease.shutDown() : commandLease.update()));
+    const checkServer = await startCheckPrimaryServer(elector, checkPort, checkHost);
+    say(`CheckPrimary on ${checkServer.url}`);
+    const clock = systemElectorClock;
+    const commandLease = new LeaseBoundCommand({
+      lease: elector,
+      command: (onExit) =>
+        new ChildSupervisor({ utype, command, args: commandArgs, graceMs, clock, groups: systemProcessGroups(clock), onExit, printEvent, note }),
+      clock,
+      graceMs,
+      intervalMs: () => elector.timing?.intervalMs ?? timing.intervalMs,
+      environment: (uuid, epoch) => ({ ...env, HA_UTYPE: utype, HA_UUID: uuid, HA_EPOCH: String(epoch), HA_CHECK_URL: checkServer.localUrl }),
+      note: say,
+    });
+    printElectorEvents(elector);
+    // Without --exit-on-auth-error a 401 or 404 is reported and retried: it never resolves.
+    const unfixable = exitOnAuthError ? untilUnfixable(elector, client.endpoint, say) : new Promise<never>(() => undefined);
+    if (!exitOnAuthError) failures.watch(elector);
+    elector.on("elected", () => commandLease.update());
+    // `stopped` (run's own stop) resolves once the command's group is gone: only then the release.
+    elector.on("demoted", ({ reason }) => commandLease.demoted(reason));
 
-  elector.start();
-  const exitCode = await Promise.race([
-    signalled.then(() => EXIT.ok),
-    commandLease.ownExit,
-    stdoutLost().then((error) => {
-      say(`stdout is closed (${error.message}); stopping the command and releasing the lease.`);
-      return EXIT.failure;
-    }),
-    unfixable.then((text) => {
-      say(text);
-      return EXIT.failure;
-    }),
-    notElected,
-  ]);
-  // The command's group first, measured against the lease while it is still held…
-  const wound = commandLease.shutDown();
-  // …then demoted (stopped), whose handler waits for that, then the release.
-  await elector.stop();
-  await wound;
-  await checkServer.close();
-  return exitCode;
+    elector.start();
+    const exitCode = await Promise.race([
+      signalled.then(() => EXIT.ok),
+      commandLease.ownExit,
+      stdoutLost().then((error) => {
+        say(`stdout is closed (${error.message}); stopping the command and releasing the lease.`);
+        return EXIT.failure;
+      }),
+      unfixable.then((text) => {
+        say(text);
+        return EXIT.failure;
+      }),
+      notElected,
+    ]);
+    // The command's group first, measured against the lease while it is still held…
+    const wound = commandLease.shutDown();
+    // …then demoted (stopped), whose handler waits for that, then the release.
+    await elector.stop();
+    await wound;
+    await checkServer.close();
+    return exitCode;
+  } finally {
+    ended.abort();
+  }
 }

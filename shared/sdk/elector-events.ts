@@ -8,9 +8,10 @@ import type { PrimaryView } from "../contract/lease-view.js";
  * `stopped`: stop() or the abort signal. `affinity-lost`: the primary of the affinity utype
  * is no longer at this elector's address. `epoch-changed`: a renewal was accepted with
  * another epoch than the one held, which only happens when the service lost its state;
- * `elected` with the new epoch follows at once.
+ * `elected` with the new epoch follows at once. `resigned`: resign() gave the term up; the
+ * lease is released and a new uuid competes, so the next term has a new epoch.
  */
-export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed";
+export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed" | "resigned";
 
 export interface ElectorEvents {
   /**
@@ -21,8 +22,11 @@ export interface ElectorEvents {
   elected: { readonly uuid: string; readonly epoch: number; readonly signal: AbortSignal };
   /** It is no longer primary. Handlers of a `stopped` demotion are awaited before release. */
   demoted: { readonly reason: DemotionReason; readonly uuid: string; readonly epoch: number };
-  /** The primary this elector observes changed (another uuid, or none). */
-  primaryChanged: { readonly primary: PrimaryView | null };
+  /**
+   * The primary this elector observes changed (another uuid or epoch, or none). `epoch` is
+   * the role's epoch from the same answer: the holder's, or the last term's when none holds it.
+   */
+  primaryChanged: { readonly primary: PrimaryView | null; readonly epoch: number };
   /** Non-fatal: a failed call, a corrupted answer, slow round trips. The elector keeps going. */
   error: Error;
 }

@@ -82,6 +82,8 @@ export class PrimaryElector {
   readonly #meter: ElectorMeter | undefined;
   /** Unregisters the stats' instruments; set from start() until stop() ends. */
   #unobserve: (() => void) | undefined;
+  /** Aborted by resign(): ends the lead phase of the term held. A new one for every acquired term. */
+  #resignation = new AbortController();
 
   constructor(options: PrimaryElectorOptions) {
     const settings = resolveElectorOptions(options);
@@ -162,6 +164,20 @@ export class PrimaryElector {
     this.#loop = this.#run().catch((error: unknown) => this.#report(asError(error)));
     this.membership?.start();
     return this;
+  }
+
+  /**
+   * Gives up the term held now and competes on as a new incarnation: `demoted`
+   * {reason: "resigned"}, then the lease is released with its token (a standby may take
+   * over at its next poll) and a new uuid competes. Whoever is elected next, this elector
+   * included, holds a new epoch: for work that must never run twice under one fencing
+   * token (`ha-module run` after it stopped its command). Returns false, and does nothing,
+   * when no term is held (or stop() is under way).
+   */
+  resign(): boolean {
+    if (this.#termHeldNow() === undefined || this.#resignation.signal.aborted) return false;
+    this.#resignation.abort();
+    return true;
   }
 
   /**
@@ -352,6 +368,7 @@ export class PrimaryElector {
       return { kind: "too-late" };
     }
     this.#role = { kind: "leading", term };
+    this.#resignation = new AbortController();
     this.#stats.elected();
     void this.#listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
     return { kind: "elected", elected };
@@ -371,10 +388,12 @@ export class PrimaryElector {
     let sendAddress = acquired.primary?.address !== (this.address ?? null);
     const alarm = new DeadlineAlarm(this.#clock);
     alarm.arm(term.deadline);
-    const wake = AbortSignal.any([this.#halt.signal, alarm.signal]);
+    const resignation = this.#resignation;
+    const wake = AbortSignal.any([this.#halt.signal, alarm.signal, resignation.signal]);
     const ended = (): LeadEnd | undefined => {
       if (this.#clock.now() >= term.deadline) return { reason: "lease-expired", term };
       if (this.#halt.signal.aborted) return { reason: "halted", term };
+      if (resignation.signal.aborted) return { reason: "resigned", term };
       return undefined;
     };
     try {
@@ -514,7 +533,7 @@ export class PrimaryElector {
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
     if (key !== this.#observedPrimary) {
       this.#observedPrimary = key;
-      void this.#listeners.emit("primaryChanged", { primary: view.primary });
+      void this.#listeners.emit("primaryChanged", { primary: view.primary, epoch: view.epoch });
     }
   }
 

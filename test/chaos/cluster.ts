@@ -41,7 +41,7 @@ export class Cluster {
           endpoint: cluster.services[index % serviceCount]!.url,
           logPath,
           outDir: workDir,
-          launch: options.plant === "escaped-worker" ? "escaped" : index % 2 === 1 ? "shell" : "direct",
+          launch: options.plant === "escaped-worker" ? "escaped" : options.plant === "reused-epoch" ? "respawning" : index % 2 === 1 ? "shell" : "direct",
           onUnexpectedExit: (what, exit, tail) => cluster.#crashed(what, exit, tail),
         });
         cluster.participants.push(participant);

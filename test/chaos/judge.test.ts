@@ -56,6 +56,16 @@ describe("the chaos judge", () => {
     expect(verdict.writers.map((w) => [w.participant, w.epoch])).toEqual([["p0", 1], ["p1", 2]]);
   });
 
+  it("flags two successive workers under one epoch, however far apart: one epoch, one worker", () => {
+    // p0's command was stopped, and started again in the same term (no overlap, no epoch backwards).
+    const text = fileOf(worker("p0", 100, 1, 0, 900), worker("p0", 130, 1, 1500, 3000), worker("p1", 200, 2, 3500, 6000));
+    const verdict = run(text, [], 6000);
+    expect(kinds(verdict)).toEqual(["epoch-reused"]);
+    expect(verdict.violations[0]!.message).toBe("epoch 1 names 2 worker processes, one after the other: p0's pid 100, p0's pid 130");
+    // The same history with a new epoch for the second worker passes.
+    expect(run(fileOf(worker("p0", 100, 1, 0, 900), worker("p0", 130, 2, 1500, 3000), worker("p1", 200, 3, 3500, 6000)), [], 6000).violations).toEqual([]);
+  });
+
   it("flags two workers writing at the same nanosecond, and passes one a nanosecond later", () => {
     const p0 = worker("p0", 100, 1, 0, 1000);
     const touching = { epoch: 2, pid: 200, atNs: at(1000), participant: "p1" };

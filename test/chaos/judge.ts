@@ -50,6 +50,7 @@ export type ViolationKind =
   | "no-worker"
   | "epoch-backwards"
   | "overlap"
+  | "epoch-reused"
   | "failover-missing"
   | "failover-late"
   | "recovery-late"
@@ -110,6 +111,8 @@ export const FRESH_MS = 250;
  * (a) epochs never go backwards: no line of a lower epoch after a line of a higher one (file order);
  * (b) no two workers in one span: the [first, last] spans of different (pid, epoch) writers
  *     never overlap, not even by a nanosecond;
+ * (f) one epoch, one worker: no two worker processes ever write under the same epoch, not
+ *     even one after the other (a fencing target could not refuse the first one's late write);
  * (e) no worker or watchdog outlives its `run`; no `run`, service or store exits unasked,
  *     and every `run` stops when asked.
  *
@@ -136,6 +139,7 @@ export function judge(input: JudgeInput): Verdict {
   checkEpochOrder(log.lines, report);
   const writers = collectWriters(log.lines);
   const handoffGaps = checkOverlaps(writers, report);
+  checkOneWorkerPerEpoch(writers, report);
   for (const leftover of input.leftovers) {
     report({ kind: "orphan", message: `${leftover.what} (pid ${leftover.pid}) was still running after every run had exited` });
   }
@@ -225,6 +229,19 @@ function checkOverlaps(writers: readonly Writer[], report: (v: Violation) => voi
     if (latest === undefined || writer.lastNs > latest.lastNs) latest = writer;
   }
   return gaps;
+}
+
+/** (f): every epoch is written by one worker process only. One violation per epoch, naming its workers in order. */
+function checkOneWorkerPerEpoch(writers: readonly Writer[], report: (v: Violation) => void): void {
+  const byEpoch = new Map<number, Writer[]>();
+  for (const writer of writers) byEpoch.set(writer.epoch, [...(byEpoch.get(writer.epoch) ?? []), writer]);
+  for (const [epoch, sharing] of byEpoch) {
+    if (sharing.length < 2) continue;
+    report({
+      kind: "epoch-reused",
+      message: `epoch ${epoch} names ${sharing.length} worker processes, one after the other: ${sharing.map((w) => `${w.participant}'s pid ${w.pid}`).join(", ")}`,
+    });
+  }
 }
 
 function describe(writer: Writer): string {

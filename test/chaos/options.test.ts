@@ -30,7 +30,7 @@ describe("npm run chaos options", () => {
     [["--faults", "store-kill"], /--faults: store-kill needs --store process/],
     [["--plant", "two-services", "--faults", "serve-kill"], /--faults: serve-kill needs one service \(not --plant two-services\)/],
     [["--plant", "two-services", "--store", "process"], /--plant two-services gives each service an embedded store of its own; leave out --store process/],
-    [["--plant", "typo"], /--plant must be escaped-worker or two-services/],
+    [["--plant", "typo"], /--plant must be escaped-worker, two-services or reused-epoch/],
     [["--cycle", "3"], /Unknown option '--cycle'/],
   ])("refuses %j", (args, message) => {
     expect(() => parseChaosOptions(args)).toThrow(message);

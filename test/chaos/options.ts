@@ -15,12 +15,15 @@ export interface ChaosOptions {
   readonly store: "embedded" | "process";
   readonly faults: readonly FaultKind[];
   /** A planted bug that must make the judge fail (see docs/chaos.md). */
-  readonly plant: "escaped-worker" | "two-services" | undefined;
+  readonly plant: (typeof PLANTS)[number] | undefined;
   /** Where the log and every process's output go; a fresh temporary directory if not given. */
   readonly workDir: string | undefined;
   readonly keep: boolean;
   readonly reportJson: string | undefined;
 }
+
+/** Planted bugs (docs/chaos.md, "The judge can fail"). */
+export const PLANTS = ["escaped-worker", "two-services", "reused-epoch"] as const;
 
 export class ChaosUsageError extends Error {
   override readonly name = "ChaosUsageError";
@@ -40,8 +43,9 @@ export const USAGE = `Usage: npm run chaos -- [options]
                         ${ALL_FAULTS.join(", ")}
   --slack-ms MS         room for process start-up on a loaded machine in the failover and
                         liveness bounds (default 1000); never in the safety checks
-  --plant escaped-worker|two-services
-                        plant a split brain the judge must catch (exits 1 when it does)
+  --plant escaped-worker|two-services|reused-epoch
+                        plant a bug the judge must catch (exits 1 when it does): a split
+                        brain, or two workers one after the other under one epoch
   --work-dir DIR        keep the log and every process's output here (default: a temporary
                         directory, removed after a clean run)
   --keep                keep the temporary directory after a clean run
@@ -90,8 +94,8 @@ export function parseChaosOptions(args: readonly string[]): ChaosOptions {
   const store = values.store ?? "embedded";
   if (store !== "embedded" && store !== "process") throw new ChaosUsageError(`--store must be embedded or process (got "${store}").`);
   const plant = values.plant;
-  if (plant !== undefined && plant !== "escaped-worker" && plant !== "two-services") {
-    throw new ChaosUsageError(`--plant must be escaped-worker or two-services (got "${plant}").`);
+  if (plant !== undefined && !(PLANTS as readonly string[]).includes(plant)) {
+    throw new ChaosUsageError(`--plant must be escaped-worker, two-services or reused-epoch (got "${plant}").`);
   }
   if (plant === "two-services" && store === "process") {
     throw new ChaosUsageError("--plant two-services gives each service an embedded store of its own; leave out --store process.");
@@ -108,7 +112,7 @@ export function parseChaosOptions(args: readonly string[]): ChaosOptions {
     slackMs: integer("--slack-ms", values["slack-ms"], 1000, 0, 600_000),
     store,
     faults: faultList(values.faults, allowed, store),
-    plant,
+    plant: plant as ChaosOptions["plant"],
     workDir: values["work-dir"],
     keep: values.keep ?? false,
     reportJson: values["report-json"],

@@ -14,12 +14,18 @@ export interface ParticipantOptions {
    * How the worker is started: `direct` (`run … -- node worker.js`, the worker leads its
    * group), `shell` (`sh -c "node worker.js …; true"`: the shell leads the group and the
    * worker is a member), or `escaped` — a planted bug: `sh -c "setsid node worker.js …;
-   * true"`, a worker that leaves its group and so escapes `run`'s signals and its watchdog.
+   * true"`, a worker that leaves its group and so escapes `run`'s signals and its watchdog —
+   * or `respawning` — a planted bug: `sh -c "node worker.js … 3 <ms>; node worker.js …"`,
+   * a first worker that ends after a while and a second one that writes on under the same
+   * HA_EPOCH, as a supervisor restarting its command within one term would.
    */
-  readonly launch: "direct" | "shell" | "escaped";
+  readonly launch: "direct" | "shell" | "escaped" | "respawning";
   /** `run` exited when the harness had not ended it. */
   readonly onUnexpectedExit: (what: string, exit: { code: number | null; signal: NodeJS.Signals | null }, tail: string) => void;
 }
+
+/** With `respawning`, how long the first worker of each command writes before the second takes over. */
+const RESPAWN_AFTER_MS = 600;
 
 /** One participant: a real `ha-module run <utype> -- <worker>` process, started again after it is killed. */
 export class Participant {
@@ -52,10 +58,13 @@ export class Participant {
     this.#commandPgid = undefined;
     this.#competing = deferred();
     const worker = [process.execPath, WORKER_PATH, logPath, name];
+    const shell = worker.map(shellQuote).join(" ");
     const command =
       launch === "direct"
         ? worker
-        : ["sh", "-c", `${launch === "escaped" ? "setsid " : ""}${worker.map(shellQuote).join(" ")}; true`];
+        : launch === "respawning"
+          ? ["sh", "-c", `${shell} 3 ${RESPAWN_AFTER_MS}; ${shell}`]
+          : ["sh", "-c", `${launch === "escaped" ? "setsid " : ""}${shell}; true`];
     // run leads a process group of its own, so that "the participant's group" can be signalled apart from the harness.
     this.#run = startLogged(`${name} run #${this.#incarnation}`, process.execPath, [CLI_PATH, "run", utype, "--endpoint", endpoint, "--", ...command], {
       env: cleanEnv({}),

@@ -29,4 +29,13 @@ describe("npm run chaos with a planted bug", () => {
     // The summary counts each kind; the order depends on which kinds the run produced.
     expect(output).toMatch(/VIOLATIONS: \d+ \([^)]*\boverlap \d+/);
   }, 90_000);
+
+  it("a second worker process under the epoch of the first (a command started again in its term) breaks one epoch, one worker", async () => {
+    const { code, output, report } = await runChaosCli(["--plant", "reused-epoch", "--participants", "2", "--faults", "run-term", "--cycles", "1", "--seed", "1"], 60_000);
+    expect(code, output).toBe(1);
+    expect(report!.verdict.violationCounts["epoch-reused"], output).toBeGreaterThanOrEqual(1);
+    // The workers take turns: no overlap, only the reuse of the epoch is wrong.
+    expect(report!.verdict.violationCounts["overlap"], output).toBeUndefined();
+    expect(output).toMatch(/\[epoch-reused\] epoch \d+ names \d worker processes, one after the other: p\d's pid \d+, p\d's pid \d+/);
+  }, 90_000);
 });

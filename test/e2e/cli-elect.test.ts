@@ -44,7 +44,9 @@ describe("ha-module elect: three real processes", () => {
     expect(event).toMatchObject({ event: "elected", utype: UTYPE, epoch: expect.any(Number), uuid: expect.any(String) });
     expect(typeof event["at"] === "string" && !Number.isNaN(Date.parse(event["at"]))).toBe(true);
     for (const other of electors.filter((e) => e !== who)) {
-      await other.waitFor((e) => e.event === "primaryChanged" && (e["primary"] as { uuid?: string } | null)?.uuid === event["uuid"]);
+      const seen = await other.waitFor((e) => e.event === "primaryChanged" && (e["primary"] as { uuid?: string } | null)?.uuid === event["uuid"]);
+      // The role's epoch, as `primary --watch` prints it.
+      expect(seen["epoch"]).toBe(event["epoch"]);
     }
     expect(electors.flatMap((e) => e.events).filter((e) => e.event === "elected")).toHaveLength(1);
   });

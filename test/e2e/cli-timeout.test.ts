@@ -1,5 +1,5 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CliProcess, runCli } from "../helpers/sdk-cli-process.js";
@@ -41,6 +41,25 @@ describe("ha-module elect and run: --timeout, and a command checked before compe
     expect(stdout).not.toMatch(/"event":"elected"/);
     expect(tookMs).toBeGreaterThanOrEqual(1000);
     console.log(`elect --timeout 1s: exited 4 after ${Math.round(tookMs)} ms (process start included)`);
+  });
+
+  it("a usage error found once the service has answered (a grace too long) exits 2 at once: --timeout does not keep it waiting", async () => {
+    const { code, stderr } = await runCli(["run", "e2e-free-grace", "--timeout", "20s", "--grace-ms", "999999", "--", "true"], env());
+    expect(code, stderr).toBe(2);
+    expect(stderr).toMatch(/--grace-ms/);
+    expect(stderr).toMatch(/Usage: ha-module run /);
+    // Had it waited out the 20 s, it would also say it was not elected.
+    expect(stderr).not.toMatch(/not elected/);
+  });
+
+  it("without --address, elect registers the host's name, as the SDK example does", async () => {
+    const candidate = new CliProcess("no-address", ["elect", "e2e-no-address"], env());
+    try {
+      const seen = await candidate.waitFor((e) => e.event === "primaryChanged" && e["primary"] !== null);
+      expect(seen["primary"]).toMatchObject({ address: hostname() });
+    } finally {
+      await candidate.kill();
+    }
   });
 
   it("--timeout 0 tries once: a held role exits 4 at the first answer, naming the holder", async () => {

@@ -8,17 +8,28 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
+export interface ProxyOptions {
+  /** Asked before each request: a status to answer at once instead of passing it on (a key rotation, a deploy that answers 404 for a while). */
+  readonly refuse?: () => 401 | 404 | undefined;
+}
+
 /**
  * A pass-through HTTP proxy on 127.0.0.1 in front of a running service, for CLI-driven
  * end-to-end tests: the CLI's requests (the SDK's, in another process) go through it, and
  * every answer is recorded for the OpenAPI check (openapi-responses.ts) as it is passed on.
  */
-export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+export async function startRecordingProxy(target: string, options: ProxyOptions = {}): Promise<RecordingProxy> {
   const origin = new URL(target).origin;
   const server = createServer((request, response) => {
     void (async () => {
       try {
         const body = await readAll(request);
+        const refusal = options.refuse?.();
+        if (refusal !== undefined) {
+          const message = refusal === 401 ? "Send the API key in the x-functions-key header." : "No route answers this URL.";
+          response.writeHead(refusal, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: refusal === 401 ? "Unauthorized" : "NotFound", message } }));
+          return;
+        }
         const headers = Object.fromEntries(
           Object.entries(request.headers).filter((entry): entry is [string, string] => typeof entry[1] === "string" && !["host", "connection", "content-length"].includes(entry[0])),
         );

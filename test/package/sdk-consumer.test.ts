@@ -169,9 +169,15 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
         if (performance.now() > deadline) throw new Error(`the README worker was not elected within 20 s:\n${output}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
+      // A person watching can tell which copy is primary.
+      while (!/^elected: primary for scheduler at epoch 1$/m.test(output)) {
+        if (performance.now() > deadline) throw new Error(`the README worker did not say it was elected:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       worker.kill("SIGINT");
       const [code] = (await exited) as [number | null];
       expect(code, output).toBe(0);
+      expect(output).toMatch(/^demoted \(stopped\): no longer primary$/m);
       // Released at once, not left to expire (T = 2 s): a standby could take over now.
       expect(await scheduler()).toMatchObject({ primary: null, epoch: 1 });
       expect(output).not.toMatch(/ha: /);

@@ -65,8 +65,8 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     expect(elector.isPrimary()).toBe(true);
     expect(elector.epoch).toBe(1);
     expect(events.map((e) => [e.event, e.payload])).toEqual([
-      ["primaryChanged", { primary: null }],
-      ["primaryChanged", { primary: expect.objectContaining({ uuid: "uuid-1", epoch: 1, address: "10.0.0.4:5800" }) }],
+      ["primaryChanged", { primary: null, epoch: 0 }],
+      ["primaryChanged", { primary: expect.objectContaining({ uuid: "uuid-1", epoch: 1, address: "10.0.0.4:5800" }), epoch: 1 }],
       ["elected", { uuid: "uuid-1", epoch: 1, signal: expect.any(AbortSignal) }],
     ]);
 
@@ -733,6 +733,28 @@ describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
     await clock.advance(1);
     const put = transport.take("heartbeat");
     expect(put.request?.uuid).toBe("uuid-2");
+  });
+
+  it("resign(): demoted {resigned} with the term's signal aborted, released with its token, and a new uuid competes for a new epoch", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
+    expect(elector.resign()).toBe(false); // not started, nothing held
+    let signal: AbortSignal | undefined;
+    elector.on("elected", (payload) => void (signal ??= payload.signal));
+    await becomePrimary(4);
+    expect(elector.resign()).toBe(true);
+    expect(elector.resign()).toBe(false); // once per term
+    await clock.advance(0);
+    expect(elector.isPrimary()).toBe(false);
+    expect(signal?.aborted).toBe(true);
+    expect(events.filter((e) => e.event === "demoted").map((e) => e.payload)).toEqual([{ reason: "resigned", uuid: "uuid-1", epoch: 4 }]);
+    const release = transport.take("release");
+    expect([release.uuid, release.options.lease]).toEqual(["uuid-1", "token-4"]);
+    await answer(release, { outcome: "released", view: leaseView(UTYPE, null) });
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const put = transport.take("heartbeat");
+    expect(put.request?.uuid).toBe("uuid-2");
+    await answer(put, accepted("uuid-2", 5));
+    expect(elector.epoch).toBe(5);
   });
 
   describe("a follower whose acquire went unanswered (it may hold a term it never heard of)", () => {

@@ -54,7 +54,8 @@ describe("ChildSupervisor: one command as a process group (fake clock, fake proc
     supervisor.stop(t0 + 800, "test");
     expect(signalsAt()).toEqual([["SIGTERM", 0]]);
     expect(groups.last.stdinClosedAt).toBe(t0);
-    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 800);
+    // The watchdog gives this process one more grace to SIGKILL itself, never past the lease deadline.
+    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 800 + GRACE);
     await clock.advance(0);
     expect(exits).toEqual([{ pid: 101, code: null, signal: "SIGTERM", exitCode: 128 + 15, requested: true, at: t0 }]);
     expect(events.at(-1)).toMatchObject({ event: "exited", fields: { pid: 101, code: null, signal: "SIGTERM" } });
@@ -102,15 +103,22 @@ describe("ChildSupervisor: one command as a process group (fake clock, fake proc
     expect(exits).toMatchObject([{ signal: "SIGKILL" }]);
   });
 
+  it("the watchdog's kill time while stopping never passes the lease deadline", () => {
+    const { groups, supervisor, t0, start } = setup({ onTerm: "ignore" });
+    start(t0 + 2000);
+    supervisor.stop(t0 + 1000, "test");
+    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 2000);
+  });
+
   it("a later stop() can bring the SIGKILL forward, never push it back", async () => {
     const { clock, groups, supervisor, t0, start, signalsAt } = setup({ onTerm: "ignore" });
     start();
     supervisor.stop(t0 + 1000, "first");
     supervisor.stop(t0 + 3000, "later");
-    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 1000);
+    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 1000 + GRACE);
     await clock.advance(400);
     supervisor.stop(t0 + 600, "sooner");
-    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 600);
+    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 600 + GRACE);
     await clock.advance(200);
     expect(signalsAt()).toEqual([["SIGTERM", 0], ["SIGKILL", 600]]);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCommandLine, type CommandSpec } from "../../shared/cli/command-spec.js";
+import { closest, parseCommandLine, type CommandSpec } from "../../shared/cli/command-spec.js";
 import { parseDuration } from "../../shared/cli/client-flags.js";
 import { UsageError } from "../../shared/cli/usage.js";
 
@@ -22,6 +22,31 @@ describe("parseCommandLine", () => {
 
   it("takes a negative number as an option's value, so that the option's own check explains it", () => {
     expect(parseCommandLine(spec, ["x", "--check-port", "-1"])).toMatchObject({ values: { "check-port": "-1" } });
+  });
+
+  it("an unknown option is named whole, with the option it is a typo of, or where an option for the command goes", () => {
+    const message = (args: string[]): string => {
+      try {
+        parseCommandLine(spec, args);
+      } catch (error) {
+        expect(error).toBeInstanceOf(UsageError);
+        return (error as Error).message;
+      }
+      throw new Error("no usage error");
+    };
+    expect(message(["x", "--chek-port", "5"])).toBe("Unknown option '--chek-port'. Did you mean --check-port?");
+    expect(message(["x", "--check", "5"])).toBe("Unknown option '--check'. Did you mean --check-port?");
+    expect(message(["x", "--frobnicate"])).toBe("Unknown option '--frobnicate'. An option for the command goes after --: ha-module run <utype> -- <command> --frobnicate");
+  });
+
+  it("closest(): a typo within a third of the name's letters, or the one name a prefix begins", () => {
+    const names = ["--address", "--endpoint", "--key", "--timeout", "--help"];
+    expect(closest("--adress", names)).toBe("--address");
+    expect(closest("--endpiont", names)).toBe("--endpoint");
+    expect(closest("--kye", names)).toBe("--key");
+    expect(closest("--time", names)).toBe("--timeout");
+    expect(closest("--verbose", names)).toBeUndefined();
+    expect(closest("--x", names)).toBeUndefined();
   });
 
   it("--help or -h before -- asks for help, whatever else is wrong", () => {

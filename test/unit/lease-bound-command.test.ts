@@ -22,6 +22,7 @@ function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }) {
   const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => `uuid-${++counter}` });
   const groups = new FakeProcessGroups(clock);
   groups.behaviour = behaviour;
+  const notes: string[] = [];
   const commandLease = new LeaseBoundCommand({
     lease: elector,
     command: (onExit) =>
@@ -30,9 +31,10 @@ function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }) {
     graceMs: GRACE,
     intervalMs: () => I,
     environment: (uuid, epoch) => ({ HA_UTYPE: UTYPE, HA_UUID: uuid, HA_EPOCH: String(epoch) }),
+    note: (text) => void notes.push(text),
   });
   elector.on("elected", () => commandLease.update());
-  elector.on("demoted", ({ reason }) => (reason === "stopped" ? commandLease.shutDown() : commandLease.update()));
+  elector.on("demoted", ({ reason }) => commandLease.demoted(reason));
 
   const accepted = (uuid: string, epoch: number): HeartbeatResult => ({
     outcome: "accepted",
@@ -58,7 +60,7 @@ function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }) {
     await settle();
   };
   const signals = (since: number) => groups.signals.map((s) => [s.signal, s.at - since]);
-  return { clock, transport, elector, groups, lease: commandLease, becomePrimary, renew, signals };
+  return { clock, transport, elector, groups, lease: commandLease, becomePrimary, renew, signals, notes };
 }
 
 describe("LeaseBoundCommand: the command runs only while the lease has more than the grace left", () => {
@@ -95,24 +97,81 @@ describe("LeaseBoundCommand: the command runs only while the lease has more than
     ]);
   });
 
-  it("renewals that recover after the early stop start the command again, same term", async () => {
-    const { clock, transport, groups, elector, becomePrimary, renew } = setup({ onTerm: "exit" });
+  it("renewals that recover after the early stop never start a second command under that epoch: the term is given up, and the next command runs under a new one", async () => {
+    const { clock, transport, groups, elector, becomePrimary, renew, notes, signals } = setup({ onTerm: "ignore" });
+    const demotions: string[] = [];
+    elector.on("demoted", ({ reason, epoch }) => void demotions.push(`${reason}@${epoch}`));
     const t0 = await becomePrimary(2);
     // The renewal sent at t0 + I is answered only at t0 + 2600: by then the time left
     // (deadline t0 + 4000) had fallen to the grace at t0 + 2500 and the command was stopped.
     await clock.advance(I);
     const late = transport.take("heartbeat");
     await clock.advance(2600 - I);
-    expect(groups.signals.map((s) => [s.signal, s.at - t0])).toEqual([["SIGTERM", T - I - GRACE]]);
+    expect(signals(t0)).toEqual([["SIGTERM", T - I - GRACE]]);
     expect(elector.isPrimary()).toBe(true);
-    late.respond({ outcome: "accepted", view: leaseView(UTYPE, primaryView({ uuid: late.request!.uuid, epoch: 2 })), lease: "token-2" });
-    // The next renewal, overdue, goes out at once and is answered promptly: T − I left again.
+    late.respond({ outcome: "accepted", view: leaseView(UTYPE, primaryView({ uuid: late.request!.uuid, epoch: 2 })), lease: "token-2b" });
     await clock.advance(0);
-    await renew(2);
+    // Renewed: the lease of epoch 2 holds again, and the renewals go on while the command,
+    // which ignores SIGTERM, is stopped as planned (SIGKILL at the deadline it was given).
+    await renew(2); // the overdue one, sent at once on the late answer: deadline t0 + 6600
     await clock.advance(I);
+    await renew(2);
+    expect(elector.isPrimary()).toBe(true);
+    await clock.advance(400);
+    await clock.advance(100);
+    expect(signals(t0)).toEqual([
+      ["SIGTERM", T - I - GRACE],
+      ["SIGKILL", T - I],
+    ]);
+    // The group is gone and epoch 2 is still held, but a command already ran under it: the
+    // term is released with its token instead of starting a second command with HA_EPOCH=2.
+    expect(groups.spawned).toHaveLength(1);
+    expect(elector.isPrimary()).toBe(false);
+    expect(demotions).toEqual(["resigned@2"]);
+    const release = transport.take("release");
+    expect([release.uuid, release.options.lease]).toEqual(["uuid-1", "token-2"]);
+    release.respond({ outcome: "released", view: leaseView(UTYPE, null) });
+    expect(notes.join("\n")).toMatch(/command of epoch 2 was stopped, and its term still holds: giving the term up/);
+    // A new incarnation competes and wins a new term: only that starts the command again.
+    await clock.advance(0);
+    transport.take("getPrimary").respond(leaseView(UTYPE, null));
+    await settle();
+    const acquire = transport.take("heartbeat");
+    expect(acquire.request!.uuid).toBe("uuid-2");
+    acquire.respond({ outcome: "accepted", view: leaseView(UTYPE, primaryView({ uuid: "uuid-2", epoch: 3 })), lease: "token-3" });
+    await settle();
     expect(groups.spawned).toHaveLength(2);
-    expect(groups.last.env["HA_EPOCH"]).toBe("2");
-    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 2600 + T - I);
+    expect(groups.last.env).toMatchObject({ HA_UUID: "uuid-2", HA_EPOCH: "3" });
+    await clock.advance(I);
+    await renew(3);
+    expect(groups.spawned).toHaveLength(2);
+  });
+
+  it("a command that ends at the early SIGTERM gives the term up at once, before the lease is settled", async () => {
+    const { clock, transport, groups, elector, becomePrimary } = setup({ onTerm: "exit" });
+    const demotions: string[] = [];
+    elector.on("demoted", ({ reason, epoch }) => void demotions.push(`${reason}@${epoch}`));
+    const t0 = await becomePrimary(2);
+    await clock.advance(I);
+    transport.take("heartbeat"); // never answered
+    await clock.advance(T - I - GRACE - I);
+    await clock.advance(0);
+    expect(groups.spawned).toHaveLength(1);
+    expect(clock.now() - t0).toBe(T - I - GRACE);
+    expect(demotions).toEqual(["resigned@2"]);
+    const release = transport.take("release");
+    expect([release.uuid, release.options.lease]).toEqual(["uuid-1", "token-2"]);
+  });
+
+  it("a command its watchdog killed is not followed by another under the same epoch either", async () => {
+    const { clock, groups, elector, becomePrimary } = setup({ onTerm: "exit" });
+    await becomePrimary(5);
+    // The watchdog fired (run was starved past an older kill time): the group is gone, the term still held.
+    groups.last.leaderExits(null, "SIGKILL");
+    groups.last.lifeline!.firedAndExited();
+    await clock.advance(1000);
+    expect(groups.spawned).toHaveLength(1);
+    expect(elector.isPrimary()).toBe(false);
   });
 
   it("rejected (another uuid holds the lease): SIGKILL at once, and competing goes on", async () => {
@@ -127,6 +186,48 @@ describe("LeaseBoundCommand: the command runs only while the lease has more than
     expect(signals(at)).toEqual([["SIGKILL", 0]]);
     await clock.advance(0);
     expect(groups.spawned).toHaveLength(1);
+  });
+
+  it("revoked (an operator's release): SIGTERM now and SIGKILL after the grace, inside the lease the last renewal bought", async () => {
+    const { clock, transport, elector, becomePrimary, renew, signals, groups } = setup({ onTerm: "ignore" });
+    const t0 = await becomePrimary(3);
+    await clock.advance(I);
+    await renew(3); // deadline t0 + I + T − I = t0 + T
+    await clock.advance(I);
+    const put = transport.take("heartbeat");
+    const at = clock.now();
+    put.respond({ outcome: "revoked", view: leaseView(UTYPE, primaryView({ uuid: put.request!.uuid, epoch: 3, revoked: true })) });
+    await settle();
+    expect(elector.isPrimary()).toBe(false);
+    expect(signals(at)).toEqual([["SIGTERM", 0]]);
+    await clock.advance(GRACE - 1);
+    expect(signals(at)).toEqual([["SIGTERM", 0]]);
+    await clock.advance(1);
+    expect(signals(at)).toEqual([
+      ["SIGTERM", 0],
+      ["SIGKILL", GRACE],
+    ]);
+    expect(at + GRACE).toBeLessThanOrEqual(t0 + T);
+    // The watchdog stays behind run's own SIGKILL, and never after the lease deadline.
+    expect(groups.last.lifeline!.lastKillAt).toBe(t0 + T);
+  });
+
+  it("revoked with less than the grace left: SIGKILL at the deadline of the last accepted renewal", async () => {
+    const { clock, transport, becomePrimary, signals } = setup({ onTerm: "ignore" });
+    const t0 = await becomePrimary(3);
+    // Renewals go unanswered until the one in flight at t0 + 3000, 1000 ms before the
+    // deadline (t0 + 4000), is answered revoked.
+    await clock.advance(3000);
+    const late = transport.all.filter((call) => call.method === "heartbeat" && !call.settled).at(-1)!;
+    late.respond({ outcome: "revoked", view: leaseView(UTYPE, primaryView({ uuid: late.request!.uuid, epoch: 3, revoked: true })) });
+    await settle();
+    const demoted = clock.now() - t0;
+    expect(demoted).toBe(3000);
+    await clock.advance(T);
+    expect(signals(t0)).toEqual([
+      ["SIGTERM", T - I - GRACE],
+      ["SIGKILL", T - I],
+    ]);
   });
 
   it("run stops: SIGTERM, SIGKILL after the grace, and the lease is released only once the group is gone", async () => {
