@@ -39,13 +39,17 @@ export interface AzureAppParts {
  *  1. every function of the route table and every timer is registered first. Reading the
  *     settings cannot throw here (a bad one is kept as the error to answer with), so the
  *     Functions host always indexes as many functions as functions/routes.ts declares;
- *  2. telemetry is set up; when it cannot start (a host without log hooks, a bad connection
- *     string) the functions run without it and the failure is logged once;
+ *  2. telemetry is set up; a set-up that throws (a host without log hooks, a connection
+ *     string the exporter refuses) is a bad setting of APPLICATIONINSIGHTS_CONNECTION_STRING,
+ *     never a throw out of the entry point (which would leave the host an app of no functions);
  *  3. the store's clients and the runtime are made.
  *
- * A bad or missing setting is logged once, here, and every request, health included, is
- * then answered 503 Misconfigured with the message that names the setting and what to
- * change (dispatch.ts); the timers skip their runs. A fixed setting restarts the app.
+ * A bad or missing setting, or telemetry that cannot start, is logged once, here, and every
+ * request, health included, is then answered 503 Misconfigured with the message that names
+ * the setting and what to change (dispatch.ts); the timers skip their runs. A deployment that
+ * asked for telemetry and silently ran without it would be blind exactly when an operator
+ * needs to see, so it fails loudly and at once; unsetting the connection string is the way to
+ * run without telemetry. A fixed setting restarts the app.
  *
  * Resolves when start-up is over (the entry point awaits it, so the worker reports the app
  * loaded only then); the runtime it gives, or the error, is what each request waits for.
@@ -71,16 +75,17 @@ export async function startAzureApp(parts: AzureAppParts): Promise<void> {
   registerTimers(parts.app, parts.timers, runtime, schedule);
 
   let meter: Meter | undefined;
+  let telemetryError: ConfigError | undefined;
   try {
     meter = await parts.setUpTelemetry(parts.env);
   } catch (error) {
-    logError(
-      `ha-module: telemetry could not start, so the functions run without it: ${messageOf(error)} ` +
-        "Check APPLICATIONINSIGHTS_CONNECTION_STRING and the Functions host version (4.34 or later), or unset APPLICATIONINSIGHTS_CONNECTION_STRING to run without telemetry.",
+    telemetryError = new ConfigError(
+      TELEMETRY_SETTING,
+      `telemetry could not start: ${messageOf(error)} Run on Functions host 4.34 or later, fix ${TELEMETRY_SETTING}, or unset it to run without telemetry.`,
     );
   }
 
-  const made = settings instanceof ConfigError ? settings : await makeRuntime(settings, meter, parts.createStore);
+  const made = settings instanceof ConfigError ? settings : (telemetryError ?? (await makeRuntime(settings, meter, parts.createStore)));
   if (made instanceof ConfigError) {
     logError(`ha-module: every request is answered 503 Misconfigured until ${made.setting} is fixed: ${made.message}`);
     serve = () => Promise.reject(made);
@@ -116,6 +121,9 @@ async function makeRuntime(config: ServerConfig, meter: Meter | undefined, creat
     return ready;
   };
 }
+
+/** The setting that turns telemetry on (Bicep always sets it). */
+const TELEMETRY_SETTING = "APPLICATIONINSIGHTS_CONNECTION_STRING";
 
 /** The setting a store client's own refusal comes from. */
 function storeSetting(store: StoreConfig): string {

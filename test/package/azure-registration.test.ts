@@ -7,8 +7,8 @@
  * library's invocation model, as the worker invokes them.
  *
  * No setting and no telemetry failure may leave the app with fewer functions than the route
- * table declares: a bad setting makes every request answer 503 Misconfigured naming it, and
- * telemetry that cannot start leaves the functions running without it; each is logged once.
+ * table declares: a bad setting, or telemetry that cannot start, makes every request answer
+ * 503 Misconfigured naming the setting; each is logged once.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -136,13 +136,19 @@ describe("the packaged app registers with the Functions worker", () => {
     expect(loaded.stderr).not.toMatch(/ha-module:/);
   }, 90_000);
 
-  it("keeps every function when telemetry cannot start (a host without log hooks): they run without telemetry, and the failure is logged once", async () => {
-    const loaded = await load({ ...BICEP_SETTINGS, FUNCTIONS_CORE_STAND_IN_HOST: "old" }, [get("openApi", "openapi.json")]);
+  it("keeps every function when telemetry cannot start (a host without log hooks): each request, health included, answers 503 Misconfigured naming APPLICATIONINSIGHTS_CONNECTION_STRING, logged once", async () => {
+    const loaded = await load({ ...BICEP_SETTINGS, FUNCTIONS_CORE_STAND_IN_HOST: "old" }, [get("health", "health"), get("getPrimary", "primary/scheduler", { utype: "scheduler" })]);
     expect(loaded.loaded).toBe("ok");
     expect(registered(loaded)).toEqual(declared(BICEP_SETTINGS["HA_SWEEP_SCHEDULE"]!));
-    expect(loaded.answers[0]?.status).toBe(200);
-    expect(linesWith(loaded.stderr, "telemetry could not start")).toBe(1);
-    expect(loaded.stderr).toMatch(/Log hooks require Azure Functions Host v4\.34 or higher/);
+    for (const answer of loaded.answers) {
+      expect(answer.status).toBe(503);
+      const body = JSON.parse(answer.body) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("Misconfigured");
+      expect(body.error.message).toContain("APPLICATIONINSIGHTS_CONNECTION_STRING");
+      expect(body.error.message).toMatch(/Log hooks require Azure Functions Host v4\.34 or higher/);
+    }
+    expect(linesWith(loaded.stderr, "503 Misconfigured")).toBe(1);
+    expect(loaded.stderr).toContain("APPLICATIONINSIGHTS_CONNECTION_STRING");
   }, 90_000);
 
   // Each way a setting can be missing or wrong, and the setting the answer must name.
