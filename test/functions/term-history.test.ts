@@ -170,7 +170,10 @@ describe("term history when its write fails after the entry write", () => {
     const takeover = await service.heartbeat({ utype: "scheduler", uuid: "b" });
     expect(takeover.outcome).toBe("accepted");
     expect(takeover.view.primary).toMatchObject({ uuid: "b", epoch: 2 });
-    expect(warnings).toEqual([expect.stringMatching(/history of scheduler misses term 1 \(a, taken-over\).*down/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/history of scheduler could not record its creation.*down/),
+      expect.stringMatching(/history of scheduler misses term 1 \(a, taken-over\).*down/),
+    ]);
 
     historyDown = false;
     const bStarted = clock.now();
