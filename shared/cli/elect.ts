@@ -43,7 +43,8 @@ export async function electCommand({ values, positionals }: CommandLine, env: No
   const say = (text: string): void => note(`ha-module elect: ${text}`);
   const unfixable = untilUnfixable(elector, client.endpoint, say);
   const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock);
-  const signalled = untilSignal();
+  // A second signal does not end the process before the release: elector.stop() is bounded.
+  const signalled = untilSignal((signal) => say(`${signal} again: releasing the lease, then exiting.`));
   elector.start();
   const exitCode = await Promise.race([
     signalled.then(() => EXIT.ok),

@@ -67,7 +67,7 @@ export const runSpec: CommandSpec = {
  * 3. The command exits on its own: the rest of its group is stopped, the lease released,
  *    and `run` exits with the command's code.
  * 4. SIGTERM or SIGINT: the command's group is stopped first, then the lease is released;
- *    exit 0. A closed stdout (EPIPE) does the same and exits 1, a failed call that retrying
+ *    exit 0. A second one SIGKILLs the group at once, and the lease is still released. A closed stdout (EPIPE) does the same and exits 1, a failed call that retrying
  *    cannot fix (401, 404) exits 1 with a hint, and --timeout giving up exits 4.
  * 5. If `run` dies, the watchdog SIGKILLs the group; if `run` freezes, at the deadline.
  */
@@ -94,7 +94,10 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   }
   guardOutput();
 
-  const signalled = untilSignal();
+  // A second Ctrl-C (or SIGTERM) shortens the command's grace to nothing, but `run` still
+  // releases the lease before it exits: it never dies holding it.
+  let hurry = (signal: NodeJS.Signals): void => say(`${signal} again: stopping already; the lease is released before run exits.`);
+  const signalled = untilSignal((signal) => hurry(signal));
   const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock);
   const notElected = givenUp.then((outcome) => {
     say(describeNotElected(utype, outcome));
@@ -135,6 +138,10 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
     intervalMs: () => elector.timing?.intervalMs ?? timing.intervalMs,
     environment: (uuid, epoch) => ({ ...env, HA_UTYPE: utype, HA_UUID: uuid, HA_EPOCH: String(epoch), HA_CHECK_URL: checkServer.localUrl }),
   });
+  hurry = (signal) => {
+    say(`${signal} again: the command gets SIGKILL now; the lease is released before run exits.`);
+    commandLease.hurry(`${signal} again`);
+  };
   printElectorEvents(elector);
   const unfixable = untilUnfixable(elector, client.endpoint, say);
   elector.on("elected", () => commandLease.update());
