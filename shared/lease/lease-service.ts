@@ -188,6 +188,7 @@ export class LeaseService {
         case "create":
         case "renew":
         case "take-over": {
+          if (entry === undefined) await this.#recordCreated(input.utype, input.uuid, haTime, budget);
           const outcome = await this.#write(action, entry, budget);
           if (!outcome.ok) {
             const winner = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
@@ -206,7 +207,6 @@ export class LeaseService {
           if (action.kind === "take-over" && entry !== undefined && entry.uuid !== "") {
             await this.#recordEnded(entry, entry.revoked ? "revoked" : "taken-over", haTime, budget);
           }
-          if (entry === undefined) await this.#recordCreated(input.utype, input.uuid, haTime, budget);
           return [this.#accepted(action.next, outcome.etag, haTime), acceptedAs(action.kind, entry)];
         }
         default:
@@ -246,6 +246,7 @@ export class LeaseService {
         case "release":
         case "revoke":
         case "retire": {
+          if (entry === undefined) await this.#recordCreated(utype, uuid, haTime, budget);
           const outcome = await this.#write(action, entry, budget);
           if (!outcome.ok) {
             entry = await this.#readEntry(utype, budget);
@@ -253,7 +254,6 @@ export class LeaseService {
             return { outcome: "conflict", view: this.#view(utype, entry) };
           }
           if (action.kind === "release" && entry !== undefined) await this.#recordEnded(entry, "released", haTime, budget);
-          if (entry === undefined) await this.#recordCreated(utype, uuid, haTime, budget);
           return this.#released(utype, uuid, action.next, haTime);
         }
         default:
@@ -284,11 +284,16 @@ export class LeaseService {
     const terms = await this.deps.store.readTerms(utype, budget.forStoreCall("read"));
     if (terms.length === 0) return undefined;
     const fence = missingEntryFence(utype, terms, this.deps.clock.now());
+    // The fence's term is recorded first, as it will end (revoked, never renewed, so it ends
+    // T from now): the history then knows its epoch while it stands, and a deletion of the
+    // fence or of the term after it still finds an epoch floor at or above theirs.
+    const { timeoutMs } = this.deps.timing;
+    await this.deps.store.recordTerm(endedTerm(fence, "revoked", fence.renewedAt + timeoutMs, timeoutMs), budget.forStoreCall("write"));
     const created = await this.deps.store.create(fence, budget.forStoreCall("write"));
     if (created.ok) {
       this.#warn(
-        `The lease entry of ${utype} was missing although its history records terms up to epoch ${fence.epoch - 1}: it was deleted behind the service. ` +
-          `Nobody may take the role before ${new Date(fence.renewedAt + this.deps.timing.timeoutMs).toISOString()} (T from now), and the next term's epoch is above ${fence.epoch}.`,
+        `The lease entry of ${utype} was missing although its history records terms: it was deleted behind the service. ` +
+          `Nobody may take the role before ${new Date(fence.renewedAt + this.deps.timing.timeoutMs).toISOString()} (T from now), and the next term's epoch is ${fence.epoch + 1}.`,
       );
       return { ...fence, etag: created.etag };
     }
@@ -348,17 +353,15 @@ export class LeaseService {
   }
 
   /**
-   * Marks a role's history when its entry is first created (see roleCreated), so that a
-   * later deletion of the entry is known for one. Best effort, as #recordEnded: the entry
-   * is written and the caller's answer must not depend on this row.
+   * Marks a role's history before its entry is first created (see roleCreated), so that a
+   * later deletion of the entry is known for one. Not best effort: an entry created without
+   * it could be deleted undetected in its first term, so a failure is the request's 503 and
+   * nothing is created. Written before the create, it can make a second first heartbeat a
+   * store round trip behind take the role for deleted (fenced for T): liveness, once per
+   * role, never safety.
    */
   async #recordCreated(utype: string, uuid: string, haTime: number, budget: RequestBudget): Promise<void> {
-    try {
-      await this.deps.store.recordTerm(roleCreated(utype, uuid, haTime), budget.forStoreCall("write"));
-    } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) throw error;
-      this.#warn(`The history of ${utype} could not record its creation; a deletion of its entry would not be detected: ${error.message}`);
-    }
+    await this.deps.store.recordTerm(roleCreated(utype, uuid, haTime), budget.forStoreCall("write"));
   }
 
   /**

@@ -56,8 +56,8 @@ describe("handlers over a counting store: the cost of each call", () => {
       revoked: false,
     });
     // A role's first acquisition also reads its history (none: a role never held, not a
-    // deleted entry) and marks the role's creation in it: creates are rare.
-    expect(store.calls).toEqual(["read", "readTerms", "create", "recordTerm"]);
+    // deleted entry) and marks the role's creation in it before creating: creates are rare.
+    expect(store.calls).toEqual(["read", "readTerms", "recordTerm", "create"]);
   });
 
   it("a renewal that presents its lease token costs exactly one store operation, with no read", async () => {

@@ -4,7 +4,10 @@ import { LeaseService } from "../../shared/lease/lease-service.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import type { LeaseState } from "../../shared/lease/lease.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
-import { UNKNOWN_HOLDER } from "../../shared/lease/missing-entry.js";
+import { UNKNOWN_HOLDER, UNRECORDED_TERMS_MARGIN } from "../../shared/lease/missing-entry.js";
+
+/** The fence of a deleted entry whose history records terms up to `highest`. */
+const FENCE = (highest: number): { uuid: string; epoch: number } => ({ uuid: `${UNKNOWN_HOLDER}:${highest + UNRECORDED_TERMS_MARGIN}`, epoch: highest + UNRECORDED_TERMS_MARGIN });
 import { CountingStore } from "../helpers/counting-store.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
@@ -89,8 +92,8 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         const deletedAt = clock.now();
         const standby = await service.heartbeat({ utype, uuid: "d" });
         expect(standby.outcome).toBe("held");
-        expect(standby.view.primary).toMatchObject({ uuid: UNKNOWN_HOLDER, epoch: 3, revoked: true, expiresInMs: T });
-        expect(warnings).toEqual([expect.stringMatching(/lease entry of deleted-row was missing .* up to epoch 2: it was deleted behind the service/)]);
+        expect(standby.view.primary).toMatchObject({ ...FENCE(2), revoked: true, expiresInMs: T });
+        expect(warnings).toEqual([expect.stringMatching(/lease entry of deleted-row was missing although its history records terms: it was deleted behind the service.*next term's epoch is 11/)]);
         // The deleted term's holder is refused at its next renewal, so it demotes at once.
         const holder = await service.heartbeat({ utype, uuid: "c", lease: leaseOf(c) });
         expect(holder.outcome).toBe("held");
@@ -100,13 +103,14 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         await clock.advance(1);
         const taken = await service.heartbeat({ utype, uuid: "d" });
         expect(taken.outcome).toBe("accepted");
-        expect(taken.view.primary).toMatchObject({ uuid: "d", epoch: 4 });
+        // Above the deleted term's (3), and above any the history may have failed to record.
+        expect(taken.view.primary).toMatchObject({ uuid: "d", epoch: FENCE(2).epoch + 1 });
         expect(clock.now() - deletedAt).toBe(T + 1);
         // The fence's term is in the history as what it was: an unknown holder, revoked.
         const history = await service.history(utype, 16);
         expect(history.terms.map((term) => [term.epoch, term.uuid, term.endedBy])).toEqual([
-          [4, "d", null],
-          [3, UNKNOWN_HOLDER, "revoked"],
+          [FENCE(2).epoch + 1, "d", null],
+          [FENCE(2).epoch, FENCE(2).uuid, "revoked"],
           [2, "b", "taken-over"],
           [1, "a", "released"],
         ]);
@@ -121,12 +125,12 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect(a.view.primary).toMatchObject({ uuid: "a", epoch: 1 });
         await deleteEntry(utype);
         await clock.advance(100);
-        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: { uuid: UNKNOWN_HOLDER, epoch: 1 } } });
+        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: FENCE(0) } });
         expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("held");
         await clock.advance(T + 1);
-        expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: 2 });
-        // The marking row is not a term: the history shows only real ones.
-        expect((await service.history(utype, 16)).terms.map((term) => term.epoch)).toEqual([2, 1]);
+        expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: FENCE(0).epoch + 1 });
+        // The marking row is not a term: the history shows only real ones (the fence's, b's).
+        expect((await service.history(utype, 16)).terms.map((term) => term.epoch)).toEqual([FENCE(0).epoch + 1, FENCE(0).epoch]);
       });
 
       it("a DELETE finding it missing also fences the role instead of opening it at epoch 1", async () => {
@@ -139,7 +143,7 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect((await service.release({ utype, uuid: "x" })).outcome).toBe("held");
         expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("held");
         await clock.advance(T + 1);
-        expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: 2 });
+        expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: FENCE(0).epoch + 1 });
       });
 
       it("leaves the hot path as it was: a renewal is one store call, a takeover a read, a write and its history row", async () => {
@@ -160,20 +164,40 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
     });
 
     describe("writes that race", () => {
-      it("a DELETE without a token racing the same uuid's acquire: the acquire lands first, and the DELETE reads again and revokes it, never 409 Conflict", async () => {
+      it("a DELETE without a token racing the same uuid's acquire (a takeover of a released role): the acquire lands first, and the DELETE reads again and revokes it, never 409 Conflict", async () => {
         const { store: inner } = await target.createStore();
         const clock = new FakeClock(WALL_START);
         const other = serviceOver(inner, clock);
         const utype = "acquire-vs-delete";
-        // The DELETE read no entry; its retire-create is about to be written when the acquire lands.
-        const store = interleaved(inner, "create", (lease) => (lease as LeaseState).uuid === "", () => other.heartbeat({ utype, uuid: "u" }));
+        await other.release({ utype, uuid: "before", lease: leaseOf(await other.heartbeat({ utype, uuid: "before" })) });
+        // The DELETE read the released entry; its retire is about to be written when the acquire lands.
+        const store = interleaved(inner, "replace", (lease) => (lease as LeaseState).uuid === "", () => other.heartbeat({ utype, uuid: "u" }));
         const service = serviceOver(store, clock);
         const released = await service.release({ utype, uuid: "u" });
         expect(released.outcome).toBe("revoked");
-        expect(released.view.primary).toMatchObject({ uuid: "u", revoked: true });
+        expect(released.view.primary).toMatchObject({ uuid: "u", epoch: 2, revoked: true });
         // Nobody is behind u, and u can never renew: its lease runs out on its own.
         expect((await service.heartbeat({ utype, uuid: "u" })).outcome).toBe("revoked");
         expect((await service.getPrimary(utype)).primary).toMatchObject({ uuid: "u", revoked: true });
+      });
+
+      /** After the race: no lease left live and unrevoked under `uuid`, which nobody is behind, and `uuid` can never renew. */
+      const expectNothingLiveFor = async (service: LeaseService, utype: string, uuid: string): Promise<void> => {
+        const { primary } = await service.getPrimary(utype);
+        if (primary !== null) expect(primary.revoked).toBe(true);
+        expect(["revoked", "held"]).toContain((await service.heartbeat({ utype, uuid })).outcome);
+      };
+
+      it("on a role never held, a DELETE without a token racing the same uuid's acquire (the two creates) leaves no live lease under that uuid", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "create-vs-delete";
+        // The DELETE read no entry and marked the role's creation; its retire-create is about to be written.
+        const store = interleaved(inner, "create", (lease) => (lease as LeaseState).uuid === "", () => other.heartbeat({ utype, uuid: "u" }));
+        const released = await serviceOver(store, clock).release({ utype, uuid: "u" });
+        expect(released.outcome).not.toBe("conflict");
+        await expectNothingLiveFor(other, utype, "u");
       });
 
       it("an acquire racing its own uuid's DELETE: the retire lands first and the acquire is refused as ended", async () => {
@@ -184,7 +208,7 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         const store = interleaved(inner, "create", (lease) => (lease as LeaseState).uuid === "u", () => other.release({ utype, uuid: "u" }));
         const acquired = await serviceOver(store, clock).heartbeat({ utype, uuid: "u" });
         expect(acquired.outcome).toBe("revoked");
-        expect((await other.getPrimary(utype)).primary).toBeNull();
+        await expectNothingLiveFor(other, utype, "u");
       });
 
       it("a holder's renewal racing another uuid's DELETE (a retire, which changes the entry's ETag but not its term) is accepted, never 409 Conflict", async () => {
