@@ -53,6 +53,9 @@ const defaultDebug = debuglog("ha-module");
  */
 const MAX_DECISIONS = 4;
 
+/** What #readEntry answers while another request may be creating the role's first entry. */
+const CREATING = Symbol("creating");
+
 /** The same term, as far as a decision goes: holder, epoch and revocation unchanged. */
 function sameTerm(a: LeaseState, b: LeaseState): boolean {
   return a.uuid === b.uuid && a.epoch === b.epoch && a.revoked === b.revoked;
@@ -176,7 +179,10 @@ export class LeaseService {
     if (fast !== undefined) return [fast, "renewed"];
 
     // 1. read the entry; 2. decide on ha_time taken after the read; 3. one conditional write.
-    let entry = await this.#readEntry(input.utype, budget);
+    const read = await this.#readEntry(input.utype, budget, false);
+    // Another request is creating the role's first entry: this one waits its turn.
+    if (read === CREATING) return [{ outcome: "conflict", view: this.#view(input.utype, undefined) }, "conflict"];
+    let entry = read;
     for (let decisions = 1; ; decisions += 1) {
       const haTime = this.deps.clock.now();
       const action = decide(entry, { op: "heartbeat", utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
@@ -236,7 +242,7 @@ export class LeaseService {
     const budget = this.#budget(arrival);
     const { utype, uuid } = input;
     const claims = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, { utype, uuid });
-    let entry = await this.#readEntry(utype, budget);
+    let entry = await this.#readEntry(utype, budget, true);
     for (let decisions = 1; ; decisions += 1) {
       const haTime = this.deps.clock.now();
       const action = decide(entry, { op: "release", utype, uuid, provenEpoch: claims?.epoch }, haTime, this.deps.timing.timeoutMs);
@@ -249,7 +255,7 @@ export class LeaseService {
           if (entry === undefined) await this.#recordCreated(utype, uuid, haTime, budget);
           const outcome = await this.#write(action, entry, budget);
           if (!outcome.ok) {
-            entry = await this.#readEntry(utype, budget);
+            entry = await this.#readEntry(utype, budget, true);
             if (decisions < MAX_DECISIONS) continue;
             return { outcome: "conflict", view: this.#view(utype, entry) };
           }
@@ -278,12 +284,21 @@ export class LeaseService {
    * decided on like any entry. Undefined only for a role never held (no history either).
    * Creates are rare, so the extra read of the history costs nothing on the hot path.
    */
-  async #readEntry(utype: string, budget: RequestBudget): Promise<LeaseRecord | undefined> {
+  async #readEntry(utype: string, budget: RequestBudget, fenceWhileCreating: true): Promise<LeaseRecord | undefined>;
+  async #readEntry(utype: string, budget: RequestBudget, fenceWhileCreating: false): Promise<LeaseRecord | undefined | typeof CREATING>;
+  async #readEntry(utype: string, budget: RequestBudget, fenceWhileCreating: boolean): Promise<LeaseRecord | undefined | typeof CREATING> {
     const entry = await this.deps.store.read(utype, budget.forStoreCall("read"));
     if (entry !== undefined) return entry;
     const terms = await this.deps.store.readTerms(utype, budget.forStoreCall("read"));
     if (terms.length === 0) return undefined;
-    const fence = missingEntryFence(utype, terms, this.deps.clock.now());
+    const haTime = this.deps.clock.now();
+    // Only the mark of the role's creation, younger than a request's budget: its creator's
+    // entry may still be on its way (a request is never written after its budget). A
+    // heartbeat then creates nothing and is answered Conflict (it asks again at its next
+    // poll); a DELETE fences the role, since that creator may be the uuid it must stop.
+    const creating = terms.every((term) => term.epoch === 0) && terms.some((mark) => haTime - mark.startedAt <= this.deps.storeTimeoutMs);
+    if (creating && !fenceWhileCreating) return CREATING;
+    const fence = missingEntryFence(utype, terms, haTime);
     // The fence's term is recorded first, as it will end (revoked, never renewed, so it ends
     // T from now): the history then knows its epoch while it stands, and a deletion of the
     // fence or of the term after it still finds an epoch floor at or above theirs.

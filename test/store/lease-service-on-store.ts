@@ -125,6 +125,10 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect(a.view.primary).toMatchObject({ uuid: "a", epoch: 1 });
         await deleteEntry(utype);
         await clock.advance(100);
+        // Within a request's budget of the mark, the entry may still be on its way: refused, nothing written.
+        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "conflict", view: { primary: null } });
+        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("conflict");
+        await clock.advance(10_000);
         expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: FENCE(0) } });
         expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("held");
         await clock.advance(T + 1);
@@ -226,6 +230,34 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect(renewed.view.primary).toMatchObject({ uuid: "holder", epoch: 1, expiresInMs: T });
         // Its new token is good for the fast path.
         expect((await other.heartbeat({ utype, uuid: "holder", lease: leaseOf(renewed) })).outcome).toBe("accepted");
+      });
+
+      it("two first heartbeats a store call apart: the later one finds only the first one's mark of the role's creation and is answered Conflict, writing nothing; the first is elected", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "first-two";
+        let second: HeartbeatResult | undefined;
+        // The first has marked the role's creation; its create is about to be written when the second arrives.
+        const store = interleaved(inner, "create", () => true, async () => (second = await other.heartbeat({ utype, uuid: "second" })));
+        const first = await serviceOver(store, clock).heartbeat({ utype, uuid: "first" });
+        expect(second).toMatchObject({ outcome: "conflict", view: { primary: null } });
+        expect(first.view.primary).toMatchObject({ uuid: "first", epoch: 1, revoked: false });
+      });
+
+      it("a mark of the role's creation older than a request's budget with no entry is a deleted (or never written) first entry: fenced", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const utype = "mark-only";
+        // The creator marked the role, and its create never reached the store.
+        const lost = interleaved(inner, "create", () => true, async () => {
+          throw new Error("lost on its way");
+        });
+        await expect(serviceOver(lost, clock).heartbeat({ utype, uuid: "creator" })).rejects.toThrow("lost on its way");
+        const service = serviceOver(inner, clock);
+        expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("conflict");
+        await clock.advance(10_001);
+        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: { ...FENCE(0), revoked: true } } });
       });
 
       it("a takeover that loses to a change of term is still refused: deciding again never overrules another holder", async () => {
