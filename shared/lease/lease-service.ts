@@ -306,9 +306,12 @@ export class LeaseService {
     await this.deps.store.recordTerm(endedTerm(fence, "revoked", fence.renewedAt + timeoutMs, timeoutMs), budget.forStoreCall("write"));
     const created = await this.deps.store.create(fence, budget.forStoreCall("write"));
     if (created.ok) {
+      const why = creating
+        ? "a DELETE found its first entry still being created (the creator may be the uuid it stops)"
+        : "its entry was missing although its history records terms: it was deleted behind the service";
       this.#warn(
-        `The lease entry of ${utype} was missing although its history records terms: it was deleted behind the service. ` +
-          `Nobody may take the role before ${new Date(fence.renewedAt + this.deps.timing.timeoutMs).toISOString()} (T from now), and the next term's epoch is ${fence.epoch + 1}.`,
+        `The role ${utype} is fenced: ${why}. ` +
+          `Nobody may take the role before ${new Date(fence.renewedAt + timeoutMs).toISOString()} (T from now), and the next term's epoch is ${fence.epoch + 1}.`,
       );
       return { ...fence, etag: created.etag };
     }
@@ -371,9 +374,8 @@ export class LeaseService {
    * Marks a role's history before its entry is first created (see roleCreated), so that a
    * later deletion of the entry is known for one. Not best effort: an entry created without
    * it could be deleted undetected in its first term, so a failure is the request's 503 and
-   * nothing is created. Written before the create, it can make a second first heartbeat a
-   * store round trip behind take the role for deleted (fenced for T): liveness, once per
-   * role, never safety.
+   * nothing is created. Written before the create: a second first heartbeat that finds the
+   * mark but no entry yet is answered Conflict (see #readEntry).
    */
   async #recordCreated(utype: string, uuid: string, haTime: number, budget: RequestBudget): Promise<void> {
     await this.deps.store.recordTerm(roleCreated(utype, uuid, haTime), budget.forStoreCall("write"));

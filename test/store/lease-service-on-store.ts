@@ -93,7 +93,7 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         const standby = await service.heartbeat({ utype, uuid: "d" });
         expect(standby.outcome).toBe("held");
         expect(standby.view.primary).toMatchObject({ ...FENCE(2), revoked: true, expiresInMs: T });
-        expect(warnings).toEqual([expect.stringMatching(/lease entry of deleted-row was missing although its history records terms: it was deleted behind the service.*next term's epoch is 11/)]);
+        expect(warnings).toEqual([expect.stringMatching(/role deleted-row is fenced: its entry was missing although its history records terms: it was deleted behind the service.*next term's epoch is 11/)]);
         // The deleted term's holder is refused at its next renewal, so it demotes at once.
         const holder = await service.heartbeat({ utype, uuid: "c", lease: leaseOf(c) });
         expect(holder.outcome).toBe("held");
