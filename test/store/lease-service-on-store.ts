@@ -260,6 +260,35 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: { ...FENCE(0), revoked: true } } });
       });
 
+      it("deciding again is bounded: a renewal whose every write loses to another retire is answered 409 Conflict after 4 decisions", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "renew-vs-retire-storm";
+        await other.heartbeat({ utype, uuid: "holder" });
+        await clock.advance(1000);
+        let retires = 0;
+        const storm: LeaseStore = {
+          kind: inner.kind,
+          read: (...args) => inner.read(...args),
+          create: (...args) => inner.create(...args),
+          renew: (...args) => inner.renew(...args),
+          list: (...args) => inner.list(...args),
+          ping: (...args) => inner.ping(...args),
+          recordTerm: (...args) => inner.recordTerm(...args),
+          readTerms: (...args) => inner.readTerms(...args),
+          replace: async (...args) => {
+            retires += 1;
+            await other.release({ utype, uuid: `intruder-${retires}` });
+            return inner.replace(...args);
+          },
+        };
+        const lost = await serviceOver(storm, clock).heartbeat({ utype, uuid: "holder" });
+        expect(lost.outcome).toBe("conflict");
+        expect(lost.view.primary).toMatchObject({ uuid: "holder", epoch: 1 });
+        expect(retires).toBe(4);
+      });
+
       it("a takeover that loses to a change of term is still refused: deciding again never overrules another holder", async () => {
         const { store: inner } = await target.createStore();
         const clock = new FakeClock(WALL_START);
