@@ -8,8 +8,13 @@ import { startServiceProcess, type ServiceProcess } from "../helpers/service-pro
  * they may hold one releases it, with its token, before the process exits (docs/cli.md,
  * "Stopping"). Real processes; the wrong moments are made wide with a slow network.
  */
+/**
+ * T is long so that the slow answers below sit well inside an acquire's budget,
+ * max(I, (T − I)/2) = 2900 ms, and well after the test's signal, on a busy machine too.
+ */
 const I = 200;
-const T = 3000;
+const T = 6000;
+const SLOW_ANSWER_MS = 1500;
 
 /** Ignores SIGTERM, so only a SIGKILL ends it. */
 const STUBBORN = "process.on('SIGTERM', () => console.error('ignoring SIGTERM')); console.error('stubborn ready'); setInterval(() => {}, 1000);";
@@ -49,9 +54,9 @@ describe("ha-module run / elect: a stop signal never leaves a lease behind", () 
   const command = (name: "run" | "elect", utype: string, endpoint: string): string[] =>
     name === "run" ? ["run", utype, "--endpoint", endpoint, "--", process.execPath, "-e", STUBBORN] : ["elect", utype, "--endpoint", endpoint];
 
-  it.each(["run", "elect"] as const)("%s: Ctrl-C while its acquire is in flight (applied, its answer 800 ms away) exits 0 with the lease released, not left live or revoked", async (name) => {
+  it.each(["run", "elect"] as const)("%s: Ctrl-C while its acquire is in flight (applied, its answer 1.5 s away) exits 0 with the lease released, not left live or revoked", async (name) => {
     const utype = `e2e-sigint-acquiring-${name}`;
-    const slow = await proxy({ PUT: { afterMs: 800 } });
+    const slow = await proxy({ PUT: { afterMs: SLOW_ANSWER_MS } });
     const cli = start(name, command(name, utype, slow.url));
     // The service has applied the acquire: the role is this uuid's at epoch 1 until released.
     await slow.served$("PUT");
@@ -69,7 +74,7 @@ describe("ha-module run / elect: a stop signal never leaves a lease behind", () 
     const started = await cli.waitFor((event) => event.event === "started");
     await cli.waitForStderr(/stubborn ready/);
     cli.signal("SIGINT");
-    // The grace is (T − 2·I)/2 = 1300 ms: the command ignores the SIGTERM meanwhile.
+    // The grace is (T − 2·I)/2 = 2800 ms: the command ignores the SIGTERM meanwhile.
     await cli.waitForStderr(/ignoring SIGTERM/);
     cli.signal("SIGINT");
     expect(await cli.exited).toEqual({ code: 0, signal: null });
