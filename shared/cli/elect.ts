@@ -48,7 +48,8 @@ export async function electCommand({ values, positionals }: CommandLine, env: No
   const unfixable = exitOnAuthError ? untilUnfixable(elector, client.endpoint, say) : new Promise<never>(() => undefined);
   if (!exitOnAuthError) new FailureReport(client.endpoint, say, timeoutMs === 0).watch(elector);
   const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock);
-  const signalled = untilSignal();
+  // A second signal does not end the process before the release: elector.stop() is bounded.
+  const signalled = untilSignal((signal) => say(`${signal} again: releasing the lease, then exiting.`));
   elector.start();
   const exitCode = await Promise.race([
     signalled.then(() => EXIT.ok),

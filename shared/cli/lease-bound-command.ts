@@ -172,6 +172,17 @@ export class LeaseBoundCommand {
     await command.whenIdle();
   }
 
+  /**
+   * A second stop signal while `run` is ending: no more starts, and the group gets SIGKILL
+   * now instead of at the end of its grace. shutDown() still resolves once it is gone, and
+   * only then is the lease released.
+   */
+  hurry(why: string): void {
+    this.#accepting = false;
+    this.#plan(undefined);
+    this.#command.stop(this.#o.clock.now(), why);
+  }
+
   #plan(delayMs: number | undefined): void {
     const { clock } = this.#o;
     if (this.#timer !== undefined) clock.clearTimeout(this.#timer);

@@ -69,10 +69,11 @@ export const runSpec: CommandSpec = {
  * 3. The command exits on its own: the rest of its group is stopped, the lease released,
  *    and `run` exits with the command's code.
  * 4. SIGTERM or SIGINT: the command's group is stopped first, then the lease is released;
- *    exit 0. A closed stdout (EPIPE) does the same and exits 1, and --timeout giving up
- *    exits 4. A failed call that retrying cannot fix (401, 404) is reported once with a hint
- *    and retried, backing off (a lease held meanwhile runs out and the command is stopped,
- *    as for any lost lease), until the answer changes; with --exit-on-auth-error it exits 1.
+ *    exit 0. A second one SIGKILLs the group at once, and the lease is still released. A
+ *    closed stdout (EPIPE) does the same and exits 1, and --timeout giving up exits 4. A
+ *    failed call that retrying cannot fix (401, 404) is reported once with a hint and
+ *    retried, backing off (a lease held meanwhile runs out and the command is stopped, as
+ *    for any lost lease), until the answer changes; with --exit-on-auth-error it exits 1.
  * 5. If `run` dies, the watchdog SIGKILLs the group; if `run` freezes, at the deadline.
  */
 export async function runCommand({ values, positionals, trailing }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
@@ -102,7 +103,10 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   // Whatever ends run (a usage error found below included) ends the --timeout timer with it.
   const ended = new AbortController();
   try {
-    const signalled = untilSignal();
+    // A second Ctrl-C (or SIGTERM) shortens the command's grace to nothing, but `run` still
+    // releases the lease before it exits: it never dies holding it.
+    let hurry = (signal: NodeJS.Signals): void => say(`${signal} again: stopping already; the lease is released before run exits.`);
+    const signalled = untilSignal((signal) => hurry(signal));
     const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock, ended.signal);
     const notElected = givenUp.then((outcome) => {
       say(describeNotElected(utype, outcome));
@@ -145,6 +149,10 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
       environment: (uuid, epoch) => ({ ...env, HA_UTYPE: utype, HA_UUID: uuid, HA_EPOCH: String(epoch), HA_CHECK_URL: checkServer.localUrl }),
       note: say,
     });
+    hurry = (signal) => {
+      say(`${signal} again: the command gets SIGKILL now; the lease is released before run exits.`);
+      commandLease.hurry(`${signal} again`);
+    };
     printElectorEvents(elector);
     // Without --exit-on-auth-error a 401 or 404 is reported and retried: it never resolves.
     const unfixable = exitOnAuthError ? untilUnfixable(elector, client.endpoint, say) : new Promise<never>(() => undefined);

@@ -16,6 +16,7 @@ import type { AdmissionGate, AdmissionPriority } from "./admission.js";
 import { StoreUnavailableError } from "./store-unavailable-error.js";
 import { toTermHistory } from "./term-history.js";
 import { endedTerm, type StoredTermEnd } from "./term-record.js";
+import { missingEntryFence, roleCreated } from "./missing-entry.js";
 
 /** A request as the service takes it: the PUT body or DELETE query, with its route's utype. */
 type ForUtype<T> = T & { readonly utype: string };
@@ -44,6 +45,21 @@ export interface LeaseServiceDeps {
 }
 
 const defaultDebug = debuglog("ha-module");
+
+/**
+ * How many times one request decides, when its writes keep losing races that settle
+ * nothing for it: enough for a burst of concurrent writes, and bounded by the request's
+ * store budget in any case.
+ */
+const MAX_DECISIONS = 4;
+
+/** What #readEntry answers while another request may be creating the role's first entry. */
+const CREATING = Symbol("creating");
+
+/** The same term, as far as a decision goes: holder, epoch and revocation unchanged. */
+function sameTerm(a: LeaseState, b: LeaseState): boolean {
+  return a.uuid === b.uuid && a.epoch === b.epoch && a.revoked === b.revoked;
+}
 
 /**
  * A heartbeat's write that succeeded, as the metrics count it: a new term over an expired
@@ -163,31 +179,45 @@ export class LeaseService {
     if (fast !== undefined) return [fast, "renewed"];
 
     // 1. read the entry; 2. decide on ha_time taken after the read; 3. one conditional write.
-    const entry = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
-    const haTime = this.deps.clock.now();
-    const action = decide(entry, { op: "heartbeat", utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
-    switch (action.kind) {
-      case "reject":
-        return action.reason === "held"
-          ? [{ outcome: "held", view: this.#view(input.utype, entry, haTime) }, "rejected"]
-          : [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
-      case "create":
-      case "renew":
-      case "take-over": {
-        const outcome = await this.#write(action, entry, budget);
-        if (!outcome.ok) {
-          // Accepted after a lost race means the caller's own echo won: its term goes on.
-          const after = await this.#afterLostRace(input, action.next.epoch, arrivedHaTime, budget);
-          return [after, after.outcome === "accepted" ? "renewed" : after.outcome === "held" ? "rejected" : after.outcome];
+    const read = await this.#readEntry(input.utype, budget, false);
+    // Another request is creating the role's first entry: this one waits its turn.
+    if (read === CREATING) return [{ outcome: "conflict", view: this.#view(input.utype, undefined) }, "conflict"];
+    let entry = read;
+    for (let decisions = 1; ; decisions += 1) {
+      const haTime = this.deps.clock.now();
+      const action = decide(entry, { op: "heartbeat", utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
+      switch (action.kind) {
+        case "reject":
+          return action.reason === "held"
+            ? [{ outcome: "held", view: this.#view(input.utype, entry, haTime) }, "rejected"]
+            : [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
+        case "create":
+        case "renew":
+        case "take-over": {
+          if (entry === undefined) await this.#recordCreated(input.utype, input.uuid, haTime, budget);
+          const outcome = await this.#write(action, entry, budget);
+          if (!outcome.ok) {
+            const winner = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
+            const after = this.#afterLostRace(input, action.next.epoch, arrivedHaTime, winner);
+            // Accepted after a lost race means the caller's own echo won: its term goes on.
+            if (after !== undefined) return [after, after.outcome === "accepted" ? "renewed" : "revoked"];
+            // The winning write left the term as it was (a retire, an echo of an older
+            // renewal): nobody else changed what this request was decided on, so decide again.
+            if (decisions < MAX_DECISIONS && entry !== undefined && winner !== undefined && sameTerm(entry, winner)) {
+              entry = winner;
+              continue;
+            }
+            return [{ outcome: "conflict", view: this.#view(input.utype, winner) }, "conflict"];
+          }
+          // A takeover ends the previous holder's term (a released entry's term ended already).
+          if (action.kind === "take-over" && entry !== undefined && entry.uuid !== "") {
+            await this.#recordEnded(entry, entry.revoked ? "revoked" : "taken-over", haTime, budget);
+          }
+          return [this.#accepted(action.next, outcome.etag, haTime), acceptedAs(action.kind, entry)];
         }
-        // A takeover ends the previous holder's term (a released entry's term ended already).
-        if (action.kind === "take-over" && entry !== undefined && entry.uuid !== "") {
-          await this.#recordEnded(entry, entry.revoked ? "revoked" : "taken-over", haTime, budget);
-        }
-        return [this.#accepted(action.next, outcome.etag, haTime), acceptedAs(action.kind, entry)];
+        default:
+          throw new Error(`decide() answered ${action.kind} to a heartbeat`);
       }
-      default:
-        throw new Error(`decide() answered ${action.kind} to a heartbeat`);
     }
   }
 
@@ -202,37 +232,92 @@ export class LeaseService {
     }
   }
 
+  /**
+   * A release or revoke decides on the entry it read; when its write loses the race (an
+   * acquire of the same uuid landed meanwhile, a retire, a renewal), it reads the entry
+   * again and decides again, at most MAX_DECISIONS times: answering Conflict would leave
+   * the caller not knowing whether a lease it wanted gone is still there.
+   */
   async #release(input: ForUtype<ReleaseQuery>, arrival: RequestArrival | undefined): Promise<ReleaseResult> {
     const budget = this.#budget(arrival);
     const { utype, uuid } = input;
     const claims = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, { utype, uuid });
-    const entry = await this.deps.store.read(utype, budget.forStoreCall("read"));
-    const haTime = this.deps.clock.now();
-    const action = decide(entry, { op: "release", utype, uuid, provenEpoch: claims?.epoch }, haTime, this.deps.timing.timeoutMs);
-    let after: LeaseState | undefined = entry;
-    switch (action.kind) {
-      case "none":
-        break;
-      case "release":
-      case "revoke":
-      case "retire": {
-        const outcome = await this.#write(action, entry, budget);
-        if (!outcome.ok) {
-          return { outcome: "conflict", view: this.#view(utype, await this.deps.store.read(utype, budget.forStoreCall("read"))) };
+    let entry = await this.#readEntry(utype, budget, true);
+    for (let decisions = 1; ; decisions += 1) {
+      const haTime = this.deps.clock.now();
+      const action = decide(entry, { op: "release", utype, uuid, provenEpoch: claims?.epoch }, haTime, this.deps.timing.timeoutMs);
+      switch (action.kind) {
+        case "none":
+          return this.#released(utype, uuid, entry, haTime);
+        case "release":
+        case "revoke":
+        case "retire": {
+          if (entry === undefined) await this.#recordCreated(utype, uuid, haTime, budget);
+          const outcome = await this.#write(action, entry, budget);
+          if (!outcome.ok) {
+            entry = await this.#readEntry(utype, budget, true);
+            if (decisions < MAX_DECISIONS) continue;
+            return { outcome: "conflict", view: this.#view(utype, entry) };
+          }
+          if (action.kind === "release" && entry !== undefined) await this.#recordEnded(entry, "released", haTime, budget);
+          return this.#released(utype, uuid, action.next, haTime);
         }
-        if (action.kind === "release" && entry !== undefined) await this.#recordEnded(entry, "released", haTime, budget);
-        after = action.next;
-        break;
+        default:
+          throw new Error(`decide() answered ${action.kind} to a release`);
       }
-      default:
-        throw new Error(`decide() answered ${action.kind} to a release`);
     }
+  }
+
+  /** A release's answer, from the entry as it stands after it. */
+  #released(utype: string, uuid: string, after: LeaseState | undefined, haTime: number): ReleaseResult {
     const view = this.#view(utype, after, haTime);
     if (after !== undefined && isLive(after, haTime, this.deps.timing.timeoutMs)) {
       if (after.uuid !== uuid) return { outcome: "held", view };
       if (after.revoked) return { outcome: "revoked", view };
     }
     return { outcome: "released", view };
+  }
+
+  /**
+   * The role's entry, for the slow path. A missing entry of a role with a term history was
+   * deleted behind the service: a fence is written in its place (missingEntryFence), and
+   * decided on like any entry. Undefined only for a role never held (no history either).
+   * Creates are rare, so the extra read of the history costs nothing on the hot path.
+   */
+  async #readEntry(utype: string, budget: RequestBudget, fenceWhileCreating: true): Promise<LeaseRecord | undefined>;
+  async #readEntry(utype: string, budget: RequestBudget, fenceWhileCreating: false): Promise<LeaseRecord | undefined | typeof CREATING>;
+  async #readEntry(utype: string, budget: RequestBudget, fenceWhileCreating: boolean): Promise<LeaseRecord | undefined | typeof CREATING> {
+    const entry = await this.deps.store.read(utype, budget.forStoreCall("read"));
+    if (entry !== undefined) return entry;
+    const terms = await this.deps.store.readTerms(utype, budget.forStoreCall("read"));
+    if (terms.length === 0) return undefined;
+    const haTime = this.deps.clock.now();
+    // Only the mark of the role's creation, younger than a request's budget: its creator's
+    // entry may still be on its way (a request is never written after its budget). A
+    // heartbeat then creates nothing and is answered Conflict (it asks again at its next
+    // poll); a DELETE fences the role, since that creator may be the uuid it must stop.
+    const creating = terms.every((term) => term.epoch === 0) && terms.some((mark) => haTime - mark.startedAt <= this.deps.storeTimeoutMs);
+    if (creating && !fenceWhileCreating) return CREATING;
+    const fence = missingEntryFence(utype, terms, haTime);
+    // The fence's term is recorded first, as it will end (revoked, never renewed, so it ends
+    // T from now): the history then knows its epoch while it stands, and a deletion of the
+    // fence or of the term after it still finds an epoch floor at or above theirs.
+    const { timeoutMs } = this.deps.timing;
+    await this.deps.store.recordTerm(endedTerm(fence, "revoked", fence.renewedAt + timeoutMs, timeoutMs), budget.forStoreCall("write"));
+    const created = await this.deps.store.create(fence, budget.forStoreCall("write"));
+    if (created.ok) {
+      const why = creating
+        ? "a DELETE found its first entry still being created (the creator may be the uuid it stops)"
+        : "its entry was missing although its history records terms: it was deleted behind the service";
+      this.#warn(
+        `The role ${utype} is fenced: ${why}. ` +
+          `Nobody may take the role before ${new Date(fence.renewedAt + timeoutMs).toISOString()} (T from now), and the next term's epoch is ${fence.epoch + 1}.`,
+      );
+      return { ...fence, etag: created.etag };
+    }
+    const winner = await this.deps.store.read(utype, budget.forStoreCall("read"));
+    if (winner === undefined) throw new StoreUnavailableError(`The lease entry of ${utype} was deleted again while the service wrote its fence; try again.`);
+    return winner;
   }
 
   /**
@@ -262,17 +347,18 @@ export class LeaseService {
   }
 
   /**
-   * A lost write is never retried. But a heartbeat that lost only to another heartbeat of
-   * the same uuid (a retry, a duplicate, a late delivery) is answered as accepted with the
-   * winner's state: PUT is idempotent, and a holder must not be demoted by its own echo.
+   * A lost write is never retried blindly. But a heartbeat that lost only to another
+   * heartbeat of the same uuid (a retry, a duplicate, a late delivery) is answered as
+   * accepted with the winner's state: PUT is idempotent, and a holder must not be demoted
+   * by its own echo.
    *
    * Only when that is safe for the caller: it will measure its deadline from its own
    * sentAt, which is sound only if the stored renewedAt is not earlier than the moment this
    * request arrived. `arrivedHaTime` was taken when the service got the request, which is
-   * after it arrived, so the check errs on the strict side. Otherwise: 409 Conflict.
+   * after it arrived, so the check errs on the strict side. Undefined: the race settled
+   * nothing for this caller (the caller decides again, or gets 409 Conflict).
    */
-  async #afterLostRace(input: ForUtype<HeartbeatBody>, epoch: number, arrivedHaTime: number, budget: RequestBudget): Promise<HeartbeatResult> {
-    const winner = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
+  #afterLostRace(input: ForUtype<HeartbeatBody>, epoch: number, arrivedHaTime: number, winner: LeaseRecord | undefined): HeartbeatResult | undefined {
     const haTime = this.deps.clock.now();
     if (winner !== undefined && winner.uuid === input.uuid) {
       if (winner.revoked) return { outcome: "revoked", view: this.#view(input.utype, winner, haTime) };
@@ -281,7 +367,18 @@ export class LeaseService {
       }
     }
     if (winner?.endedUuids.includes(input.uuid)) return { outcome: "revoked", view: this.#view(input.utype, winner, haTime) };
-    return { outcome: "conflict", view: this.#view(input.utype, winner, haTime) };
+    return undefined;
+  }
+
+  /**
+   * Marks a role's history before its entry is first created (see roleCreated), so that a
+   * later deletion of the entry is known for one. Not best effort: an entry created without
+   * it could be deleted undetected in its first term, so a failure is the request's 503 and
+   * nothing is created. Written before the create: a second first heartbeat that finds the
+   * mark but no entry yet is answered Conflict (see #readEntry).
+   */
+  async #recordCreated(utype: string, uuid: string, haTime: number, budget: RequestBudget): Promise<void> {
+    await this.deps.store.recordTerm(roleCreated(utype, uuid, haTime), budget.forStoreCall("write"));
   }
 
   /**

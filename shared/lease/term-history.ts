@@ -9,7 +9,8 @@ import { startOf, type TermRecord } from "./term-record.js";
  * term (live, or derived as `expired` / `revoked` once it ran out untaken), then the ended
  * terms of the ring. Only ring rows of the last N epochs count, and none of the entry's
  * own epoch while the entry still has its holder: a ring slot may hold a row from N
- * epochs ago, and only the entry speaks for its current term.
+ * epochs ago, and only the entry speaks for its current term. The epoch-0 row that marks
+ * the role's creation (roleCreated) is no term and never shown.
  */
 export function toTermHistory(
   utype: string,
@@ -25,7 +26,7 @@ export function toTermHistory(
   if (held) terms.push(currentTerm(entry, haTime, timing));
   const oldest = epoch - TERM_HISTORY_SLOTS;
   const ended = rows
-    .filter((row) => row.utype === utype && row.epoch > oldest && (held ? row.epoch < epoch : row.epoch <= epoch))
+    .filter((row) => row.utype === utype && row.epoch > Math.max(oldest, 0) && (held ? row.epoch < epoch : row.epoch <= epoch))
     .sort((a, b) => b.epoch - a.epoch);
   for (const row of ended) terms.push(viewOf(row));
   return { utype, epoch, terms: terms.slice(0, limit) };

@@ -198,7 +198,9 @@ export class PrimaryElector {
 
   async #stop(): Promise<void> {
     const role = this.#role;
-    // An acquire cut off here may still have been applied: release its uuid to be sure.
+    // An acquire in flight is not cut off (the service would carry it out anyway): the loop
+    // ends only once it is answered, so an accepted one is released below with its token.
+    // Only one that went unanswered leaves its uuid to release without a token.
     const acquiring = role.kind === "acquiring" ? this.#uuid : undefined;
     // A term whose deadline has passed is not stopped but expired: the loop says so when it wakes.
     if (role.kind === "leading" && this.#clock.now() < role.term.deadline) {
@@ -214,8 +216,10 @@ export class PrimaryElector {
     this.#role = { kind: "stopped" };
     const term = last.kind === "releasing" ? last.term : undefined;
     // With the token the release is proven and a standby may take over at once. Without
-    // one (only an acquire was in flight) the service revokes or retires the uuid instead:
-    // either way that acquire cannot leave a lease behind that nobody renews.
+    // one (an acquire was in flight and its answer did not elect us: refused, or lost and
+    // perhaps applied) the service retires the uuid, or revokes the lease that acquire
+    // created, reading again if the two race: that acquire cannot leave a lease behind
+    // that nobody renews, nor one that stays live.
     const uuid = term?.uuid ?? acquiring;
     if (uuid !== undefined) {
       try {
@@ -340,12 +344,17 @@ export class PrimaryElector {
     }
   }
 
-  /** UpdateHeartBeat without a token: acquire a free lease, or take over an expired one. */
+  /**
+   * UpdateHeartBeat without a token: acquire a free lease, or take over an expired one.
+   * stop() does not cut it off: the service may apply it whatever the elector does, so
+   * stop() waits for its answer (bounded by its budget) to release what it got, with the
+   * token. Accepted after stop(): no `elected`, only the release.
+   */
   async #acquire(): Promise<AcquireOutcome> {
     const sentAt = this.#clock.now();
     const uuid = this.#uuid;
     this.#role = { kind: "acquiring" };
-    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), this.#halt.signal, (options) =>
+    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), NEVER_ABORTED, (options) =>
       this.#transport.heartbeat(this.utype, { uuid, address: this.address ?? null }, options),
     );
     this.#role = { kind: "following" };
@@ -570,6 +579,9 @@ export class PrimaryElector {
     if (this.#listeners.count("error") > 0) void this.#listeners.emit("error", error);
   }
 }
+
+/** The signal of a call that only its own budget ends (see #acquire). */
+const NEVER_ABORTED = new AbortController().signal;
 
 /** A transport that is not an HaClient may skip the check HaClient makes of an accepted answer. */
 function acceptedForAnother(utype: string): CorruptedMessageError {

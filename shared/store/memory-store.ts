@@ -77,6 +77,14 @@ export class MemoryLeaseStore implements LeaseStore {
     return [...(this.#terms.get(utype)?.values() ?? [])].map((term) => ({ ...term }));
   }
 
+  /**
+   * Deletes a role's entry behind the service, as an operator or a script deleting its row
+   * would (its term history stays): for tests and the simulation, never the service.
+   */
+  deleteEntry(utype: string): void {
+    this.#entries.delete(utype);
+  }
+
   #write(lease: LeaseState): WriteOutcome {
     this.#version += 1;
     const etag = `W/"${this.#version}"`;

@@ -24,7 +24,8 @@ export function toTermRecord(row: StoredTerm, store: string): TermRecord {
     new StoreUnavailableError(`${store} holds a corrupt term row${typeof row.utype === "string" ? ` for ${JSON.stringify(row.utype)}` : ""}: ${problem}.`);
   const { utype, epoch, uuid, address, startedAt, endedAt, endedBy } = row;
   if (typeof utype !== "string" || !ID_PATTERN.test(utype)) throw corrupt("utype is not a valid id");
-  if (!isWholeNumber(epoch) || epoch < 1) throw corrupt("epoch is not a positive integer");
+  // Epoch 0 is the row that marks the role's creation (see roleCreated).
+  if (!isWholeNumber(epoch)) throw corrupt("epoch is not a non-negative integer");
   if (typeof uuid !== "string" || !ID_PATTERN.test(uuid)) throw corrupt("uuid is not a valid id");
   if (address !== null && typeof address !== "string") throw corrupt("address is neither a string nor null");
   if (!isWholeNumber(startedAt)) throw corrupt("startedAt is not a non-negative integer");

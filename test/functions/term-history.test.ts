@@ -140,7 +140,7 @@ describe("term history when its write fails after the entry write", () => {
   it("the takeover and the release are still answered as done, the gap is reported, and the history stays truthful", async () => {
     const clock = new FakeClock(WALL_START);
     const memory = new MemoryLeaseStore();
-    let historyDown = true;
+    let historyDown = false;
     const flaky: LeaseStore = {
       kind: "memory",
       read: (...args) => memory.read(...args),
@@ -166,6 +166,7 @@ describe("term history when its write fails after the entry write", () => {
       warn: (message) => warnings.push(message),
     });
     await service.heartbeat({ utype: "scheduler", uuid: "a" });
+    historyDown = true;
     await clock.advance(5001);
     const takeover = await service.heartbeat({ utype: "scheduler", uuid: "b" });
     expect(takeover.outcome).toBe("accepted");
@@ -199,5 +200,29 @@ describe("toTermHistory on an entry written before startedAt existed", () => {
       [40, "old", iso(WALL_START)],
       [39, "previous", iso(1)],
     ]);
+  });
+});
+
+describe("the row marking a role's creation", () => {
+  it("is written before the entry, and when it cannot be, nothing is created: 503, so a deletion can never go undetected", async () => {
+    const clock = new FakeClock(WALL_START);
+    const memory = new MemoryLeaseStore();
+    const down: LeaseStore = {
+      kind: "memory",
+      read: (...args) => memory.read(...args),
+      create: (...args) => memory.create(...args),
+      replace: (...args) => memory.replace(...args),
+      renew: (...args) => memory.renew(...args),
+      list: (...args) => memory.list(...args),
+      ping: (...args) => memory.ping(...args),
+      readTerms: (...args) => memory.readTerms(...args),
+      recordTerm: async () => {
+        throw new StoreUnavailableError("Could not record a term in the test store (down).");
+      },
+    };
+    const service = new LeaseService({ store: down, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 2000 });
+    await expect(service.heartbeat({ utype: "scheduler", uuid: "a" })).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(service.release({ utype: "scheduler", uuid: "a" })).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(await memory.read("scheduler")).toBeUndefined();
   });
 });

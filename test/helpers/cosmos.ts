@@ -20,6 +20,7 @@ let containerCounter = 0;
 export async function createFreshCosmosStore(
   cosmos: Pick<EmbeddedCosmos, "endpoint" | "key" | "certificatePem">,
   containerName?: string,
+  { createIfMissing = containerName === undefined }: { createIfMissing?: boolean } = {},
 ): Promise<ConfiguredStore> {
   containerCounter += 1;
   const configured = createConfiguredStore(
@@ -29,7 +30,7 @@ export async function createFreshCosmosStore(
       containerName: containerName ?? `leases-${process.pid}-${containerCounter}`,
       membersContainerName: `members-${process.pid}-${containerCounter}`,
       connection: { mode: "key", endpoint: cosmos.endpoint, key: cosmos.key },
-      createIfMissing: containerName === undefined,
+      createIfMissing,
     },
     { trustedCosmosCertificate: cosmos.certificatePem },
   );

@@ -924,19 +924,46 @@ describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
     expect(transport.take("heartbeat").request).toEqual({ uuid: "uuid-1", lease: "t2" });
   });
 
-  it("stop() while only an acquire is in flight releases without a token: the service retires that uuid", async () => {
-    const { clock, transport, elector } = setup();
-    elector.start();
-    await clock.advance(0);
-    transport.take("getPrimary").respond(leaseView(UTYPE, null));
-    await settle();
-    transport.take("heartbeat");
-    const stopping = elector.stop();
-    await settle();
-    const release = transport.take("release");
-    expect([release.uuid, release.options.lease]).toEqual(["uuid-1", undefined]);
-    release.respond({ outcome: "released", view: leaseView(UTYPE, null) });
-    await stopping;
+  describe("stop() while an acquire is in flight waits for its answer instead of cutting it off", () => {
+    /** start() → GetPrimary "none" → the acquire is sent; then stop(). */
+    const stopWhileAcquiring = async () => {
+      const fixture = setup();
+      const { clock, transport, elector } = fixture;
+      elector.start();
+      await clock.advance(0);
+      transport.take("getPrimary").respond(leaseView(UTYPE, null));
+      await settle();
+      const acquire = transport.take("heartbeat");
+      let stopped = false;
+      const stopping = elector.stop().then(() => (stopped = true));
+      await settle();
+      // Not cut off, and nothing released yet: the acquire may still be applied.
+      expect([acquire.options.abortSignal?.aborted, acquire.settled, stopped]).toEqual([false, false, false]);
+      transport.expectIdle();
+      return { ...fixture, acquire, stopping };
+    };
+
+    it("accepted: released with its token, and never elected", async () => {
+      const { transport, acquire, stopping, names, accepted, elector } = await stopWhileAcquiring();
+      acquire.respond(accepted("uuid-1", 1, "t1"));
+      await settle();
+      const release = transport.take("release");
+      expect([release.uuid, release.options.lease]).toEqual(["uuid-1", "t1"]);
+      release.respond({ outcome: "released", view: leaseView(UTYPE, null) });
+      await stopping;
+      expect(names()).not.toContain("elected");
+      expect(elector.isPrimary()).toBe(false);
+    });
+
+    it("unanswered (it may have landed): released without a token, so the service retires the uuid or revokes what it created", async () => {
+      const { transport, acquire, stopping } = await stopWhileAcquiring();
+      acquire.fail(new Error("socket hang up"));
+      await settle();
+      const release = transport.take("release");
+      expect([release.uuid, release.options.lease]).toEqual(["uuid-1", undefined]);
+      release.respond({ outcome: "released", view: leaseView(UTYPE, null) });
+      await stopping;
+    });
   });
 });
 

@@ -10,6 +10,9 @@ import {
   type FaultyCosmos,
 } from "../helpers/cosmos.js";
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
+import { describeLeaseServiceOnStore } from "./lease-service-on-store.js";
+import { CosmosClient } from "@azure/cosmos";
+import { Agent } from "node:https";
 
 let cosmos: EmbeddedCosmos;
 const opened: ConfiguredStore[] = [];
@@ -26,6 +29,32 @@ describeLeaseStoreConformance("Azure Cosmos DB on @vercel/cosmosdb-server", {
     const configured = await createFreshCosmosStore(cosmos);
     opened.push(configured);
     return configured.store;
+  },
+});
+
+let cosmosForService: EmbeddedCosmos;
+let serviceContainers = 0;
+const serviceClients: CosmosClient[] = [];
+
+describeLeaseServiceOnStore("Azure Cosmos DB on @vercel/cosmosdb-server", {
+  setUp: async () => {
+    cosmosForService = await startTestCosmos();
+  },
+  tearDown: async () => {
+    for (const configured of opened) configured.close();
+    for (const client of serviceClients) client.dispose();
+    await cosmosForService.close();
+  },
+  createStore: async () => {
+    serviceContainers += 1;
+    const containerName = `service-${process.pid}-${serviceContainers}`;
+    const configured = await createFreshCosmosStore(cosmosForService, containerName, { createIfMissing: true });
+    opened.push(configured);
+    // A client of its own, as an operator's script would use, to delete items behind the service.
+    const client = new CosmosClient({ endpoint: cosmosForService.endpoint, key: cosmosForService.key, agent: new Agent({ ca: [cosmosForService.certificatePem] }) });
+    serviceClients.push(client);
+    const container = client.database("ha").container(containerName);
+    return { store: configured.store, deleteEntry: async (utype) => void (await container.item(utype, utype).delete()) };
   },
 });
 

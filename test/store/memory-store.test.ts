@@ -1,8 +1,16 @@
 import { expect, it } from "vitest";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
+import { describeLeaseServiceOnStore } from "./lease-service-on-store.js";
 
 describeLeaseStoreConformance("memory", { createStore: async () => new MemoryLeaseStore() });
+
+describeLeaseServiceOnStore("the memory store", {
+  createStore: async () => {
+    const store = new MemoryLeaseStore();
+    return { store, deleteEntry: async (utype) => store.deleteEntry(utype) };
+  },
+});
 
 it("memory store: copies out, so a caller cannot change what is stored", async () => {
   const store = new MemoryLeaseStore();

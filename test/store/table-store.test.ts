@@ -5,6 +5,8 @@ import { StoreUnavailableError } from "../../shared/lease/store-unavailable-erro
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { createFreshTableStore, startTestAzurite } from "../helpers/azurite.js";
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
+import { describeLeaseServiceOnStore } from "./lease-service-on-store.js";
+import { LEASE_ROW_KEY } from "../../shared/store/table-store.js";
 
 let azurite: EmbeddedAzurite;
 
@@ -14,6 +16,25 @@ describeLeaseStoreConformance("Azure Table on Azurite", {
   },
   tearDown: async () => azurite.close(),
   createStore: () => createFreshTableStore(azurite),
+});
+
+let azuriteForService: EmbeddedAzurite;
+let serviceTables = 0;
+
+describeLeaseServiceOnStore("Azure Table on Azurite", {
+  setUp: async () => {
+    azuriteForService = await startTestAzurite();
+  },
+  tearDown: async () => azuriteForService.close(),
+  createStore: async () => {
+    serviceTables += 1;
+    const tableName = `service${process.pid}x${serviceTables}`;
+    // A client of its own, as an operator's script would use, to delete rows behind the service.
+    const raw = TableClient.fromConnectionString(azuriteForService.connectionString, tableName, { allowInsecureConnection: true });
+    await raw.createTable();
+    const store = await createFreshTableStore(azuriteForService, tableName);
+    return { store, deleteEntry: async (utype) => void (await raw.deleteEntity(utype, LEASE_ROW_KEY)) };
+  },
 });
 
 describe("Table store failures", () => {

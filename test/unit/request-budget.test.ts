@@ -61,7 +61,7 @@ describe("the request's time budget (HA_STORE_TIMEOUT_MS), on injected clocks", 
     const { monotonic, store, service } = setup(BUDGET_MS - 1);
     const accepted = await service.heartbeat({ utype: "s", uuid: "a", address: "h:1", lease: undefined }, { arrivedAt: monotonic.now() });
     expect(accepted.outcome).toBe("accepted");
-    expect(store.calls).toEqual(["read", "create"]);
+    expect(store.calls).toEqual(["read", "readTerms", "recordTerm", "create"]);
   });
 
   it("a request that arrived a budget ago (queued while the process was frozen) touches no store at all", async () => {

@@ -61,7 +61,8 @@ export function replayHint(scenario: Scenario): string {
  * - epochs-increase: every election has a higher epoch than every election before it.
  * - one-primary: at no instant do two electors report isPrimary(). A crashed or paused
  *   elector counts as long as its clock says its lease lasts: stricter, never looser.
- * - store-agrees: an elector that reports isPrimary() is the store's holder, at its epoch.
+ * - store-agrees: an elector that reports isPrimary() is the store's holder, at its epoch
+ *   (or held the term of an entry deleted behind the service: one-primary still judges it).
  * - no-phantom: a lease nobody stands behind is never written. No write makes a uuid the
  *   holder (create, renew, take over) once that uuid's term ended in the store (taken
  *   over, released, retired) and no running elector uses it, nor later than
@@ -120,7 +121,10 @@ export class Checker {
     for (const participant of primaries) {
       const entry = this.store.current(this.utype);
       const { uuid, epoch } = participant.elector;
-      if (entry?.uuid !== uuid || entry.epoch !== epoch) {
+      // A holder whose entry was deleted behind the service believes on until its deadline
+      // (its next renewal is refused): one-primary judges that, not this.
+      const deleted = this.store.deletedTerms.some((term) => term.uuid === uuid && term.epoch === epoch);
+      if (!deleted && (entry?.uuid !== uuid || entry.epoch !== epoch)) {
         this.fail("store-agrees", `${participant.name} reports isPrimary() as ${uuid}@${epoch}, but the store holds ${show(entry)}`);
       }
     }

@@ -23,6 +23,8 @@ export interface StoreWrite {
 export class RecordingStore implements LeaseStore {
   readonly kind = "memory";
   readonly writes: StoreWrite[] = [];
+  /** The terms whose entry was deleted behind the service: their holders may believe on until their deadline. */
+  readonly deletedTerms: { readonly uuid: string; readonly epoch: number }[] = [];
   readonly #inner = new MemoryLeaseStore();
   readonly #current = new Map<string, LeaseRecord>();
 
@@ -31,6 +33,14 @@ export class RecordingStore implements LeaseStore {
   /** The entry as it is now: the checker's truth. */
   current(utype: string): LeaseRecord | undefined {
     return this.#current.get(utype);
+  }
+
+  /** Deletes the entry as an operator would, behind the service; the history stays. */
+  deleteEntry(utype: string): void {
+    const entry = this.#current.get(utype);
+    if (entry !== undefined) this.deletedTerms.push({ uuid: entry.uuid, epoch: entry.epoch });
+    this.#inner.deleteEntry(utype);
+    this.#current.delete(utype);
   }
 
   read(utype: string, _options?: StoreCallOptions): Promise<LeaseRecord | undefined> {

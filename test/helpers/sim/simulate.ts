@@ -145,6 +145,14 @@ async function run(scenario: Scenario): Promise<Outcome> {
   }
   for (const { who, at, restartAfterMs } of scenario.crashes) world.schedule(at, () => slots.leave(who, "crashed", restartAfterMs));
   for (const { who, at, restartAfterMs } of scenario.stops) world.schedule(at, () => slots.leave(who, "stopped", restartAfterMs));
+  for (const { at } of scenario.deletions) {
+    world.schedule(at, () => {
+      // An operator (a script, a restore) deletes the entry behind the service.
+      if (healed || store.current(UTYPE) === undefined) return;
+      stats.count("entryDeletions");
+      store.deleteEntry(UTYPE);
+    });
+  }
   for (const { at } of scenario.revokes) {
     world.schedule(at, () => {
       // An operator reads who holds the lease and DELETEs it without the token: a revoke.

@@ -26,6 +26,7 @@ export const STAT_NAMES = [
   "crashes",
   "stops",
   "revokes",
+  "entryDeletions",
   /** Not a fault: an ended uuid's second term, counted when `ended-stays-ended` is not judged. */
   "endedUuidsRestarted",
 ] as const;

@@ -1,0 +1,46 @@
+import type { LeaseState } from "./lease.js";
+import type { TermRecord } from "./term-record.js";
+
+/**
+ * The holder a fence names (see missingEntryFence), followed by `:<epoch>`: nobody, as far
+ * as the service knows. A valid id, so that views and histories show it as any holder, and
+ * one of its own per fence, so that no fence's uuid is one whose term already ended.
+ */
+export const UNKNOWN_HOLDER = "ha-module:entry-missing";
+
+/**
+ * How far above the history's highest epoch a fence's lies. A term's row is written after
+ * the entry write that ended it, best effort: one that failed (logged as a warning) leaves
+ * a gap, so the deleted term's epoch may lie above the highest recorded one. With this
+ * margin it lies at most at the fence's unless 8 terms in a row ended without their row. Half
+ * the ring (TERM_HISTORY_SLOTS): the history still shows the last 7 recorded terms beside
+ * the new ones, since it shows only the last N epochs.
+ */
+export const UNRECORDED_TERMS_MARGIN = 8;
+
+/**
+ * What the service writes in place of a lease entry that is missing although the role has
+ * a term history: the entry was deleted behind the service (an operator, a script, a
+ * restore). Its holder, if it had one, may still be working and renewing, and the history
+ * cannot say until when: it records ended terms, never the live one's last renewal. So the
+ * role is treated as held by an unknown holder that was just revoked: nobody may take it
+ * over before T has passed from now, the first moment the missing entry was observed (no
+ * renewal of the deleted term can be accepted after its entry is gone), and the holder's
+ * epoch is taken as the history's highest + UNRECORDED_TERMS_MARGIN, at or above the deleted
+ * term's, so the next term's is higher still: the fencing token never goes back, nor does it
+ * name two holders.
+ */
+export function missingEntryFence(utype: string, terms: readonly Pick<TermRecord, "epoch">[], haTime: number): LeaseState {
+  const epoch = Math.max(...terms.map((term) => term.epoch)) + UNRECORDED_TERMS_MARGIN;
+  return { utype, uuid: `${UNKNOWN_HOLDER}:${epoch}`, address: null, epoch, renewedAt: haTime, startedAt: haTime, revoked: true, endedUuids: [] };
+}
+
+/**
+ * The row a role's history gets when its entry is first created (epoch 0, at ring slot 0,
+ * never shown by the history): without it, a role whose first term is still live has no
+ * history, and its deleted entry could not be told from a role never held. The creator's
+ * uuid and the creation time are kept for an operator reading the rows.
+ */
+export function roleCreated(utype: string, uuid: string, haTime: number): TermRecord {
+  return { utype, epoch: 0, uuid, address: null, startedAt: haTime, endedAt: haTime, endedBy: "released" };
+}

@@ -1,0 +1,306 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { HeartbeatResult } from "../../shared/contract/outcomes.js";
+import { LeaseService } from "../../shared/lease/lease-service.js";
+import type { LeaseStore } from "../../shared/lease/lease-store.js";
+import type { LeaseState } from "../../shared/lease/lease.js";
+import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
+import { UNKNOWN_HOLDER, UNRECORDED_TERMS_MARGIN } from "../../shared/lease/missing-entry.js";
+
+/** The fence of a deleted entry whose history records terms up to `highest`. */
+const FENCE = (highest: number): { uuid: string; epoch: number } => ({ uuid: `${UNKNOWN_HOLDER}:${highest + UNRECORDED_TERMS_MARGIN}`, epoch: highest + UNRECORDED_TERMS_MARGIN });
+import { CountingStore } from "../helpers/counting-store.js";
+import { FakeClock } from "../helpers/fake-clock.js";
+
+/** A store of the suite, and a way to delete a role's entry behind the service (as an operator would). */
+export interface StoreUnderService {
+  readonly store: LeaseStore;
+  deleteEntry(utype: string): Promise<void>;
+}
+
+export interface ServiceOnStoreTarget {
+  setUp?(): Promise<void>;
+  tearDown?(): Promise<void>;
+  /** Over empty storage; called once per test. */
+  createStore(): Promise<StoreUnderService>;
+}
+
+const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
+const T = TIMING.timeoutMs;
+const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
+const WALL_START = Date.UTC(2026, 10, 20, 10, 0, 0);
+
+/** Every store call of `inner`, with `before` run once ahead of the first call of `method` that `when` picks. */
+function interleaved(inner: LeaseStore, method: "read" | "create" | "replace", when: (first: unknown) => boolean, before: () => Promise<unknown>): LeaseStore {
+  let armed = true;
+  const hooked =
+    <A extends unknown[], R>(name: typeof method, call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      if (armed && name === method && when(args[0])) {
+        armed = false;
+        await before();
+      }
+      return call(...args);
+    };
+  return {
+    kind: inner.kind,
+    read: hooked("read", (utype: string, options?) => inner.read(utype, options)),
+    create: hooked("create", (lease, options?) => inner.create(lease, options)),
+    replace: hooked("replace", (lease, etag: string, options?) => inner.replace(lease, etag, options)),
+    renew: (...args) => inner.renew(...args),
+    list: (...args) => inner.list(...args),
+    ping: (...args) => inner.ping(...args),
+    recordTerm: (...args) => inner.recordTerm(...args),
+    readTerms: (...args) => inner.readTerms(...args),
+  };
+}
+
+function leaseOf(result: HeartbeatResult): string {
+  if (result.outcome !== "accepted") throw new Error(`expected accepted, got ${result.outcome}`);
+  return result.lease;
+}
+
+/**
+ * The lease service over each store (memory, Azurite, the Cosmos emulator): what happens
+ * when its entry is deleted behind it, and when writes race in ways a test can only
+ * arrange by interleaving store calls (docs/protocol.md).
+ */
+export function describeLeaseServiceOnStore(name: string, target: ServiceOnStoreTarget): void {
+  describe(`the lease service on ${name}`, () => {
+    beforeAll(async () => target.setUp?.());
+    afterAll(async () => target.tearDown?.());
+
+    const serviceOver = (store: LeaseStore, clock: FakeClock, warn: (message: string) => void = () => {}): LeaseService =>
+      new LeaseService({ store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, warn });
+
+    describe("an entry deleted behind the service", () => {
+      it("is not granted again at a lower epoch, nor before the deleted term could have run out", async () => {
+        const { store, deleteEntry } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const warnings: string[] = [];
+        const service = serviceOver(store, clock, (message) => warnings.push(message));
+        const utype = "deleted-row";
+        // Epoch 1 released, epoch 2 run out and taken over: c holds epoch 3.
+        const a = await service.heartbeat({ utype, uuid: "a" });
+        await service.release({ utype, uuid: "a", lease: leaseOf(a) });
+        await service.heartbeat({ utype, uuid: "b" });
+        await clock.advance(T + 1);
+        const c = await service.heartbeat({ utype, uuid: "c" });
+        expect(c.view.primary).toMatchObject({ uuid: "c", epoch: 3 });
+        await clock.advance(1000);
+
+        await deleteEntry(utype);
+        const deletedAt = clock.now();
+        const standby = await service.heartbeat({ utype, uuid: "d" });
+        expect(standby.outcome).toBe("held");
+        expect(standby.view.primary).toMatchObject({ ...FENCE(2), revoked: true, expiresInMs: T });
+        expect(warnings).toEqual([expect.stringMatching(/role deleted-row is fenced: its entry was missing although its history records terms: it was deleted behind the service.*next term's epoch is 11/)]);
+        // The deleted term's holder is refused at its next renewal, so it demotes at once.
+        const holder = await service.heartbeat({ utype, uuid: "c", lease: leaseOf(c) });
+        expect(holder.outcome).toBe("held");
+
+        await clock.advance(T);
+        expect((await service.heartbeat({ utype, uuid: "d" })).outcome).toBe("held");
+        await clock.advance(1);
+        const taken = await service.heartbeat({ utype, uuid: "d" });
+        expect(taken.outcome).toBe("accepted");
+        // Above the deleted term's (3), and above any the history may have failed to record.
+        expect(taken.view.primary).toMatchObject({ uuid: "d", epoch: FENCE(2).epoch + 1 });
+        expect(clock.now() - deletedAt).toBe(T + 1);
+        // The fence's term is in the history as what it was: an unknown holder, revoked.
+        const history = await service.history(utype, 16);
+        expect(history.terms.map((term) => [term.epoch, term.uuid, term.endedBy])).toEqual([
+          [FENCE(2).epoch + 1, "d", null],
+          [FENCE(2).epoch, FENCE(2).uuid, "revoked"],
+          [2, "b", "taken-over"],
+          [1, "a", "released"],
+        ]);
+      });
+
+      it("in a role's first term (epoch 1, nothing ended yet) too: the history marks the role's creation", async () => {
+        const { store, deleteEntry } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const utype = "first-term";
+        const a = await service.heartbeat({ utype, uuid: "a" });
+        expect(a.view.primary).toMatchObject({ uuid: "a", epoch: 1 });
+        await deleteEntry(utype);
+        await clock.advance(100);
+        // Within a request's budget of the mark, the entry may still be on its way: refused, nothing written.
+        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "conflict", view: { primary: null } });
+        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("conflict");
+        await clock.advance(10_000);
+        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: FENCE(0) } });
+        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("held");
+        await clock.advance(T + 1);
+        expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: FENCE(0).epoch + 1 });
+        // The marking row is not a term: the history shows only real ones (the fence's, b's).
+        expect((await service.history(utype, 16)).terms.map((term) => term.epoch)).toEqual([FENCE(0).epoch + 1, FENCE(0).epoch]);
+      });
+
+      it("a DELETE finding it missing also fences the role instead of opening it at epoch 1", async () => {
+        const { store, deleteEntry } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const utype = "deleted-then-delete";
+        await service.heartbeat({ utype, uuid: "a" });
+        await deleteEntry(utype);
+        expect((await service.release({ utype, uuid: "x" })).outcome).toBe("held");
+        expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("held");
+        await clock.advance(T + 1);
+        expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: FENCE(0).epoch + 1 });
+      });
+
+      it("leaves the hot path as it was: a renewal is one store call, a takeover a read, a write and its history row", async () => {
+        const { store: inner } = await target.createStore();
+        const store = new CountingStore(inner);
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const a = await service.heartbeat({ utype: "hot", uuid: "a" });
+        store.reset();
+        await clock.advance(1000);
+        expect((await service.heartbeat({ utype: "hot", uuid: "a", lease: leaseOf(a) })).outcome).toBe("accepted");
+        expect(store.calls).toEqual(["renew"]);
+        await clock.advance(T + 1);
+        store.reset();
+        expect((await service.heartbeat({ utype: "hot", uuid: "b" })).outcome).toBe("accepted");
+        expect(store.calls).toEqual(["read", "replace", "recordTerm"]);
+      });
+    });
+
+    describe("writes that race", () => {
+      it("a DELETE without a token racing the same uuid's acquire (a takeover of a released role): the acquire lands first, and the DELETE reads again and revokes it, never 409 Conflict", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "acquire-vs-delete";
+        await other.release({ utype, uuid: "before", lease: leaseOf(await other.heartbeat({ utype, uuid: "before" })) });
+        // The DELETE read the released entry; its retire is about to be written when the acquire lands.
+        const store = interleaved(inner, "replace", (lease) => (lease as LeaseState).uuid === "", () => other.heartbeat({ utype, uuid: "u" }));
+        const service = serviceOver(store, clock);
+        const released = await service.release({ utype, uuid: "u" });
+        expect(released.outcome).toBe("revoked");
+        expect(released.view.primary).toMatchObject({ uuid: "u", epoch: 2, revoked: true });
+        // Nobody is behind u, and u can never renew: its lease runs out on its own.
+        expect((await service.heartbeat({ utype, uuid: "u" })).outcome).toBe("revoked");
+        expect((await service.getPrimary(utype)).primary).toMatchObject({ uuid: "u", revoked: true });
+      });
+
+      /** After the race: no lease left live and unrevoked under `uuid`, which nobody is behind, and `uuid` can never renew. */
+      const expectNothingLiveFor = async (service: LeaseService, utype: string, uuid: string): Promise<void> => {
+        const { primary } = await service.getPrimary(utype);
+        if (primary !== null) expect(primary.revoked).toBe(true);
+        expect(["revoked", "held"]).toContain((await service.heartbeat({ utype, uuid })).outcome);
+      };
+
+      it("on a role never held, a DELETE without a token racing the same uuid's acquire (the two creates) leaves no live lease under that uuid", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "create-vs-delete";
+        // The DELETE read no entry and marked the role's creation; its retire-create is about to be written.
+        const store = interleaved(inner, "create", (lease) => (lease as LeaseState).uuid === "", () => other.heartbeat({ utype, uuid: "u" }));
+        const released = await serviceOver(store, clock).release({ utype, uuid: "u" });
+        expect(released.outcome).not.toBe("conflict");
+        await expectNothingLiveFor(other, utype, "u");
+      });
+
+      it("an acquire racing its own uuid's DELETE: the retire lands first and the acquire is refused as ended", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "delete-vs-acquire";
+        const store = interleaved(inner, "create", (lease) => (lease as LeaseState).uuid === "u", () => other.release({ utype, uuid: "u" }));
+        const acquired = await serviceOver(store, clock).heartbeat({ utype, uuid: "u" });
+        expect(acquired.outcome).toBe("revoked");
+        await expectNothingLiveFor(other, utype, "u");
+      });
+
+      it("a holder's renewal racing another uuid's DELETE (a retire, which changes the entry's ETag but not its term) is accepted, never 409 Conflict", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "renew-vs-retire";
+        const first = await other.heartbeat({ utype, uuid: "holder" });
+        // One retire makes the token stale (slow path); a second lands between its read and its write.
+        await other.release({ utype, uuid: "intruder-1" });
+        await clock.advance(1000);
+        const store = interleaved(inner, "replace", () => true, () => other.release({ utype, uuid: "intruder-2" }));
+        const renewed = await serviceOver(store, clock).heartbeat({ utype, uuid: "holder", lease: leaseOf(first) });
+        expect(renewed.outcome).toBe("accepted");
+        expect(renewed.view.primary).toMatchObject({ uuid: "holder", epoch: 1, expiresInMs: T });
+        // Its new token is good for the fast path.
+        expect((await other.heartbeat({ utype, uuid: "holder", lease: leaseOf(renewed) })).outcome).toBe("accepted");
+      });
+
+      it("two first heartbeats a store call apart: the later one finds only the first one's mark of the role's creation and is answered Conflict, writing nothing; the first is elected", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "first-two";
+        let second: HeartbeatResult | undefined;
+        // The first has marked the role's creation; its create is about to be written when the second arrives.
+        const store = interleaved(inner, "create", () => true, async () => (second = await other.heartbeat({ utype, uuid: "second" })));
+        const first = await serviceOver(store, clock).heartbeat({ utype, uuid: "first" });
+        expect(second).toMatchObject({ outcome: "conflict", view: { primary: null } });
+        expect(first.view.primary).toMatchObject({ uuid: "first", epoch: 1, revoked: false });
+      });
+
+      it("a mark of the role's creation older than a request's budget with no entry is a deleted (or never written) first entry: fenced", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const utype = "mark-only";
+        // The creator marked the role, and its create never reached the store.
+        const lost = interleaved(inner, "create", () => true, async () => {
+          throw new Error("lost on its way");
+        });
+        await expect(serviceOver(lost, clock).heartbeat({ utype, uuid: "creator" })).rejects.toThrow("lost on its way");
+        const service = serviceOver(inner, clock);
+        expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("conflict");
+        await clock.advance(10_001);
+        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: { ...FENCE(0), revoked: true } } });
+      });
+
+      it("deciding again is bounded: a renewal whose every write loses to another retire is answered 409 Conflict after 4 decisions", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "renew-vs-retire-storm";
+        await other.heartbeat({ utype, uuid: "holder" });
+        await clock.advance(1000);
+        let retires = 0;
+        const storm: LeaseStore = {
+          kind: inner.kind,
+          read: (...args) => inner.read(...args),
+          create: (...args) => inner.create(...args),
+          renew: (...args) => inner.renew(...args),
+          list: (...args) => inner.list(...args),
+          ping: (...args) => inner.ping(...args),
+          recordTerm: (...args) => inner.recordTerm(...args),
+          readTerms: (...args) => inner.readTerms(...args),
+          replace: async (...args) => {
+            retires += 1;
+            await other.release({ utype, uuid: `intruder-${retires}` });
+            return inner.replace(...args);
+          },
+        };
+        const lost = await serviceOver(storm, clock).heartbeat({ utype, uuid: "holder" });
+        expect(lost.outcome).toBe("conflict");
+        expect(lost.view.primary).toMatchObject({ uuid: "holder", epoch: 1 });
+        expect(retires).toBe(4);
+      });
+
+      it("a takeover that loses to a change of term is still refused: deciding again never overrules another holder", async () => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        const utype = "takeover-vs-takeover";
+        await other.heartbeat({ utype, uuid: "old" });
+        await clock.advance(T + 1);
+        const store = interleaved(inner, "replace", () => true, () => other.heartbeat({ utype, uuid: "winner" }));
+        const lost = await serviceOver(store, clock).heartbeat({ utype, uuid: "loser" });
+        expect(lost.outcome).toBe("conflict");
+        expect((await other.getPrimary(utype)).primary).toMatchObject({ uuid: "winner", epoch: 2 });
+      });
+    });
+  });
+}
