@@ -66,20 +66,24 @@ export class LoopLag {
   }
 
   /**
-   * The mean lateness, in ms, of the samples taken in the last window; undefined until a
-   * whole window has passed since start(), so that start-up work (loading modules,
-   * starting a store) is never taken for load. A lone stall (a garbage collection)
-   * shows as one late sample among many on time; a saturated loop makes every one late.
+   * The mean lateness, in ms, of the samples taken in the last window and of the one now
+   * overdue, if any; undefined until a whole window has passed since start(), so that
+   * start-up work (loading modules, starting a store) is never taken for load. A lone
+   * stall (a garbage collection) shows as one late sample among many on time; a
+   * saturated loop makes every one late.
    */
   delayMs(): number | undefined {
     if (!this.#running) return undefined;
     const now = this.#clock.now();
     if (now - this.#startedAt < this.windowMs) return undefined;
     this.#forget(now);
-    if (this.#samples.length === 0) return undefined;
-    let total = 0;
+    // The turn running now counts as well: in a saturated loop the sample now due is
+    // already late, and a long turn must not wait for its own end to be seen.
+    const overdue = Math.max(0, now - this.#dueAt);
+    let total = overdue;
     for (const [, lag] of this.#samples) total += lag;
-    return total / this.#samples.length;
+    const count = this.#samples.length + (overdue > 0 ? 1 : 0);
+    return count === 0 ? undefined : total / count;
   }
 
   #arm(): void {

@@ -65,6 +65,16 @@ describe("LoopLag (injected clock)", () => {
     lag.stop();
   });
 
+  it("counts the turn still running: a long turn is seen before it ends, not only after", async () => {
+    const { clock, lag } = setUp();
+    await run(clock, 30, 0);
+    await clock.advance(19);
+    clock.pause(201); // the sample due 1 ms in is 200 ms overdue, and has not fired
+    // The window (500 ms back from now, 220 ms after the last sample) holds 15 samples on time, and this one.
+    expect(lag.delayMs()).toBeCloseTo(200 / 16, 10);
+    lag.stop();
+  });
+
   it("reads a process stopped for seconds as that delay when it resumes, one sample standing for the stall", async () => {
     const { clock, lag } = setUp();
     await run(clock, 30, 0);
