@@ -8,6 +8,8 @@ export interface StallMonitorOptions {
 }
 
 const DEFAULT_PERIOD_MS = 100;
+/** A tick later than this many periods after the last one is still catching up. */
+const CATCHING_UP = 1.5;
 
 /**
  * Notices when this process was not running (SIGSTOP, a VM freeze, a blocked event loop),
@@ -17,7 +19,8 @@ const DEFAULT_PERIOD_MS = 100;
  * the handlers looking fresh. The monitor ticks every period; a gap between ticks of more
  * than `stallThresholdMs` means the process did not run. A request that reaches the
  * handlers during such a gap (I/O can run before the overdue tick) or within `graceMs`
- * after the tick that saw it is treated as having arrived when the gap began: the last
+ * after the tick that saw it (and of every late tick after it, while the process works
+ * off what queued) is treated as having arrived when the gap began: the last
  * tick, the last moment the process is known to have run. That is the earliest it can
  * have arrived, which is the safe side for a time budget.
  *
@@ -83,7 +86,12 @@ export class StallMonitor {
   #tick(): void {
     if (!this.#running) return;
     const now = this.#clock.now();
-    if (now - this.#lastTick > this.stallThresholdMs) this.#stall = { startedAt: this.#lastTick, seenAt: now };
+    const gap = now - this.#lastTick;
+    if (gap > this.stallThresholdMs) this.#stall = { startedAt: this.#lastTick, seenAt: now };
+    // Still catching up after a stall (this tick late too: the queued requests are being
+    // worked off, slower on a busy machine): the grace runs from when the loop is on time
+    // again, so a request that queued during the freeze is never taken for a fresh one.
+    else if (this.#stall !== undefined && now - this.#stall.seenAt <= this.graceMs && gap > CATCHING_UP * this.periodMs) this.#stall = { ...this.#stall, seenAt: now };
     this.#lastTick = now;
     this.#arm();
   }
