@@ -14,21 +14,20 @@ export interface AdmissionConfig {
 
 export const DEFAULT_MAX_IN_FLIGHT = 64;
 export const DEFAULT_MAX_QUEUED = 256;
-/** The default delay budget is I / 10, within these bounds. */
-export const MIN_DEFAULT_SHED_DELAY_MS = 50;
-export const MAX_DEFAULT_SHED_DELAY_MS = 100;
+/** The default delay budget. */
+export const DEFAULT_SHED_DELAY_MS = 50;
 /** Below this a delay is the scheduler's and the timers' noise, not load. */
 export const MIN_SHED_DELAY_MS = 10;
 
 /**
- * HA_SHED_DELAY_MS's default for an interval I: I / 10, but 50 to 100 ms; off (undefined)
- * when that is not under I. A saturated process's requests wait several loop turns (the
- * request, each store call, the answer), so a mean lag of 100 ms is already about half a
- * second of delay per request; a process on a shared machine that keeps up lags a few ms.
+ * HA_SHED_DELAY_MS's default for an interval I: 50 ms; off (undefined) when that is not
+ * under I. A process that keeps up lags a few ms even beside CPU hogs; a saturated one
+ * lags less than its requests wait (they also wait in the kernel's accept queue, which
+ * the loop works off a turn at a time, and for several turns each), so the budget is
+ * small: at 100 ms, 500 polls/s past capacity were shed too late, and callers timed out.
  */
 export function defaultShedDelayMs(intervalMs: number): number | undefined {
-  const delay = Math.min(MAX_DEFAULT_SHED_DELAY_MS, Math.max(MIN_DEFAULT_SHED_DELAY_MS, Math.floor(intervalMs / 10)));
-  return delay < intervalMs ? delay : undefined;
+  return DEFAULT_SHED_DELAY_MS < intervalMs ? DEFAULT_SHED_DELAY_MS : undefined;
 }
 
 /** HA_MAX_IN_FLIGHT=0 switches shedding off: every request goes to the store at once. */
