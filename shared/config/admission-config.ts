@@ -1,5 +1,6 @@
 import { ConfigError } from "./config-error.js";
-import { readInteger, type Env } from "./env.js";
+import { readInteger, readString, type Env } from "./env.js";
+import type { LeaseTiming } from "../contract/timing.js";
 
 /** Load shedding's bounds (docs/protocol.md, "Overload"); undefined when switched off. */
 export interface AdmissionConfig {
@@ -7,19 +8,33 @@ export interface AdmissionConfig {
   readonly maxInFlight: number;
   /** HA_MAX_QUEUED: requests waiting for one of those slots; polls and acquisitions may fill half. */
   readonly maxQueued: number;
-  /** HA_SHED_BUSY_PERCENT / 100: past this share of its time busy, a process refuses polls and acquisitions at once; undefined when 0 (off). */
-  readonly shedBusyFraction: number | undefined;
+  /** HA_SHED_DELAY_MS: past this delay of every request, a process refuses polls and acquisitions at once; undefined when 0 (off). */
+  readonly shedDelayMs: number | undefined;
 }
 
 export const DEFAULT_MAX_IN_FLIGHT = 64;
 export const DEFAULT_MAX_QUEUED = 256;
-export const DEFAULT_SHED_BUSY_PERCENT = 90;
+/** The default delay budget. */
+export const DEFAULT_SHED_DELAY_MS = 50;
+/** Below this a delay is the scheduler's and the timers' noise, not load. */
+export const MIN_SHED_DELAY_MS = 10;
+
+/**
+ * HA_SHED_DELAY_MS's default for an interval I: 50 ms; off (undefined) when that is not
+ * under I. A process that keeps up lags a few ms even beside CPU hogs; a saturated one
+ * lags less than its requests wait (they also wait in the kernel's accept queue, which
+ * the loop works off a turn at a time, and for several turns each), so the budget is
+ * small: at 100 ms, 500 polls/s past capacity were shed too late, and callers timed out.
+ */
+export function defaultShedDelayMs(intervalMs: number): number | undefined {
+  return DEFAULT_SHED_DELAY_MS < intervalMs ? DEFAULT_SHED_DELAY_MS : undefined;
+}
 
 /** HA_MAX_IN_FLIGHT=0 switches shedding off: every request goes to the store at once. */
-export function loadAdmissionConfig(env: Env): AdmissionConfig | undefined {
+export function loadAdmissionConfig(env: Env, timing: LeaseTiming): AdmissionConfig | undefined {
   const maxInFlight = readInteger(env, "HA_MAX_IN_FLIGHT", DEFAULT_MAX_IN_FLIGHT, { min: 0, max: 100_000, example: DEFAULT_MAX_IN_FLIGHT });
   const maxQueued = readInteger(env, "HA_MAX_QUEUED", DEFAULT_MAX_QUEUED, { min: 0, max: 1_000_000, example: DEFAULT_MAX_QUEUED });
-  const shedBusyPercent = readInteger(env, "HA_SHED_BUSY_PERCENT", DEFAULT_SHED_BUSY_PERCENT, { min: 0, max: 100, example: DEFAULT_SHED_BUSY_PERCENT });
+  const shedDelayMs = loadShedDelay(env, timing.intervalMs);
   if (maxInFlight === 0) return undefined;
   if (maxQueued < 2) {
     throw new ConfigError(
@@ -27,5 +42,28 @@ export function loadAdmissionConfig(env: Env): AdmissionConfig | undefined {
       `HA_MAX_QUEUED must be at least 2 (got ${maxQueued}): polls and acquisitions may wait in half of the queue, renewals in all of it. Set it to, for example, ${DEFAULT_MAX_QUEUED}, or set HA_MAX_IN_FLIGHT=0 to switch shedding off.`,
     );
   }
-  return { maxInFlight, maxQueued, shedBusyFraction: shedBusyPercent === 0 ? undefined : shedBusyPercent / 100 };
+  return { maxInFlight, maxQueued, shedDelayMs };
+}
+
+function loadShedDelay(env: Env, intervalMs: number): number | undefined {
+  if (readString(env, "HA_SHED_BUSY_PERCENT") !== undefined) {
+    // It shed on event-loop utilization, which counts the time a process waits for a CPU as busy.
+    throw new ConfigError(
+      "HA_SHED_BUSY_PERCENT",
+      "HA_SHED_BUSY_PERCENT is no longer read: a process now sheds when its requests are delayed, not when it looks busy. Unset it, and set HA_SHED_DELAY_MS instead (0 switches that rule off).",
+    );
+  }
+  const fallback = defaultShedDelayMs(intervalMs);
+  const example = fallback ?? 0;
+  const given = readString(env, "HA_SHED_DELAY_MS");
+  if (given === undefined) return fallback;
+  const delay = readInteger(env, "HA_SHED_DELAY_MS", example, { min: 0, max: 3_600_000, example });
+  if (delay === 0) return undefined;
+  if (delay < MIN_SHED_DELAY_MS || delay >= intervalMs) {
+    throw new ConfigError(
+      "HA_SHED_DELAY_MS",
+      `HA_SHED_DELAY_MS must be 0 (off) or from ${MIN_SHED_DELAY_MS} ms (below that is the scheduler's noise) to less than HA_INTERVAL_MS, ${intervalMs} ms (a request delayed that long already costs a renewal its round) (got ${delay}). Set it to, for example, ${example}, or unset it for the default.`,
+    );
+  }
+  return delay;
 }

@@ -67,7 +67,7 @@ export function loadServerConfig(env: Env): ServerConfig {
     leaseSecret: loadLeaseSecret(env),
     store: loadStoreConfig(env),
     members: loadMembersConfig(env, timing),
-    admission: loadAdmissionConfig(env),
+    admission: loadAdmissionConfig(env, timing),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { HttpResponseInit } from "../http/azure-functions.js";
 import type { HandlerContext } from "../http/handler-request.js";
 import { MAX_BODY_BYTES } from "../contract/input-rules.js";
@@ -33,8 +33,13 @@ export interface HostContext {
  */
 export async function serveRequest(request: IncomingMessage, response: ServerResponse, host: HostContext): Promise<void> {
   const refuse = (answer: HttpResponseInit): void => {
-    writeResponse(response, answer);
     discardRest(request);
+    // A client that asked to close (or spoke HTTP/1.0) while its body still arrives: Node
+    // would close as soon as the answer is written, with the body still coming, and the
+    // client's next write would meet a reset that destroys the unread answer. Written on
+    // the socket instead, and the socket closed lingering (socket-answers.ts).
+    if (!request.complete && !response.shouldKeepAlive) closeWith(request.socket, rawAnswer(answer));
+    else writeResponse(response, answer);
   };
   const target = parseRequestTarget(request.url ?? "");
   if (!target.ok) return refuse(hostError("InvalidRequest", target.message));
@@ -121,6 +126,24 @@ function headerOf(request: IncomingMessage, name: string): string | undefined {
 }
 
 export function writeResponse(response: ServerResponse, result: HttpResponseInit): void {
+  const { status, headers, payload } = answerParts(result);
+  response.statusCode = status;
+  // In the order a Fetch Headers iterates them (sorted by name), as the wire has always had them.
+  for (const name of [...headers.keys()].sort()) response.setHeader(name, headers.get(name) as string);
+  response.end(payload);
+}
+
+/** The same answer as whole HTTP/1.1 bytes that close the connection, for writing on the socket itself. */
+export function rawAnswer(result: HttpResponseInit): Buffer {
+  const { status, headers, payload } = answerParts(result);
+  const body = typeof payload === "string" ? Buffer.from(payload, "utf8") : payload;
+  headers.set("content-length", String(body.byteLength));
+  headers.set("connection", "close");
+  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Unknown"}`, ...[...headers.keys()].sort().map((name) => `${name}: ${headers.get(name) as string}`), "", ""];
+  return Buffer.concat([Buffer.from(lines.join("\r\n"), "latin1"), body]);
+}
+
+function answerParts(result: HttpResponseInit): { status: number; headers: Map<string, string>; payload: string | Uint8Array } {
   const headers = responseHeaders(result.headers);
   let payload: string | Uint8Array = "";
   if (result.jsonBody !== undefined) {
@@ -131,10 +154,7 @@ export function writeResponse(response: ServerResponse, result: HttpResponseInit
   } else if (result.body instanceof Uint8Array) {
     payload = result.body;
   }
-  response.statusCode = result.status ?? 200;
-  // In the order a Fetch Headers iterates them (sorted by name), as the wire has always had them.
-  for (const name of [...headers.keys()].sort()) response.setHeader(name, headers.get(name) as string);
-  response.end(payload);
+  return { status: result.status ?? 200, headers, payload };
 }
 
 /** Fetch Headers' whitespace: trimmed from both ends of a value. */

@@ -30,8 +30,14 @@ export function answerClientError(
 ): void {
   if (closing.has(socket)) return; // Node reports every chunk that arrives after a parse error
   const owed = owedAnswer(exchange);
-  if (error.code === "ECONNRESET" || !socket.writable || owed === "nothing") {
+  if (error.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
+    return;
+  }
+  if (owed === "nothing") {
+    // Its answer is written and may still be unread: closing at once, with its body still
+    // coming, would reset the connection and destroy that answer in the client's kernel.
+    closeWith(socket, NO_BYTES);
     return;
   }
   const answer = errorAnswer(error, timeouts);
@@ -83,7 +89,7 @@ export function answerConnect(socket: Duplex, allow: readonly string[]): void {
  * - the request in flight was read and is being answered: the failure is a request
  *   pipelined behind it, answered after it;
  * - the request in flight was answered while its body still arrives (a 413): it is owed
- *   nothing more, and the connection is cut.
+ *   nothing more, and the connection is closed (lingering, so that answer can still be read).
  */
 function owedAnswer(exchange: Exchange | undefined): "now" | "after-response" | "nothing" {
   if (exchange === undefined) return "now";
@@ -93,6 +99,7 @@ function owedAnswer(exchange: Exchange | undefined): "now" | "after-response" | 
 }
 
 const closing = new WeakSet<Duplex>();
+const NO_BYTES = Buffer.alloc(0);
 
 /**
  * Writes a whole answer on the socket and closes it, lingering: what the client still

@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from "../lease/clock.js";
 import type { ServerConfig } from "../config/server-config.js";
 import { processStallMonitor } from "./stall-monitor.js";
-import { processLoopLoad } from "./loop-load.js";
+import { processLoopLag } from "./loop-lag.js";
 import { LeaseService } from "../lease/lease-service.js";
 import { AdmissionGate, type ProcessLoad } from "../lease/admission.js";
 import { LeaseTokenSigner } from "../lease/lease-token.js";
@@ -37,7 +37,7 @@ export interface RuntimeTelemetry {
   readonly meter?: Meter;
   /** The process's metrics as Prometheus text, when this host can serve them. */
   readonly metricsText?: () => Promise<string>;
-  /** How busy the process is, as the admission gate reads it; processLoopLoad by default (tests give their own). */
+  /** How late the process runs what is due, as the admission gate reads it; processLoopLag by default (tests give their own). */
   readonly load?: ProcessLoad;
 }
 
@@ -66,11 +66,11 @@ export function createRuntime(
   const metrics = telemetry.meter === undefined ? undefined : createServiceMetrics(telemetry.meter);
   // One gate for the process: leases and members share the store, so they share its bound.
   // A shed caller is told to come back after about one I. It also sheds polls and
-  // acquisitions while this process is saturated (processLoopLoad).
+  // acquisitions while this process is saturated (processLoopLag).
   const admission =
     config.admission === undefined
       ? undefined
-      : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)), telemetry.load ?? processLoopLoad.start(), metrics?.shed);
+      : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)), telemetry.load ?? processLoopLag.start(), metrics?.shed);
   const store = metrics === undefined ? leaseStore : meteredLeaseStore(leaseStore, metrics.storeDuration);
   const memberStore = metrics === undefined ? memberStoreGiven : meteredMemberStore(memberStoreGiven, metrics.storeDuration);
   const service = new LeaseService({

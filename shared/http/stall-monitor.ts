@@ -8,6 +8,15 @@ export interface StallMonitorOptions {
 }
 
 const DEFAULT_PERIOD_MS = 100;
+/** A stall: when it began, when its tick saw it, and the last tick of its catching up. */
+interface Stall {
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly seenAt: number;
+}
+
+/** A tick later than this many periods after the last one is still catching up. */
+const CATCHING_UP = 1.5;
 
 /**
  * Notices when this process was not running (SIGSTOP, a VM freeze, a blocked event loop),
@@ -17,7 +26,9 @@ const DEFAULT_PERIOD_MS = 100;
  * the handlers looking fresh. The monitor ticks every period; a gap between ticks of more
  * than `stallThresholdMs` means the process did not run. A request that reaches the
  * handlers during such a gap (I/O can run before the overdue tick) or within `graceMs`
- * after the tick that saw it is treated as having arrived when the gap began: the last
+ * after the tick that saw it (and of every late tick after it while the process works
+ * off what queued, for at most as long as the gap) is treated as having arrived when
+ * the gap began: the last
  * tick, the last moment the process is known to have run. That is the earliest it can
  * have arrived, which is the safe side for a time budget.
  *
@@ -34,7 +45,7 @@ export class StallMonitor {
   #timer: unknown;
   #running = false;
   #lastTick = 0;
-  #stall: { startedAt: number; seenAt: number } | undefined;
+  #stall: Stall | undefined;
 
   constructor(options: StallMonitorOptions = {}) {
     const periodMs = options.periodMs ?? DEFAULT_PERIOD_MS;
@@ -67,13 +78,29 @@ export class StallMonitor {
   arrivalOf(now: number = this.#clock.now()): number {
     if (!this.#running) return now;
     if (now - this.#lastTick > this.stallThresholdMs) return this.#lastTick;
-    if (this.#stall !== undefined && now - this.#stall.seenAt <= this.graceMs) return this.#stall.startedAt;
+    const stall = this.#stall;
+    if (stall === undefined) return now;
+    if (now - stall.seenAt <= this.graceMs) return stall.startedAt;
+    // Between two ticks of the catching up: the tick now due is late already.
+    if (this.#withinCatchUp(stall, now, now - this.#lastTick)) return stall.startedAt;
     return now;
   }
 
   /** The last stall seen, for logs: when it began and how long it lasted. */
   get lastStall(): { readonly startedAt: number; readonly durationMs: number } | undefined {
-    return this.#stall === undefined ? undefined : { startedAt: this.#stall.startedAt, durationMs: this.#stall.seenAt - this.#stall.startedAt };
+    return this.#stall === undefined ? undefined : { startedAt: this.#stall.startedAt, durationMs: this.#stall.endedAt - this.#stall.startedAt };
+  }
+
+  /**
+   * Still working off what queued during the last stall: the tick `gap` after the last
+   * one late too (the queued requests take their time, more on a busy machine), and for
+   * no longer than the stall itself lasted. The grace then runs from when the loop
+   * is on time again, so a request that queued during the freeze is not taken for a fresh
+   * one; the bound keeps a loop that is merely saturated (every tick late) from backdating
+   * its requests further and further.
+   */
+  #withinCatchUp(stall: Stall, now: number, gap: number): boolean {
+    return gap > CATCHING_UP * this.periodMs && now - stall.endedAt <= stall.endedAt - stall.startedAt;
   }
 
   #arm(): void {
@@ -83,7 +110,9 @@ export class StallMonitor {
   #tick(): void {
     if (!this.#running) return;
     const now = this.#clock.now();
-    if (now - this.#lastTick > this.stallThresholdMs) this.#stall = { startedAt: this.#lastTick, seenAt: now };
+    const gap = now - this.#lastTick;
+    if (gap > this.stallThresholdMs) this.#stall = { startedAt: this.#lastTick, endedAt: now, seenAt: now };
+    else if (this.#stall !== undefined && this.#withinCatchUp(this.#stall, now, gap)) this.#stall = { ...this.#stall, seenAt: now };
     this.#lastTick = now;
     this.#arm();
   }

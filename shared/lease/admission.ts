@@ -13,26 +13,27 @@ export interface AdmissionLimits {
   /** Requests that may wait for a slot (HA_MAX_QUEUED); `other` ones may fill only half of it. */
   readonly maxQueued: number;
   /**
-   * Past this fraction (0–1) of the process's time busy, `other` requests are refused at
-   * once (HA_SHED_BUSY_PERCENT / 100); undefined: never for that reason.
+   * Past this many milliseconds of delay (the process's event loop running what is due
+   * this late, on average over the last half second), `other` requests are refused at
+   * once (HA_SHED_DELAY_MS); undefined: never for that reason.
    */
-  readonly shedBusyFraction?: number | undefined;
+  readonly shedDelayMs?: number | undefined;
 }
 
-/** Why a request was refused: too many waiting for the store, or the process itself saturated. */
-export type ShedReason = "queue" | "busy";
+/** Why a request was refused: too many waiting for the store, or every request delayed past its budget. */
+export type ShedReason = "queue" | "delay";
 
-/** How busy the process has been lately (LoopLoad); undefined while it does not know yet. */
+/** How late the process runs what is due (LoopLag); undefined while it does not know yet. */
 export interface ProcessLoad {
-  busyFraction(): number | undefined;
+  delayMs(): number | undefined;
 }
 
 /**
- * A busy process with fewer requests than this at hand (at the store or waiting) is busy
- * with something else (a garbage collection, a slow machine, a test harness): refusing
- * its few callers would free nothing, and would slow a lone standby's takeover.
+ * A delayed process with fewer requests than this at hand (at the store or waiting) is
+ * slowed by something else (a garbage collection, a test harness): refusing its few
+ * callers would free nothing, and would slow a lone standby's takeover.
  */
-export const BUSY_SHED_MIN_AT_HAND = 4;
+export const DELAY_SHED_MIN_AT_HAND = 4;
 
 interface Waiter {
   readonly priority: AdmissionPriority;
@@ -51,11 +52,13 @@ interface Waiter {
  * - holders go first: they are admitted before any waiting `other`, may use the whole
  *   queue while `other`s may use only half, and a holder arriving at a full queue takes the
  *   place of the newest waiting `other`, which is shed;
- * - while the process itself is saturated (its event loop busy more than
- *   `shedBusyFraction` of the last half second) and has at least BUSY_SHED_MIN_AT_HAND
- *   requests at hand, an `other` request is refused at once: past that point every request
- *   waits in the kernel before any bound here sees it, so the cheap refusal is what leaves
- *   time for the renewals. A holder is never refused for this reason;
+ * - while the process itself is saturated (its event loop running what is due more than
+ *   `shedDelayMs` late, on average over the last half second) and has at least
+ *   DELAY_SHED_MIN_AT_HAND requests at hand, an `other` request is refused at once: past
+ *   that point every request waits in the kernel before any bound here sees it, so the
+ *   cheap refusal is what leaves time for the renewals. A holder is never refused for
+ *   this reason. Time the process waited for a CPU that other processes held is not
+ *   delay: a process with work to do is scheduled within milliseconds;
  * - a shed request has not touched the store: nothing was written.
  */
 export class AdmissionGate {
@@ -67,7 +70,7 @@ export class AdmissionGate {
     private readonly limits: AdmissionLimits,
     /** Seconds a shed caller is told to wait (Retry-After). */
     private readonly retryAfterSeconds: number,
-    private readonly load: ProcessLoad = { busyFraction: () => undefined },
+    private readonly load: ProcessLoad = { delayMs: () => undefined },
     /** Told of every refusal (the service's `ha.requests.shed` counter). */
     private readonly onShed: (reason: ShedReason) => void = () => undefined,
   ) {}
@@ -82,9 +85,11 @@ export class AdmissionGate {
 
   /** Waits for a slot; resolves to the function that gives it back (call it exactly once). */
   enter(priority: AdmissionPriority): Promise<() => void> {
-    if (priority === "other" && this.#inFlight + this.queued >= BUSY_SHED_MIN_AT_HAND) {
-      const busy = this.#busyPast();
-      if (busy !== undefined) return Promise.reject(this.#refusal("busy", `its process was busy ${Math.round(busy * 100)} % of the last half second`));
+    if (priority === "other" && this.#inFlight + this.queued >= DELAY_SHED_MIN_AT_HAND) {
+      const delay = this.#delayPast();
+      if (delay !== undefined) {
+        return Promise.reject(this.#refusal("delay", `its requests waited ${Math.round(delay)} ms on average over the last half second to be served; the budget is ${this.limits.shedDelayMs} ms`));
+      }
     }
     if (this.#inFlight < this.limits.maxInFlight && this.queued === 0) {
       this.#inFlight += 1;
@@ -112,12 +117,12 @@ export class AdmissionGate {
     }
   }
 
-  /** The busy fraction when it is past the limit, else undefined. */
-  #busyPast(): number | undefined {
-    const limit = this.limits.shedBusyFraction;
-    if (limit === undefined) return undefined;
-    const busy = this.load.busyFraction();
-    return busy !== undefined && busy >= limit ? busy : undefined;
+  /** The delay when it is past the budget, else undefined. */
+  #delayPast(): number | undefined {
+    const budget = this.limits.shedDelayMs;
+    if (budget === undefined) return undefined;
+    const delay = this.load.delayMs();
+    return delay !== undefined && delay > budget ? delay : undefined;
   }
 
   #leaver(): () => void {

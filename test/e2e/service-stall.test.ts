@@ -68,8 +68,9 @@ describe("a service frozen with SIGSTOP longer than the request budget", () => {
     await waitFor(() => elected.length > 0, 10_000);
     await standby.stop();
     const electedAfterMs = elected[0]!.at - resumedAt;
-    // About I plus a few round trips; a phantom lease would have held it off for T.
-    expect(electedAfterMs).toBeLessThan(T / 2);
+    // About I plus a few round trips; a phantom lease would have held it off for T, so T is
+    // the bound that tells them apart (T / 2 was broken by a busy machine's late timers).
+    expect(electedAfterMs).toBeLessThan(T);
     // The next epoch: no phantom term under the dead uuid came in between.
     expect(elected[0]!.epoch).toBe(2);
     expect(seen.filter((change) => change.at > resumedAt && change.primary?.uuid === "holder")).toEqual([]);

@@ -22,8 +22,11 @@ const I = 200;
 const T = 2000;
 const BUDGET = 500;
 const UTYPE = "outage";
-/** Room for a loaded machine in the timing bounds (never in the safety checks). */
-const SLACK = 1000;
+/**
+ * Room for a loaded machine in the timing bounds (never in the safety checks): a CPU hog
+ * on every core delays a process's timers and answers by a second or more.
+ */
+const SLACK = 3000;
 
 interface Participant {
   readonly name: string;
@@ -122,7 +125,7 @@ describe("the store frozen or killed under a running ha-module serve", () => {
       expect(probe.ms).toBeLessThan(BUDGET + SLACK);
     }
 
-    const demotion = await waitFor(() => events.slice(mark).find((e) => e.who === holder.name && e.kind === "demoted"), 2 * T);
+    const demotion = await waitFor(() => events.slice(mark).find((e) => e.who === holder.name && e.kind === "demoted"), 2 * T + SLACK);
     clearInterval(sampler);
     const deadline = holder.transport.lastAcceptedSentAt(term.uuid, demotion.at)! + T - I;
     expect(demotion.reason).toBe("lease-expired");
@@ -134,7 +137,7 @@ describe("the store frozen or killed under a running ha-module serve", () => {
     await end();
     const back = performance.now();
     const next = await waitFor(() => events.slice(mark).find((e) => e.kind === "elected"), 10_000);
-    expect(next.at - back).toBeLessThan(T + I);
+    expect(next.at - back).toBeLessThan(T + I + SLACK);
     expect(next.epoch).toBeGreaterThan(term.epoch);
     return {
       answer503Ms: Math.round(Math.max(...probes.map((p) => p.ms))),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
-import { BUSY_SHED_MIN_AT_HAND, type ProcessLoad } from "../../shared/lease/admission.js";
+import { DELAY_SHED_MIN_AT_HAND, type ProcessLoad } from "../../shared/lease/admission.js";
 import { METER_NAME } from "../../shared/http/metric-names.js";
 import { createPrometheusMetrics, type PrometheusMetrics } from "../../shared/host/prometheus-metrics.js";
 import { countsBy } from "../helpers/prometheus-text.js";
@@ -48,12 +48,12 @@ class SlowStore {
 }
 
 function setUp(
-  admission: { maxInFlight: number; maxQueued: number; shedBusyFraction?: number } | undefined,
-  load: ProcessLoad = { busyFraction: () => undefined },
+  admission: { maxInFlight: number; maxQueued: number; shedDelayMs?: number } | undefined,
+  load: ProcessLoad = { delayMs: () => undefined },
   metrics?: PrometheusMetrics,
 ): { runtime: Runtime; slow: SlowStore } {
   const slow = new SlowStore();
-  const bounds = admission === undefined ? undefined : { shedBusyFraction: undefined, ...admission };
+  const bounds = admission === undefined ? undefined : { shedDelayMs: undefined, ...admission };
   const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET, admission: bounds }, slow.store, new FakeClock(WALL_START), undefined, { load, ...(metrics === undefined ? {} : { meter: metrics.meter }) });
   return { runtime, slow };
 }
@@ -162,9 +162,9 @@ describe("shedding before the store falls behind (HA_MAX_IN_FLIGHT, HA_MAX_QUEUE
   });
 });
 
-describe("shedding while the process itself is saturated (HA_SHED_BUSY_PERCENT)", () => {
-  /** A process load the test sets; the gate reads it at each request. */
-  const loadOf = (busy: { fraction: number | undefined }): ProcessLoad => ({ busyFraction: () => busy.fraction });
+describe("shedding while every request is delayed past its budget (HA_SHED_DELAY_MS)", () => {
+  /** A process delay the test sets; the gate reads it at each request. */
+  const loadOf = (lag: { ms: number | undefined }): ProcessLoad => ({ delayMs: () => lag.ms });
 
   /** Holds `count` polls at the store (bounds far from reached), so that many are at hand. */
   async function atHand(runtime: Runtime, slow: SlowStore, count: number): Promise<ReturnType<typeof start>[]> {
@@ -175,12 +175,12 @@ describe("shedding while the process itself is saturated (HA_SHED_BUSY_PERCENT)"
     return held;
   }
 
-  it("past the busy limit, a poll and an acquisition are refused at once with Retry-After, before the store; a renewal is served", async () => {
-    const busy = { fraction: 0.5 as number | undefined };
-    const { runtime, slow } = setUp({ maxInFlight: 64, maxQueued: 256, shedBusyFraction: 0.9 }, loadOf(busy));
+  it("past the delay budget, a poll and an acquisition are refused at once with Retry-After, before the store; a renewal is served", async () => {
+    const lag = { ms: 20 as number | undefined };
+    const { runtime, slow } = setUp({ maxInFlight: 64, maxQueued: 256, shedDelayMs: 200 }, loadOf(lag));
     const lease = await leaseOf(runtime, "held", "holder");
-    const held = await atHand(runtime, slow, BUSY_SHED_MIN_AT_HAND);
-    busy.fraction = 0.95;
+    const held = await atHand(runtime, slow, DELAY_SHED_MIN_AT_HAND);
+    lag.ms = 340;
     const before = slow.arrived.length;
     // Refused at once: answered without the store moving (a poll let through would hang here).
     const refused = ["GET /primary/p", "PUT /primary/new", "GET /members/g"].map((call) => {
@@ -193,7 +193,7 @@ describe("shedding while the process itself is saturated (HA_SHED_BUSY_PERCENT)"
     expect(poll!.status).toBe(503);
     expect(errorCodeOf(poll!)).toBe("Overloaded");
     expect(poll!.headers["retry-after"]).toBe("1");
-    expect(JSON.stringify(poll!.body)).toMatch(/busy 95 %/);
+    expect(JSON.stringify(poll!.body)).toMatch(/waited 340 ms on average over the last half second to be served; the budget is 200 ms/);
     expect(errorCodeOf(acquisition!)).toBe("Overloaded");
     expect(errorCodeOf(members!)).toBe("Overloaded");
     expect(slow.arrived.length).toBe(before);
@@ -206,39 +206,39 @@ describe("shedding while the process itself is saturated (HA_SHED_BUSY_PERCENT)"
     await Promise.all(held.map((request) => request.reply));
   });
 
-  it("below the limit, with fewer than BUSY_SHED_MIN_AT_HAND requests at hand, or with the rule off, a poll is served", async () => {
-    for (const [fraction, limit, count] of [
-      [0.89, 0.9, BUSY_SHED_MIN_AT_HAND], // not busy enough
-      [undefined, 0.9, BUSY_SHED_MIN_AT_HAND], // no whole window seen yet
-      [1, 0.9, BUSY_SHED_MIN_AT_HAND - 1], // busy with something else: few requests at hand
-      [1, undefined, BUSY_SHED_MIN_AT_HAND], // HA_SHED_BUSY_PERCENT=0
+  it("within the budget, with fewer than DELAY_SHED_MIN_AT_HAND requests at hand, or with the rule off, a poll is served", async () => {
+    for (const [delay, limit, count] of [
+      [200, 200, DELAY_SHED_MIN_AT_HAND], // delayed, but not past the budget
+      [undefined, 200, DELAY_SHED_MIN_AT_HAND], // no whole window seen yet
+      [5_000, 200, DELAY_SHED_MIN_AT_HAND - 1], // slowed by something else: few requests at hand
+      [5_000, undefined, DELAY_SHED_MIN_AT_HAND], // HA_SHED_DELAY_MS=0
     ] as const) {
-      const busy = { fraction: fraction as number | undefined };
-      const { runtime, slow } = setUp({ maxInFlight: 64, maxQueued: 256, ...(limit === undefined ? {} : { shedBusyFraction: limit }) }, loadOf(busy));
+      const lag = { ms: delay as number | undefined };
+      const { runtime, slow } = setUp({ maxInFlight: 64, maxQueued: 256, ...(limit === undefined ? {} : { shedDelayMs: limit }) }, loadOf(lag));
       const held = await atHand(runtime, slow, count);
       const poll = start(runtime, "GET", "/primary/p");
       await settle();
-      expect(slow.arrived.at(-1), `busy ${fraction}, limit ${limit}, ${count} at hand`).toBe("read p");
+      expect(slow.arrived.at(-1), `delay ${delay}, budget ${limit}, ${count} at hand`).toBe("read p");
       slow.catchUp();
       expect((await poll.reply).status).toBe(200);
       await Promise.all(held.map((request) => request.reply));
     }
   });
 
-  it("counts every refusal by reason (ha.requests.shed): queue when too many wait for the store, busy when the process is saturated", async () => {
-    const busy = { fraction: 0.5 as number | undefined };
+  it("counts every refusal by reason (ha.requests.shed): queue when too many wait for the store, delay when every request is late", async () => {
+    const lag = { ms: 1 as number | undefined };
     const metrics = createPrometheusMetrics(METER_NAME);
-    const { runtime, slow } = setUp({ maxInFlight: 2, maxQueued: 4, shedBusyFraction: 0.9 }, loadOf(busy), metrics);
+    const { runtime, slow } = setUp({ maxInFlight: 2, maxQueued: 4, shedDelayMs: 200 }, loadOf(lag), metrics);
     // Two at the store and two waiting (half the queue): the fifth poll is refused for the queue.
     slow.slow = true;
     const held = ["h0", "h1", "h2", "h3"].map((utype) => start(runtime, "GET", `/primary/${utype}`));
     await settle();
     expect(slow.arrived).toEqual(["read h0", "read h1"]);
     expect((await sendWithHeaders(runtime, "GET", "/primary/q")).status).toBe(503);
-    busy.fraction = 0.97;
+    lag.ms = 450;
     expect((await sendWithHeaders(runtime, "GET", "/primary/b1")).status).toBe(503);
     expect((await sendWithHeaders(runtime, "GET", "/members/g")).status).toBe(503);
-    expect(countsBy(await metrics.text(), "ha_requests_shed_total", "ha_shed_reason")).toEqual({ queue: 1, busy: 2 });
+    expect(countsBy(await metrics.text(), "ha_requests_shed_total", "ha_shed_reason")).toEqual({ queue: 1, delay: 2 });
     slow.catchUp();
     await Promise.all(held.map((request) => request.reply));
   });

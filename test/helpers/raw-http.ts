@@ -163,3 +163,47 @@ function dechunk(bytes: Buffer): { body: Buffer; rest: Buffer } | undefined {
 export function head(requestLine: string, headers: readonly string[]): string {
   return `${requestLine}\r\n${headers.map((line) => `${line}\r\n`).join("")}\r\n`;
 }
+
+export interface SentThenRead {
+  /** Final responses the client could read once it had sent everything. */
+  readonly responses: RawResponse[];
+  /** A socket error the client saw (EPIPE, ECONNRESET), if any. */
+  readonly error: string | undefined;
+}
+
+/**
+ * A client that writes its whole request (pauses included) before it reads a byte, as
+ * many do: the socket is not read from until the last step is written, so an answer
+ * the server sent early waits in the client's kernel, where a reset destroys it.
+ */
+export async function sendThenRead(port: number, steps: readonly RawStep[], timeoutMs: number): Promise<SentThenRead> {
+  const socket = connect(port, "127.0.0.1");
+  socket.setNoDelay(true);
+  socket.pause();
+  let error: string | undefined;
+  socket.on("error", (cause: NodeJS.ErrnoException) => (error ??= cause.code ?? cause.message));
+  let received = Buffer.alloc(0);
+  const ended = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    const end = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    socket.on("close", end);
+    socket.on("data", (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (parseResponses(received, false).responses.length > 0) end();
+    });
+  });
+  try {
+    await once(socket, "connect");
+    await writeSteps(socket, steps, AbortSignal.timeout(Math.round(timeoutMs)));
+    socket.resume();
+    await ended;
+  } catch (cause) {
+    error ??= cause instanceof Error ? cause.message : String(cause);
+  } finally {
+    socket.destroy();
+  }
+  return { responses: parseResponses(received, true).responses, error };
+}

@@ -47,6 +47,43 @@ describe("StallMonitor (injected monotonic clock and timers)", () => {
     monitor.stop();
   });
 
+  it("while the process works off what queued (its ticks still late, as on a busy machine), the grace runs on", async () => {
+    const { clock, monitor } = start();
+    await clock.advance(1000);
+    const lastTick = clock.now();
+    clock.pause(3000);
+    await clock.advance(0); // the gap is seen
+    // Five turns of catching up, each tick 250 ms after the last: together past the grace.
+    for (let turn = 0; turn < 5; turn += 1) {
+      clock.pause(240);
+      expect(monitor.arrivalOf(), `turn ${turn}, before its tick`).toBe(lastTick);
+      clock.pause(10);
+      await clock.advance(0);
+      expect(monitor.arrivalOf(), `turn ${turn}`).toBe(lastTick);
+    }
+    // On time again: the grace runs out 200 ms after the last late tick.
+    await clock.advance(monitor.graceMs);
+    expect(monitor.arrivalOf()).toBe(lastTick);
+    await clock.advance(1);
+    expect(monitor.arrivalOf()).toBe(clock.now());
+    monitor.stop();
+  });
+
+  it("a loop that stays saturated after a short stall (every tick late) does not backdate its requests further and further", async () => {
+    const { clock, monitor } = start();
+    await clock.advance(1000);
+    clock.pause(400); // a stall of 400 ms
+    await clock.advance(0);
+    // Then ticks 190 ms apart for 4 s: late, but none a stall of its own.
+    for (let turn = 0; turn < 20; turn += 1) {
+      clock.pause(190);
+      await clock.advance(0);
+      // Catching up lasts no longer than the stall did, then the grace: within 1 s it is over.
+      if (turn >= 5) expect(monitor.arrivalOf(), `turn ${turn}`).toBe(clock.now());
+    }
+    monitor.stop();
+  });
+
   it("a monitor that is not running claims nothing; start is idempotent and stop clears its timer", async () => {
     const clock = new FakeClock();
     const monitor = new StallMonitor({ clock, periodMs: 100 });
