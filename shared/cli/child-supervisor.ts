@@ -218,8 +218,10 @@ export class ChildSupervisor {
       return;
     }
     if (first) {
-      groups.signal(pgid, "SIGTERM");
+      // Said before it is sent: the command shares run's stderr, and its answer to the
+      // signal must not come before run's account of it.
       note(`ha-module run: stopping the command (process group ${pgid}): ${why}; SIGTERM now, SIGKILL in ${Math.ceil(killAt - now)} ms.`);
+      groups.signal(pgid, "SIGTERM");
     }
     if (current.killTimer !== undefined) clock.clearTimeout(current.killTimer);
     current.killTimer = clock.setTimeout(() => this.#sigkill(current), killAt - now);
