@@ -713,7 +713,7 @@ describe("PrimaryElector: the term's signal in `elected`", () => {
   });
 });
 
-describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
+describe("PrimaryElector and the end of a term (docs/protocol.md)", () => {
   it("a 409 LeaseRevoked on renewal demotes with `revoked`, releases nothing, and competes again as a new uuid", async () => {
     const { clock, transport, elector, events, answer, becomePrimary } = setup();
     await becomePrimary(3);
