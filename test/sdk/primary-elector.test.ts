@@ -521,7 +521,7 @@ describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpo
     transport.take("getPrimary");
   });
 
-  it("a program that would rather stop on them does so from its error handler (as the README shows)", async () => {
+  it("a program that would rather stop on them does so from its error handler (as docs/sdk.md shows)", async () => {
     const { clock, transport, elector } = setup();
     elector.on("error", (error) => {
       if (error instanceof HaRequestError && !error.retryable) void elector.stop();
