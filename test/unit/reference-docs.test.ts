@@ -31,6 +31,13 @@ function environmentNames(dirs: readonly string[]): Set<string> {
   return names;
 }
 
+/** The option names of `export interface <name> { … }` in an SDK source file. */
+function optionNames(file: string, name: string): string[] {
+  const body = new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`).exec(read(file))?.[1];
+  if (body === undefined) throw new Error(`${file} has no interface ${name}`);
+  return [...body.matchAll(/^ {2}readonly (\w+)\??:/gm)].map((found) => found[1]!);
+}
+
 describe("the reference pages in docs/", () => {
   it("docs/api.md: a row per operation of functions/routes.ts, with its method, route and the refusals it documents", () => {
     const page = read("docs/api.md");
@@ -48,6 +55,19 @@ describe("the reference pages in docs/", () => {
     const page = read("docs/deploy.md");
     const missing = [...operations.map((operation) => operation.name), ...timers.map((timer) => timer.name)].filter((name) => row(page, name) === undefined);
     expect(missing).toEqual([]);
+  });
+
+  it("docs/configuration.md: every option of the SDK's classes, in its SDK section", () => {
+    const page = read("docs/configuration.md");
+    const section = page.slice(page.indexOf("## The SDK"), page.indexOf("## The command line"));
+    const options = [
+      ["shared/sdk/elector-options.ts", "PrimaryElectorOptions"],
+      ["shared/sdk/ha-client.ts", "HaClientOptions"],
+      ["shared/sdk/member-session.ts", "MemberSessionOptions"],
+      ["shared/sdk/members-watcher.ts", "MembersWatcherOptions"],
+    ].flatMap(([file, name]) => optionNames(file!, name!).map((option) => `${name}.${option}`));
+    expect(options.length).toBeGreaterThan(25);
+    expect(options.filter((option) => !section.includes(`\`${option.split(".")[1]}\``))).toEqual([]);
   });
 
   it("docs/configuration.md: every environment variable read in shared/ and functions/", () => {
