@@ -14,8 +14,8 @@ import { updateHeartBeat, updateHeartBeatDoc } from "./update-heart-beat.js";
 import { updateMemberHeartBeat, updateMemberHeartBeatDoc } from "./update-member-heart-beat.js";
 
 /**
- * The REST contract (SPEC §4, membership §6): the one table both hosts serve. Each operation is an Azure
- * function of its own, named for the seed; operations may share a route when their
+ * The REST contract (docs/api.md): the one table both hosts serve. Each operation is an Azure
+ * function of its own, named as the protocol names it (GetPrimary, UpdateHeartBeat, …); operations may share a route when their
  * methods differ, and a route's other methods are answered 405 with `Allow`.
  *
  * Each row carries its `doc` (shared/contract/operation-doc.ts), exported beside its

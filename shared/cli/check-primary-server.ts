@@ -19,7 +19,7 @@ export interface PrimaryState {
 }
 
 /**
- * CheckPrimary for co-located services (seed 003): `GET /check-primary` answers from the
+ * CheckPrimary for co-located services (docs/cli.md#run): `GET /check-primary` answers from the
  * elector's computed state at the moment of the request, 200 {"isPrimary":true,"epoch":…}
  * or 503 {"isPrimary":false}; `HEAD` gives the same status without a body, for probes
  * that only look at it. It listens on `host` (127.0.0.1 by default: this host only).

@@ -1,6 +1,6 @@
 /**
  * The exit codes of every `ha-module` command, defined once so that scripts can test them
- * (`if ha-module primary scheduler >/dev/null; then …`). `ha-module --help` and the README
+ * (`if ha-module primary scheduler >/dev/null; then …`). `ha-module --help` and docs/cli.md
  * print this table.
  */
 export const EXIT = {

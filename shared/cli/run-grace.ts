@@ -5,7 +5,7 @@ import { UsageError } from "./usage.js";
  * The grace period of `ha-module run`: how long the command gets between SIGTERM and
  * SIGKILL. `run` sends SIGTERM once the time left on the lease falls to the grace, so the
  * SIGKILL lands by the lease's deadline (sentAt + T − I) and the I that follows absorbs the
- * rest (the group's dying, clock error) before anyone can take over (SPEC §3, §5).
+ * rest (the group's dying, clock error) before anyone can take over (docs/protocol.md#when-the-command-is-stopped).
  *
  * Why the grace must stay below T − 2·I: right after a renewal the time left is about
  * T − I − round trip, and it falls by I before the next renewal is answered. A grace of

@@ -17,7 +17,7 @@ export const serveSpec: CommandSpec = {
     "  HA_DATA_DIR   where the embedded store keeps its data (default .ha-data); HA_IN_MEMORY=true for none",
     "  HA_STORE      table (default) or cosmos; HA_TABLE_CONNECTION_STRING, HA_COSMOS_ENDPOINT, …",
     "  HA_INTERVAL_MS, HA_TIMEOUT_MS   I and T (default 1000 and 5000)",
-    "Every setting is in the README's Configuration table. A bad one exits 2 naming it.",
+    "Every setting is in docs/configuration.md. A bad one exits 2 naming it.",
   ].join("\n"),
   options: [],
 };

@@ -2,7 +2,7 @@ import type { LeaseTiming } from "../contract/timing.js";
 import { ConfigError } from "./config-error.js";
 import { readInteger, readString, type Env } from "./env.js";
 
-/** Membership's settings (SPEC §6, docs/membership.md). */
+/** Membership's settings (docs/membership.md#timings, docs/configuration.md). */
 export interface MembersConfig {
   /** ttl (HA_MEMBER_TTL_MS): older than this, a member is leaving. Default 3·T. */
   readonly ttlMs: number;

@@ -1,7 +1,7 @@
 import type { ObjectSchema } from "./json-schema.js";
 
 /**
- * Every error code the service answers, with its HTTP status (SPEC §4 and §6, and the
+ * Every error code the service answers, with its HTTP status (docs/api.md#error-codes, leases and membership, and the
  * local host's own refusals). Handlers, both hosts and the SDK read them from here, so a code
  * can only be sent, or recognised, if it is listed.
  */

@@ -1,5 +1,5 @@
 /**
- * The input rules of the REST contract (SPEC §4), in one place: the server refuses what
+ * The input rules of the REST contract (docs/api.md#input-rules), in one place: the server refuses what
  * breaks them with a 400, and the SDK refuses it before sending.
  */
 
@@ -35,7 +35,7 @@ export function addressLength(value: string): number {
  */
 export const MAX_LEASE_TOKEN_LENGTH = 3800;
 
-/** Largest request body accepted, in bytes (SPEC §4: 4 KiB). */
+/** Largest request body accepted, in bytes (docs/api.md#input-rules: 4 KiB). */
 export const MAX_BODY_BYTES = 4096;
 
 /** A control character (C0 or DEL) makes an address unprintable: refused. */

@@ -1,6 +1,6 @@
 import { ADDRESS_SCHEMA, COUNT_SCHEMA, DATE_TIME_SCHEMA, DURATION_MS_SCHEMA, ID_SCHEMA, ref, type ObjectSchema } from "./json-schema.js";
 
-/** The live primary of a utype, as GET /api/primary/{utype} shows it (SPEC §4). */
+/** The live primary of a utype, as GET /api/primary/{utype} shows it (docs/api.md). */
 export interface PrimaryView {
   readonly uuid: string;
   readonly address: string | null;

@@ -1,5 +1,5 @@
 /**
- * The wire types of membership (SPEC §6): who is in a group, and who has failed.
+ * The wire types of membership (docs/membership.md): who is in a group, and who has failed.
  *
  * A **group** is a cluster, a **member** a stable name in it, a **session** one incarnation
  * of that member (a fresh id at every process start). Ids follow the same rule as utype
@@ -20,7 +20,7 @@ export type MemberState = "joining" | "active" | "unreachable" | "leaving";
 export const MEMBER_STATES: readonly MemberState[] = ["joining", "active", "unreachable", "leaving"];
 
 /**
- * The session this member's row had before the current one replaced it (seed 004: a
+ * The session this member's row had before the current one replaced it (docs/membership.md#the-rules: a
  * restart never hides the failure of the previous incarnation), with the state it had
  * when it was replaced (`unreachable` or `leaving`) and when that was.
  */

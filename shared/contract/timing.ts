@@ -1,5 +1,5 @@
 /**
- * The protocol's two durations (SPEC §1), from server configuration, never from a caller:
+ * The protocol's two durations (docs/protocol.md#words), from server configuration, never from a caller:
  * heartbeat interval I and lease timeout T, with T > 2·I.
  *
  * The naming rule for milliseconds, everywhere in this project: a name that holds a

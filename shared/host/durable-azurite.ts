@@ -66,7 +66,7 @@ type MetadataStore = Record<string, unknown> & { readonly db: LokiDatabase };
 
 /**
  * Makes the embedded Azurite answer only what is on disk, the promise the cloud stores
- * make (SPEC §8). Left alone, Azurite saves its LokiJS file every 5 s, and a crash in
+ * make (docs/protocol.md#the-stores-durability-assumption). Left alone, Azurite saves its LokiJS file every 5 s, and a crash in
  * between loses writes it has already answered: a restarted service then hands out an
  * epoch again.
  *

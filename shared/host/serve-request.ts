@@ -50,7 +50,7 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
   }
   const match = matchRoute(host.routes, url.pathname);
   if (match === undefined) {
-    return refuse(hostError("NotFound", `No route ${url.pathname.slice(0, 200)}; see the REST contract in the README.`));
+    return refuse(hostError("NotFound", `No route ${url.pathname.slice(0, 200)}; see the REST contract in docs/api.md.`));
   }
   // Before a handler sees the request (no HttpRequest can be built for TRACE or TRACK) and before the body is
   // read: the answers are handleRoute's own, given early so that a refused body is not read.

@@ -22,7 +22,7 @@ export async function handleRoute(
   runtime: () => Promise<Runtime>,
 ): Promise<HttpResponseInit> {
   // Taken first, before waiting for anything: the request's time budget runs from here,
-  // or from the start of a stall of this process that it sat through (SPEC §2).
+  // or from the start of a stall of this process that it sat through (docs/protocol.md#the-request-budget-and-stalls-of-the-service).
   const reachedAt = performance.now();
   const arrivedAt = processStallMonitor.start().arrivalOf(reachedAt);
   const operation = operationFor(route, request.method);

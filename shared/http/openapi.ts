@@ -38,13 +38,13 @@ export function buildOpenApi(operations: readonly Operation[], version: string):
       version,
       summary: "Lease-based leader election and membership for Azure serverless.",
       description:
-        "Errors are `{\"error\": {\"code\", \"message\"}}`, with the view beside it where a refusal shows one. A method a path does not serve is 405 with `Allow`; a path that is no route is 404. See the README and docs/protocol.md.",
+        "Errors are `{\"error\": {\"code\", \"message\"}}`, with the view beside it where a refusal shows one. A method a path does not serve is 405 with `Allow`; a path that is no route is 404. See docs/api.md and docs/protocol.md.",
       license: { name: "MIT", identifier: "MIT" },
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     tags: [
-      { name: "leases", description: "Leader election: one primary per role (SPEC §4)." },
-      { name: "membership", description: "Who is in a group, and who has failed (SPEC §6)." },
+      { name: "leases", description: "Leader election: one primary per role (docs/api.md)." },
+      { name: "membership", description: "Who is in a group, and who has failed (docs/membership.md)." },
       { name: "operations", description: "Health and the service's own description." },
     ],
     security: [{ functionKey: [] }, { functionKeyQuery: [] }],

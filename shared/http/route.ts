@@ -18,7 +18,7 @@ export type RouteHandler = (request: HandlerRequest, runtime: Runtime, arrival: 
 
 /**
  * One operation of the REST contract, declared once in functions/routes.ts. In Azure each
- * is a function of its own (named for the seed: getPrimary, updateHeartBeat, …), so
+ * is a function of its own (named as the protocol names it: getPrimary, updateHeartBeat, …), so
  * Application Insights counts and times them apart; the local host serves the same table.
  */
 export interface Operation {

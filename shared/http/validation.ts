@@ -70,7 +70,7 @@ export function parseAddress(value: unknown): string | null | undefined {
 
 /**
  * A token is only ever a hint for the fast path or a proof for a release, so a malformed
- * one (not a string, absurdly long) is treated as absent, never an error (SPEC §2).
+ * one (not a string, absurdly long) is treated as absent, never an error (docs/protocol.md#the-renewal-fast-path).
  */
 export function parseLease(value: unknown): string | undefined {
   if (typeof value !== "string" || value === "" || value.length > MAX_LEASE_TOKEN_LENGTH) return undefined;

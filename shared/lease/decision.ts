@@ -47,7 +47,7 @@ export type LeaseAction =
   | { readonly kind: "none" };
 
 /**
- * The whole of the lease protocol's server side (SPEC §2) as a pure function: no I/O, no
+ * The whole of the lease protocol's server side (docs/protocol.md#the-rule-server-side) as a pure function: no I/O, no
  * clock. `haTime` is the function host's clock when the entry was read; `timeoutMs` is T.
  *
  * UpdateHeartBeat:

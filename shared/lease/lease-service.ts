@@ -72,7 +72,7 @@ function acceptedAs(kind: "create" | "renew" | "take-over", entry: LeaseRecord |
 }
 
 /**
- * GetPrimary, UpdateHeartBeat and Release over one LeaseStore (SPEC §2). Each method makes
+ * GetPrimary, UpdateHeartBeat and Release over one LeaseStore (docs/protocol.md#the-rule-server-side). Each method makes
  * the fewest store calls the protocol allows: one read for GetPrimary, one conditional
  * merge for a renewal with a valid token, a read and a write otherwise. Every method takes
  * the request's arrival (monotonic ms); its store calls must fit in the budget from there.

@@ -17,7 +17,7 @@ export interface LeaseTokenClaims {
 const VERSION = "v2";
 
 /**
- * Issues and checks the opaque `lease` token of the renewal fast path (SPEC §2).
+ * Issues and checks the opaque `lease` token of the renewal fast path (docs/protocol.md#the-renewal-fast-path).
  *
  * The fast path writes without reading, so the token must carry what the answer shows:
  * the holder's uuid, epoch and stored address. A successful If-Match on its ETag proves

@@ -1,5 +1,5 @@
 /**
- * The stored heartbeat record of one utype (SPEC §1 "entry"), without the store's ETag.
+ * The stored heartbeat record of one utype (docs/protocol.md#words, "entry"), without the store's ETag.
  *
  * `uuid === ""` marks a released lease: nobody holds it, but the epoch is kept so that
  * the next holder still gets a higher fencing token.
@@ -8,7 +8,7 @@ export interface LeaseState {
   readonly utype: string;
   /** The holder's incarnation id, or "" once released. */
   readonly uuid: string;
-  /** Where the holder can be reached (the seeds' `uname`), or null. */
+  /** Where the holder can be reached (the original protocol's `uname`), or null. */
   readonly address: string | null;
   /** Fencing token: grows by one on every change of holder, never goes down. */
   readonly epoch: number;
@@ -45,7 +45,7 @@ export interface LeaseRecord extends LeaseState {
  */
 export const MAX_ENDED_UUIDS = 8;
 
-/** True when the entry has a holder whose last renewal is at most T old (SPEC §1 "live"). */
+/** True when the entry has a holder whose last renewal is at most T old (docs/protocol.md#words, "live"). */
 export function isLive(lease: Pick<LeaseState, "uuid" | "renewedAt">, haTime: number, timeoutMs: number): boolean {
   return lease.uuid !== "" && haTime - lease.renewedAt <= timeoutMs;
 }

@@ -36,7 +36,7 @@ export type MemberAction =
   | { readonly kind: "none" };
 
 /**
- * The whole of membership's server side (SPEC §6, seed 004) as a pure function: no I/O, no
+ * The whole of membership's server side (docs/membership.md#the-rules) as a pure function: no I/O, no
  * clock. `haTime` is the function host's clock after the row and the group's sweep marker
  * were read (one query); ages count only the service's own operating time (member-age.ts).
  *
@@ -46,7 +46,7 @@ export type MemberAction =
  *   3. the row's session, said goodbye or leaving → reject (ended): a restart is a new session
  *   4. the row's session                          → renew: heartbeats + 1 (unreachable → active)
  *   5. a session that ended here (replaced, removed) → reject (ended)
- *   6. another session, the row joining or active → reject (held): seed 004, a restart
+ *   6. another session, the row joining or active → reject (held): a restart
  *                                                   never hides its predecessor's failure
  *   7. another session, the row unreachable or leaving → replace; the old session is
  *                                                   remembered as `previous` and ended

@@ -48,7 +48,7 @@ export interface MemberServiceDeps {
 const defaultDebug = debuglog("ha-module");
 
 /**
- * Membership's REST operations over one MemberStore (SPEC §6), each with the fewest store
+ * Membership's REST operations over one MemberStore (docs/membership.md), each with the fewest store
  * calls it allows: one conditional merge for a steady-state heartbeat with its token, one
  * partition query (the row and the group's sweep marker) and one write otherwise, one
  * partition query for a listing. Every method takes the request's arrival (monotonic ms);

@@ -1,7 +1,7 @@
 import type { MemberState } from "../contract/members.js";
 
 /**
- * The stored row of one member of one group (SPEC §6), without the store's ETag. Its state
+ * The stored row of one member of one group (docs/membership.md), without the store's ETag. Its state
  * is never stored: it is derived on read from its age (member-age.ts).
  */
 export interface MemberRow {

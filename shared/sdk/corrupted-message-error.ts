@@ -1,7 +1,7 @@
 /**
  * A response that cannot be trusted: its body does not parse, lacks a field the REST
- * contract promises, or names another utype than the one asked for (the seeds' "corrupted
- * message", step 4c). The elector counts it as a failed call and never acts on its content.
+ * contract promises, or names another utype than the one asked for (a "corrupted
+ * message" in the protocol's terms). The elector counts it as a failed call and never acts on its content.
  */
 export class CorruptedMessageError extends Error {
   override readonly name = "CorruptedMessageError";

@@ -3,7 +3,7 @@ export type TimerHandle = unknown;
 
 /**
  * Time as the elector sees it: a monotonic clock and timers on it. Deadlines are
- * measured on `now()` and never compared with the server's wall clock (SPEC §3). Tests
+ * measured on `now()` and never compared with the server's wall clock (docs/protocol.md#timing-rules). Tests
  * and the simulation inject a fake one; the default is performance.now() and the
  * process's own timers.
  */

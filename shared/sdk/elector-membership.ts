@@ -14,7 +14,7 @@ export interface ElectorMembershipOptions {
 }
 
 /**
- * The io-athena view from one object (seed 001): the elector answers who leads, this
+ * Leader and members from one object (docs/membership.md#the-sdk-and-the-cli): the elector answers who leads, this
  * answers who is in the group and who has failed. `session` heartbeats the participant's
  * own row; `watcher` polls the group and emits memberJoined … memberRemoved. The elector
  * starts both with start() and stops both (goodbye included) in stop().

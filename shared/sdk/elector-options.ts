@@ -43,7 +43,7 @@ export interface PrimaryElectorOptions {
   readonly random?: () => number;
   /**
    * Also be a member of a group (the utype by default) and watch it: `elector.membership`
-   * then gives the io-athena view, leader and members, from this one object.
+   * then gives the leader and the members from this one object.
    */
   readonly membership?: ElectorMembershipOptions;
   /**

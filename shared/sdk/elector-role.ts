@@ -11,7 +11,7 @@ export interface Term {
   lease: string;
   /**
    * Monotonic time at which this elector stops being primary unless a renewal is accepted
-   * first: sentAt + (T − I) of the last accepted heartbeat (SPEC §3).
+   * first: sentAt + (T − I) of the last accepted heartbeat (docs/protocol.md#timing-rules).
    */
   deadline: number;
   /** Aborted, with a TermEndedError, when the term ends. */

@@ -48,7 +48,7 @@ export function parseRetryAfter(value: string | null): number | undefined {
 }
 
 /**
- * The typed REST client of the lease service (SPEC §4), on Node's fetch. Every answer is
+ * The typed REST client of the lease service (docs/api.md), on Node's fetch. Every answer is
  * validated before it is returned; 409 LeaseHeld / LeaseRevoked / Conflict (and, for
  * members, SessionHeld / SessionEnded) are outcomes, not errors.
  * Errors: HaRequestError (refused, unreachable, timed out; `retryable` says whether
@@ -139,7 +139,7 @@ export class HaClient implements LeaseTransport, MembersTransport {
   }
 
   /**
-   * A member's heartbeat (SPEC §6): join with a new session, renew (one store operation when
+   * A member's heartbeat (docs/membership.md): join with a new session, renew (one store operation when
    * `token` is the last answer's), or replace a failed session. 409 SessionHeld,
    * SessionEnded and Conflict are outcomes (`held`, `ended`, `conflict`), not errors.
    */

@@ -2,7 +2,7 @@ import { MEMBER_STATES, type GroupList, type MemberAnswer, type MemberList, type
 import { CorruptedMessageError } from "./corrupted-message-error.js";
 
 /**
- * Validation of what the service answers about members (SPEC §6), as strict as for leases:
+ * Validation of what the service answers about members (docs/membership.md), as strict as for leases:
  * every promised field present with its type, and the group (and member) the ones asked
  * for; anything else is a CorruptedMessageError, never a half-read value.
  */

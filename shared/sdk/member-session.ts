@@ -64,12 +64,12 @@ const DEFAULT_RETRY_DELAY_MS = 1000;
 const GOODBYE_ATTEMPTS = 3;
 
 /**
- * One member's session in a group (SPEC §6, seed 001's member side): it heartbeats every I
+ * One member's session in a group (docs/membership.md#the-sdk-and-the-cli): it heartbeats every I
  * (one store operation each, with the token of the last answer), joins again with a new
  * session whenever the service says the old one is over, and says goodbye on stop(), so
  * every watcher sees it `leaving` at once.
  *
- * Timing follows the elector's rules (SPEC §3): it measures from when it *sent* its last
+ * Timing follows the elector's rules (docs/protocol.md#timing-rules): it measures from when it *sent* its last
  * accepted heartbeat on its own monotonic clock, never compares its clock with the
  * service's, and bounds each call by the time that heartbeat still has. The service sees
  * the session leaving once it is older than ttl; the session sees it from sentAt, which is

@@ -65,8 +65,8 @@ const EVENT_OF: Readonly<Record<MemberState, MemberEventName>> = {
 };
 
 /**
- * Watches one group (SPEC §6): one list call per poll, about every I, and an event for
- * every state change of seed 001's machine: memberJoined, memberActive, memberUnreachable,
+ * Watches one group (docs/membership.md): one list call per poll, about every I, and an event for
+ * every state change of the member state machine (docs/membership.md#the-states): memberJoined, memberActive, memberUnreachable,
  * memberLeaving, memberRemoved.
  *
  * Guarantees:
@@ -227,7 +227,7 @@ export class MembersWatcher {
   }
 
   /**
-   * Whether the view is a step of seed 001's machine from what was told. The service's ages
+   * Whether the view is a step of the member state machine from what was told. The service's ages
    * can step back when it notices its own gap (docs/membership.md), so a listing may show a
    * failed session younger than the one before: such a step back is no state change. Only a
    * heartbeat brings a session back from unreachable (its count grew), and nothing but
@@ -242,7 +242,7 @@ export class MembersWatcher {
 
   /**
    * From `before` to the view's state. Leaving by age (no goodbye) from joining or active
-   * passes through unreachable, as seed 001's machine does, even if no poll saw it there.
+   * passes through unreachable, as the member state machine does, even if no poll saw it there.
    */
   #transition(before: MemberState, view: MemberView, emit: (event: MemberEventName, member: string, known: Pick<Known, "session" | "address">, state: MemberState) => void): void {
     const known = { session: view.session, address: view.address };

@@ -23,14 +23,14 @@ export type { PrimaryElectorOptions } from "./elector-options.js";
 export type { ElectorStats } from "./elector-stats.js";
 
 /**
- * The client side of the lease protocol (SPEC §5) for one utype.
+ * The client side of the lease protocol (docs/protocol.md#the-clients-side) for one utype.
  *
  * Guarantees, given the service's guarantee that a takeover needs the lease to be older
  * than T on its clock:
  * - isPrimary() is true only before `sentAt + (T − I)`, where sentAt is when the last
  *   accepted heartbeat was sent, on this process's monotonic clock. The write happened
  *   after sentAt, so no other uuid can take over before sentAt + T: the I left over absorbs
- *   clock skew between function hosts and clock rate error here (SPEC §3).
+ *   clock skew between function hosts and clock rate error here (docs/protocol.md#the-assumptions).
  * - It is computed, not stored: a process resuming from a pause longer than the lease
  *   reads false at once, and its next event is `demoted`.
  * Not guaranteed: that your work stops the instant isPrimary() turns false. Fence your
@@ -266,8 +266,8 @@ export class PrimaryElector {
     // went unanswered (it may have landed), was accepted too late, or an answer named it.
     // Such a uuid is kept only while the service shows it as the live primary (then the
     // next acquire renews it: the fast recovery); an answer showing another primary or
-    // none draws a new uuid. If its term ended unseen it must never start another (SPEC
-    // §2), and the service remembers only the last 8 ended uuids. (A takeover is armed
+    // none draws a new uuid. If its term ended unseen it must never start another
+    // (docs/protocol.md#ended-uuids), and the service remembers only the last 8 ended uuids. (A takeover is armed
     // only by an answer showing another primary, so it never sends such a uuid.)
     let unconfirmed = false;
     const judgeUuid = (view: LeaseView): void => {
@@ -457,7 +457,7 @@ export class PrimaryElector {
   }
 
   /**
-   * SPEC §5: a term is one (uuid, epoch). A renewal accepted at another epoch (the service
+   * A term is one (uuid, epoch) (docs/protocol.md#the-epoch-as-a-fencing-token). A renewal accepted at another epoch (the service
    * lost its state and the lease was created afresh) ends the old term and starts a new
    * one: never a silent change of the fencing token the user's writes carry.
    */

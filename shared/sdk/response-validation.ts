@@ -2,7 +2,7 @@ import { CorruptedMessageError } from "./corrupted-message-error.js";
 import type { HealthView, LeaseView, PrimaryView } from "../contract/lease-view.js";
 
 /**
- * Validation of what the service answers (SPEC §4). A body is trusted only when every
+ * Validation of what the service answers (docs/api.md). A body is trusted only when every
  * field the contract promises is present with the right type and the utype is the one
  * asked for; anything else is a CorruptedMessageError, never a half-read value.
  */

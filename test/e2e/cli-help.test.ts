@@ -36,12 +36,12 @@ describe("ha-module --help and --version", () => {
     expect(stdout).toMatch(/^Usage: ha-module elect /);
   });
 
-  it("the README's exit-code table says what --help says", async () => {
+  it("the exit-code table of docs/cli.md says what --help says", async () => {
     const { stdout } = await run(["--help"]);
     const fromHelp = [...stdout.matchAll(/^ {2}(\d+) +(.+)$/gm)].map(([, code, meaning]) => [code, meaning!.replace(/`/g, "")]);
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const fromReadme = [...readme.matchAll(/^\| (\d+) \| (.+) \|$/gm)].map(([, code, meaning]) => [code, meaning!.replace(/`/g, "")]);
-    expect(fromReadme).toEqual(fromHelp);
+    const page = readFileSync(new URL("../../docs/cli.md", import.meta.url), "utf8");
+    const fromPage = [...page.matchAll(/^\| (\d+) \| (.+) \|$/gm)].map(([, code, meaning]) => [code, meaning!.replace(/`/g, "")]);
+    expect(fromPage).toEqual(fromHelp);
   });
 
   it.each([["--version"], ["-v"], ["version"]])("%s prints the package's version, exit 0", async (flag) => {

@@ -69,7 +69,7 @@ describe("the dashboard in a real Chromium", () => {
     page.on("response", (response) => {
       if (response.status() >= 400) pageErrors.push(`${response.status()} ${new URL(response.url()).pathname}`);
     });
-    // Opened at the address `ha-module serve` prints (README), the key filled in as an operator would.
+    // Opened at the address `ha-module serve` prints (docs/dashboard.md), the key filled in as an operator would.
     const printed = /^ {2}dashboard: (\S+)$/m.exec(readFileSync(join(dir, "serve.out"), "utf8"))?.[1];
     expect(printed).toBe(`${serve.url}/dashboard?code=<HA_API_KEY>`);
     const answer = await page.goto(printed!.replace("<HA_API_KEY>", encodeURIComponent(KEY)));

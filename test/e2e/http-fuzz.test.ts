@@ -12,7 +12,7 @@ import { startServiceProcess, type ServiceProcess } from "../helpers/service-pro
 
 /**
  * Thousands of malformed and hostile requests against `ha-module serve` as a real process
- * on a real Azurite (issue 8's harness). One seeded PRNG draws every case: a failing run
+ * on a real Azurite. One seeded PRNG draws every case: a failing run
  * prints its seed, and HA_FUZZ_SEED=<seed> replays it. HA_FUZZ_COUNT sets the number of
  * requests of the main mix (default 2500; the slow and 10 MB clients come on top).
  *

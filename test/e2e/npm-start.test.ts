@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 
 /**
- * README: `npm start` stops cleanly on Ctrl-C or SIGTERM. npm runs the script through
+ * docs/cli.md#serve: `npm start` stops cleanly on Ctrl-C or SIGTERM. npm runs the script through
  * `sh -c`, and a signal sent to npm alone (a supervisor, `kill <npm pid>`) reaches that
  * shell, not the service. Runs the real `npm start` (its build step skipped with
  * --ignore-scripts: `npm test` has built already) and signals only the npm process.

@@ -7,18 +7,18 @@ import { startServiceProcess, type ServiceProcess } from "../helpers/service-pro
 const execFileAsync = promisify(execFile);
 
 /**
- * The README's curl walk-through, copied as a reader would copy it: the block is run with
- * bash against a real service (only its API line changed), and each call's answer checked.
- * Needs curl and jq, as the README does.
+ * The curl walk-through of docs/api.md (the README points there), copied as a reader would
+ * copy it: the block is run with bash against a real service (only its API line changed),
+ * and each call's answer checked. Needs curl and jq, as the page does.
  */
-function readmeCurlBlock(): string {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const block = /```sh\n(API=http:\/\/127\.0\.0\.1:7071\/api\n[\s\S]*?)```/.exec(readme)?.[1];
-  if (block === undefined) throw new Error("README.md has no ```sh block that starts with API=http://127.0.0.1:7071/api");
+function apiCurlBlock(): string {
+  const page = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
+  const block = /```sh\n(API=http:\/\/127\.0\.0\.1:7071\/api\n[\s\S]*?)```/.exec(page)?.[1];
+  if (block === undefined) throw new Error("docs/api.md has no ```sh block that starts with API=http://127.0.0.1:7071/api");
   return block;
 }
 
-describe("the README's curl examples", () => {
+describe("the curl examples of docs/api.md", () => {
   let service: ServiceProcess;
 
   beforeAll(async () => {
@@ -30,7 +30,7 @@ describe("the README's curl examples", () => {
   });
 
   it("work when copied: acquire, then release with the token jq took from the answer", async () => {
-    const script = readmeCurlBlock()
+    const script = apiCurlBlock()
       .replace(/^API=.*$/m, `API=${service.url}`)
       // One answer per line: curl -s prints none after the body.
       .replace(/^(curl [^\n]*[^\\\n])$/gm, "$1; echo");

@@ -7,7 +7,7 @@ import { checkRecordedResponses } from "../helpers/openapi-responses.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
- * The REST contract (SPEC §4) driven over HTTP against `ha-module serve` running as a real
+ * The REST contract (docs/api.md) driven over HTTP against `ha-module serve` running as a real
  * process, once per real backend. Each backend is the environment the process gets.
  */
 const backends: Array<{ name: string; env: Record<string, string> }> = [

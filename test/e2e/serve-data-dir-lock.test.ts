@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runServiceToExit, startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
- * SPEC §8: two local services can never share one data directory. Two services on one
+ * docs/protocol.md#the-stores-durability-assumption: two local services can never share one data directory. Two services on one
  * .ha-data would each keep their own copy of the leases and grant one role twice.
  */
 describe("HA_DATA_DIR belongs to one running service", () => {

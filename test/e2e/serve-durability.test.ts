@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
- * SPEC §8: an answered write of `npm start`'s embedded store survives a crash of the
+ * docs/protocol.md#the-stores-durability-assumption: an answered write of `npm start`'s embedded store survives a crash of the
  * process. Every start of `ha-module serve` on one HA_DATA_DIR checks that all writes
  * answered before the previous SIGKILL are there, writes to every role at once (so the
  * writes share flushes), and is SIGKILLed the moment the last answer arrives.

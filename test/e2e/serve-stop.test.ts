@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { CLI_PATH } from "../helpers/service-process.js";
 
 /**
- * README: the service stops cleanly on SIGTERM, also when the signal comes the moment
+ * docs/cli.md#serve: the service stops cleanly on SIGTERM, also when the signal comes the moment
  * the banner appears (a supervisor that starts it, waits for the banner, then stops it).
  * Several at once, so that a loaded machine widens any gap between the banner and the
  * signal handlers.

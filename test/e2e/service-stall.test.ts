@@ -4,7 +4,7 @@ import type { PrimaryView } from "../../shared/sdk/index.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
- * SPEC §2 on a real `ha-module serve` (embedded Azurite): a frozen service must not apply,
+ * docs/protocol.md#the-rule-server-side on a real `ha-module serve` (embedded Azurite): a frozen service must not apply,
  * on resuming, the heartbeats its clients had already given up on. The requests queued
  * during the freeze arrived a budget ago, so none of them is written; nobody's abandoned
  * renewal resurrects a lease, and a standby is elected within about I of the resume

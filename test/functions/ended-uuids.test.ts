@@ -9,7 +9,7 @@ const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
 
 /**
- * SPEC §2: a uuid whose term ended (released, revoked, taken over) never starts a new
+ * docs/protocol.md#the-rule-server-side: a uuid whose term ended (released, revoked, taken over) never starts a new
  * term, so a late heartbeat of a dead incarnation cannot resurrect a lease nobody is behind.
  */
 describe("ended uuids never start a new term", () => {

@@ -8,7 +8,7 @@ import { FakeClock } from "../helpers/fake-clock.js";
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
 
-/** SPEC §2: a heartbeat that omits `address` keeps the stored one; `"address": null` clears it. */
+/** docs/protocol.md#the-rule-server-side: a heartbeat that omits `address` keeps the stored one; `"address": null` clears it. */
 describe("UpdateHeartBeat and the holder's address", () => {
   let clock: FakeClock;
   let store: CountingStore;

@@ -11,7 +11,7 @@ const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
 
 /**
- * SPEC §2 exception: a heartbeat that loses only to another heartbeat of the same uuid is
+ * docs/protocol.md#a-heartbeat-that-loses-to-its-own-echo: a heartbeat that loses only to another heartbeat of the same uuid is
  * answered as accepted with the winner's state, but only when the winner's renewedAt is
  * not earlier than this request's arrival: the client measures its deadline from its own
  * sentAt, which is sound only then.

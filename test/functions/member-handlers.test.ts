@@ -107,7 +107,7 @@ describe("membership handlers over a counting store: the cost and the answer of 
     expect(store.calls).toEqual(["read", "read"]);
   });
 
-  it("seed 004: a new session is refused while the old one is joining or active, and replaces it once unreachable", async () => {
+  it("a new session is refused while the old one is joining or active, and replaces it once unreachable", async () => {
     const old = await join("node-1", "s1");
     await clock.advance(I);
     await join("node-1", "s1", { token: tokenOf(old) });

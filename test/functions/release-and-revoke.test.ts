@@ -10,7 +10,7 @@ const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
 
 /**
- * SPEC §2: a release never opens a window in which a standby is primary while the holder
+ * docs/protocol.md#the-rule-server-side: a release never opens a window in which a standby is primary while the holder
  * still believes it is. With the holder's token it is a proven release (a standby may take
  * over at once); without it, a revoke (nobody takes over before the lease expires).
  */

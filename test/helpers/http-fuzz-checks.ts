@@ -3,7 +3,7 @@ import type { RawExchange, RawResponse } from "./raw-http.js";
 
 /**
  * The fuzz run's invariants on each exchange, checked from outside the host: it answered
- * in time, never with a 5xx, and every body is the contract's JSON (SPEC §4): an error
+ * in time, never with a 5xx, and every body is the contract's JSON (docs/api.md): an error
  * `{"error": {"code", "message"}}` (a 409 also carries the LeaseView), a LeaseView, the
  * list of primaries, the health report, or a role's term history. Returns what is wrong, or nothing.
  */
@@ -77,7 +77,7 @@ function termHistoryProblem(history: Record<string, unknown>): string | undefine
   return undefined;
 }
 
-/** `revoked` is tolerated: SPEC §2's revoke shows the holder with `revoked: true`. */
+/** `revoked` is tolerated: docs/protocol.md#release-and-revoke's revoke shows the holder with `revoked: true`. */
 const VIEW_FIELDS = new Set(["utype", "primary", "epoch", "intervalMs", "timeoutMs", "lease", "revoked"]);
 const PRIMARY_FIELDS = new Set(["uuid", "address", "epoch", "renewedAt", "expiresInMs", "revoked"]);
 

@@ -4,7 +4,7 @@ import { startTestHost, type TestHost } from "../helpers/local-host.js";
 
 /**
  * What a black-box fuzzer found the local host answering with a 500, a bare status line
- * or a dropped connection. Each answer must be the contract's JSON error (SPEC §4).
+ * or a dropped connection. Each answer must be the contract's JSON error (docs/api.md).
  */
 
 let test: TestHost;

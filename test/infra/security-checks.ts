@@ -1,5 +1,5 @@
 /**
- * The security and platform properties the deployment promises (issue 5), each as a check
+ * The security and platform properties the deployment promises (docs/deploy.md), each as a check
  * over parsed Bicep files that returns what it found wrong, one message per violation.
  * bicep.test.ts runs every check on infra/ (expecting nothing) and on a broken fixture
  * (expecting each check to object), so a check that cannot fail does not go unnoticed.

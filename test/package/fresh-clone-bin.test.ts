@@ -1,5 +1,5 @@
 /**
- * README: on a fresh clone, after `npm install`, `npx ha-module` runs the command line.
+ * docs/cli.md: on a fresh clone, after `npm install`, `npx ha-module` runs the command line.
  * npm links a bin only if its file exists when it installs, so the bin must be a source
  * file (bin/ha-module.js), never build output; `prepare` builds dist/ (npm runs it on
  * `npm install`, and npx runs it when it links the clone), and the bin says what to do if

@@ -36,7 +36,7 @@ class DuplicatingTransport implements LeaseTransport {
   }
 }
 
-describe("a lone elector whose heartbeats are duplicated (SPEC §2: PUT is idempotent)", () => {
+describe("a lone elector whose heartbeats are duplicated (docs/protocol.md#the-rule-server-side: PUT is idempotent)", () => {
   it("is elected once and never demoted by its own echoes", async () => {
     const clock = new FakeClock();
     const service = new LeaseService({

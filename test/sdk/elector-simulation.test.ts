@@ -23,7 +23,7 @@ function failures(report: { violations: SimViolation[] }): string[] {
   return report.violations.map((violation) => violation.message);
 }
 
-describe.skipIf(replay !== undefined)("simulation: safe while ε + ρ·(T − I) < I (SPEC §3)", () => {
+describe.skipIf(replay !== undefined)("simulation: safe while ε + ρ·(T − I) < I (docs/protocol.md#timing-rules)", () => {
   it(`no invariant breaks in ${RUNS} runs with every fault, and every fault happened`, { timeout: 60_000 + RUNS * 2_000 }, async () => {
     const report = await runSeeds({ profile: "safe", firstSeed: FIRST_SEED, runs: RUNS });
     console.log(summarize(`safe profile from seed ${FIRST_SEED}`, report));

@@ -13,7 +13,7 @@ function messages(errors: unknown[]): string[] {
   return errors.map((error) => (error instanceof Error ? error.message : String(error)));
 }
 
-describe("Listeners: a throwing handler is never dropped (issue 9)", () => {
+describe("Listeners: a throwing handler is never dropped", () => {
   it("rethrows to 'uncaughtException' when nobody hears it, after every handler ran", async () => {
     const listeners = new Listeners<Events>(() => false);
     const seen: number[] = [];

@@ -60,7 +60,7 @@ describe("MemberSession on a fake clock", () => {
     transport.expectIdle();
   });
 
-  it("seed 004: while the previous session is still active its join is refused (SessionHeld); it keeps its session and retries every I", async () => {
+  it("while the previous session is still active its join is refused (SessionHeld); it keeps its session and retries every I", async () => {
     session.start();
     await clock.advance(0);
     for (let attempt = 0; attempt < 3; attempt += 1) {

@@ -55,7 +55,7 @@ describe("MembersWatcher on a fake clock", () => {
     expect(transport.take("listMembers").sentAt).toBeCloseTo(0.9 * MI + 1.0998 * MI, 6);
   });
 
-  it("tells every state of seed 001's machine once, in order, with member, session, address, state and time", async () => {
+  it("tells every state of the member state machine once, in order, with member, session, address, state and time", async () => {
     const payloads: unknown[] = [];
     watcher.on("memberJoined", (event) => void payloads.push(event));
     watcher.start();

@@ -521,7 +521,7 @@ describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpo
     transport.take("getPrimary");
   });
 
-  it("a program that would rather stop on them does so from its error handler (as the README shows)", async () => {
+  it("a program that would rather stop on them does so from its error handler (as docs/sdk.md shows)", async () => {
     const { clock, transport, elector } = setup();
     elector.on("error", (error) => {
       if (error instanceof HaRequestError && !error.retryable) void elector.stop();
@@ -713,7 +713,7 @@ describe("PrimaryElector: the term's signal in `elected`", () => {
   });
 });
 
-describe("PrimaryElector and the end of a term (SPEC §2, §5)", () => {
+describe("PrimaryElector and the end of a term (docs/protocol.md)", () => {
   it("a 409 LeaseRevoked on renewal demotes with `revoked`, releases nothing, and competes again as a new uuid", async () => {
     const { clock, transport, elector, events, answer, becomePrimary } = setup();
     await becomePrimary(3);

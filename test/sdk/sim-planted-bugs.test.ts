@@ -4,7 +4,7 @@ import { runSeeds } from "../helpers/sim/run-seeds.js";
 import { simulate } from "../helpers/sim/simulate.js";
 
 /**
- * Every invariant checker proven able to fail (issue 9: no test that cannot fail): a bug
+ * Every invariant checker proven able to fail (no test that cannot fail): a bug
  * is planted through one of the simulation's seams — the store, the service's idea of T,
  * its request budget, what the elector is told — and that checker, judging alone, must
  * report it with a seed whose scenario replays the same violation.
@@ -25,7 +25,7 @@ const CASES: ReadonlyArray<{ plant: PlantedBug; invariant: Invariant; profile: P
 describe("each checker fails on a planted bug", () => {
   it.each(CASES)("$invariant finds $plant ($why)", { timeout: 60_000 }, async ({ plant, invariant, profile }) => {
     // Up to 400 runs: since electors back off after failed calls instead of churning
-    // (issue 13), the scenarios that show some plants are rarer (with the term history's
+    // (docs/protocol.md#overload-shedding-before-the-store-falls-behind), the scenarios that show some plants are rarer (with the term history's
     // writes in the store too, the first at seed 142 for elector-deadline-sent-at-plus-t,
     // 63 for takeover-at-t-minus-i); each case stops at its first.
     const report = await runSeeds({ profile, plant, invariants: [invariant], firstSeed: 1, runs: 400, stopAtFirst: true });

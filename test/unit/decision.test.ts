@@ -19,7 +19,7 @@ const heartbeat = (uuid: string, address?: string | null): LeaseRequest => ({ op
 const release = (uuid: string, provenEpoch?: number): LeaseRequest => ({ op: "release", utype: "scheduler", uuid, provenEpoch });
 const fresh = { revoked: false, endedUuids: [] };
 
-describe("decide (SPEC §2), table-driven", () => {
+describe("decide (docs/protocol.md#the-rule-server-side), table-driven", () => {
   const rows: Array<{ name: string; entry: LeaseState | undefined; request: LeaseRequest; haTime?: number; expected: LeaseAction }> = [
     // ---- UpdateHeartBeat ----------------------------------------------------------------
     {

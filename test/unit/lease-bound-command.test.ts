@@ -12,7 +12,7 @@ const UTYPE = "scheduler";
 const GRACE = 1500;
 
 /**
- * The supervisor's timing rule (SPEC §5) on a fake clock, with a real PrimaryElector on a
+ * The supervisor's timing rule (docs/protocol.md#the-clients-side) on a fake clock, with a real PrimaryElector on a
  * scripted transport: every call the elector makes is answered (or not) by the test.
  */
 function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }) {

@@ -38,7 +38,7 @@ const joined = (session: string, address: string | null): MemberRow => ({
   endedSessions: [],
 });
 
-describe("decideMember (SPEC §6, seed 004), table-driven on an injected clock", () => {
+describe("decideMember (docs/membership.md#the-rules), table-driven on an injected clock", () => {
   const cases: Array<{ name: string; row: MemberRow | undefined; marker?: SweepMarker; request: MemberRequest; expected: MemberAction }> = [
     // ---- heartbeat: join ---------------------------------------------------------------------
     { name: "no row: a new session joins (joining, 1 heartbeat)", row: undefined, request: heartbeat("s9", "h:9"), expected: { kind: "create", next: joined("s9", "h:9") } },

@@ -9,7 +9,7 @@ const RULES: AgeRules = { timeoutMs: T, ttlMs: TTL, staleAfterMs: T + PERIOD };
 const NOW = 1_000_000;
 const row = (age: number, heartbeats = 2, leftAt: number | null = null) => ({ renewedAt: NOW - age, heartbeats, leftAt });
 
-describe("memberState: seed 001's states from the age (SPEC §6), table-driven", () => {
+describe("memberState: the states from the age (docs/membership.md#the-states), table-driven", () => {
   it.each([
     ["one heartbeat, just now", row(0, 1), "joining"],
     ["one heartbeat, exactly T old", row(T, 1), "joining"],

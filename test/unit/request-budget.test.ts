@@ -12,7 +12,7 @@ const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const BUDGET_MS = 500;
 
 /**
- * SPEC §2: a request whose own time budget ran out on the server before its write is not
+ * docs/protocol.md#the-rule-server-side: a request whose own time budget ran out on the server before its write is not
  * written. The budget runs from when the request arrived, on a monotonic clock.
  */
 describe("the request's time budget (HA_STORE_TIMEOUT_MS), on injected clocks", () => {

@@ -5,8 +5,8 @@ import { HaClient } from "../../../shared/sdk/ha-client.js";
 import { sleep, type AlgorithmContext, type RunningAlgorithm } from "./algorithm.js";
 
 /**
- * The seed algorithm, exactly as shared/seeds/002 ("Algorithm", steps 1–5) describes the
- * client, over the same service:
+ * The seed algorithm: the protocol's original client algorithm, steps 1–5, over the same
+ * service:
  *
  * 1. a new `uuid` per start;
  * 2.–4. every I a GetPrimary; when it is empty, an UpdateHeartBeat (no token: the seed has

@@ -69,7 +69,7 @@ export function replayHint(scenario: Scenario): string {
  *   `phantomWindowMs` after its elector left it behind (demotion, stop, crash): the
  *   longest a request sent before then can still be on its way and be written. And no
  *   write renews a revoked lease: its holder's heartbeats must be refused.
- * - ended-stays-ended (SPEC §2 to the letter): a uuid whose term ended in the store never
+ * - ended-stays-ended (docs/protocol.md#the-rule-server-side to the letter): a uuid whose term ended in the store never
  *   holds it again, whoever uses it.
  * - liveness (simulate.ts): once faults heal, one primary within a bound, and it stays.
  */

@@ -46,10 +46,10 @@ export const ALL_INVARIANTS: readonly Invariant[] = ["epochs-increase", "one-pri
 export const DEFAULT_INVARIANTS: readonly Invariant[] = ALL_INVARIANTS;
 
 /**
- * `safe`: every fault, with ε + ρ·(T − I) < I (SPEC §3): must stay green.
+ * `safe`: every fault, with ε + ρ·(T − I) < I (docs/protocol.md#timing-rules): must stay green.
  * `skew`: ε = 1.5·I between two function instances, and lossy renewals that let a lease
  * age while its holder still believes: must be found unsafe.
- * `skew-margin`: the same race with ε as large as SPEC §3 allows (and ρ): must stay green.
+ * `skew-margin`: the same race with ε as large as docs/protocol.md#timing-rules allows (and ρ): must stay green.
  */
 export type Profile = "safe" | "skew" | "skew-margin";
 
@@ -117,7 +117,7 @@ const RHO = 0.02;
 const SAFETY_PHASE_MS = 15_000;
 
 /**
- * The largest skew between function instances that SPEC §3 allows with this ρ: the holder
+ * The largest skew between function instances that docs/protocol.md#timing-rules allows with this ρ: the holder
  * stops by sentAt + (T − I)/(1 − ρ) of real time, the earliest takeover is at sentAt + T − ε.
  */
 export function safeSkewBoundMs(timing = TIMING, rho = RHO): number {

@@ -69,7 +69,7 @@ const FOLLOWS: Readonly<Record<MemberEventName, readonly MemberEventName[]>> = {
  *   ages skip a gap of the service's own (by design) is counted apart.
  * - outage-no-failure (service-outage profile): no watcher reports any failure, and no
  *   session is lost, although the functions were down for several T.
- * - events-in-order: per watcher and session, events follow seed 001's machine: joined
+ * - events-in-order: per watcher and session, events follow the member state machine: joined
  *   first, removed at most once and last, nothing after leaving but removed.
  * - eventually-gone (after healing): every watcher reports each killed session it knew
  *   leaving or removed, and its last listing shows every kept member active.

@@ -1,0 +1,120 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+/**
+ * Every relative link of README.md and docs/*.md leads somewhere: the file exists, and a
+ * `#fragment` names a heading of the page it points to, as GitHub renders anchors. A page
+ * renamed or a heading reworded cannot leave a dead link behind.
+ */
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const PAGES = ["README.md", ...readdirSync(path.join(ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => path.join("docs", name))];
+
+/** The text outside fenced code blocks, line by line (fenced lines blanked, so line numbers hold). */
+function prose(markdown: string): string[] {
+  let fence: string | undefined;
+  return markdown.split("\n").map((line) => {
+    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
+    if (marker !== undefined) {
+      if (fence === undefined) fence = marker[0];
+      else if (marker[0] === fence) fence = undefined;
+      return "";
+    }
+    return fence === undefined ? line : "";
+  });
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens; repeats get -1, -2, … */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const found = new Set<string>();
+  for (const line of prose(markdown)) {
+    const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/.exec(line)?.[1];
+    if (heading === undefined) continue;
+    const text = heading.replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1");
+    const slug = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M}\p{Pc} -]/gu, "")
+      .replace(/ /g, "-");
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    found.add(count === 0 ? slug : `${slug}-${count}`);
+  }
+  return found;
+}
+
+/** The relative links of a page: `[text](target)` and images, outside code, without external ones. */
+function relativeLinks(markdown: string): Array<{ line: number; target: string }> {
+  return prose(markdown).flatMap((line, index) =>
+    [...line.replace(/`[^`]*`/g, "``").matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)]
+      .map((match) => match[1]!)
+      .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target))
+      .map((target) => ({ line: index + 1, target })),
+  );
+}
+
+/** What is wrong with each relative link of `page` (a path from the root), given a reader of files. */
+function brokenLinks(page: string, read: (file: string) => string | undefined): string[] {
+  const text = read(page) ?? "";
+  return relativeLinks(text).flatMap(({ line, target }) => {
+    const [file = "", fragment] = target.split("#", 2);
+    const linked = file === "" ? page : path.normalize(path.join(path.dirname(page), decodeURIComponent(file)));
+    const where = `${page}:${line}: ${target}`;
+    const body = read(linked);
+    if (body === undefined) return [`${where}: no file ${linked}`];
+    if (fragment === undefined || fragment === "") return [];
+    if (!linked.endsWith(".md")) return [`${where}: an anchor into a file that is not Markdown`];
+    return anchors(body).has(decodeURIComponent(fragment)) ? [] : [`${where}: ${linked} has no heading #${fragment}`];
+  });
+}
+
+function readFromRepository(file: string): string | undefined {
+  const full = path.join(ROOT, file);
+  if (!existsSync(full)) return undefined;
+  return file.endsWith(".md") ? readFileSync(full, "utf8") : "";
+}
+
+describe("relative links in README.md and docs/*.md", () => {
+  it("GitHub's anchors: punctuation and code marks dropped, spaces to hyphens, repeats numbered", () => {
+    const page = "# A\n## The store's durability assumption\n### Running `ha-module run` under systemd\n## 2. Publish the app\n```sh\n# not a heading\n```\n## Queries\n## Queries\n";
+    expect([...anchors(page)]).toEqual(["a", "the-stores-durability-assumption", "running-ha-module-run-under-systemd", "2-publish-the-app", "queries", "queries-1"]);
+  });
+
+  it("finds a planted broken link: a missing file, a missing heading, a link into a missing page's heading", () => {
+    const files: Record<string, string> = {
+      "docs/a.md": "# A\n\n## Here\n\nSee [b](b.md), [here](#here), [gone](#gone), [c](c.md#x), [B's heading](b.md#nothing) and `[not](a-link.md)`.\n",
+      "docs/b.md": "# B\n",
+    };
+    expect(brokenLinks("docs/a.md", (file) => files[file])).toEqual([
+      "docs/a.md:5: #gone: docs/a.md has no heading #gone",
+      "docs/a.md:5: c.md#x: no file docs/c.md",
+      "docs/a.md:5: b.md#nothing: docs/b.md has no heading #nothing",
+    ]);
+  });
+
+  it("has links to check: the pages link each other", () => {
+    const links = PAGES.flatMap((page) => relativeLinks(readFileSync(path.join(ROOT, page), "utf8")));
+    expect(links.length).toBeGreaterThan(100);
+  });
+
+  it.each(PAGES)("%s: every relative link resolves to a file and a heading", (page) => {
+    expect(brokenLinks(page, readFromRepository)).toEqual([]);
+  });
+
+  it("every docs/<page>.md#<heading> that a source file of shared/, functions/ or test/ cites exists", () => {
+    const cited = ["shared", "functions", "test"].flatMap((dir) =>
+      readdirSync(path.join(ROOT, dir), { recursive: true, encoding: "utf8" })
+        .filter((file) => file.endsWith(".ts"))
+        .flatMap((file) => {
+          const text = readFileSync(path.join(ROOT, dir, file), "utf8");
+          return [...text.matchAll(/\bdocs\/([a-z-]+\.md)#([a-z0-9-]+)/g)].map(([, page, heading]) => ({ where: path.join(dir, file), page: page!, heading: heading! }));
+        }),
+    );
+    expect(cited.length).toBeGreaterThan(20);
+    const missing = cited
+      .filter(({ where }) => where !== path.join("test", "unit", "doc-links.test.ts"))
+      .filter(({ page, heading }) => !anchors(readFromRepository(path.join("docs", page)) ?? "").has(heading))
+      .map(({ where, page, heading }) => `${where}: docs/${page}#${heading}`);
+    expect(missing).toEqual([]);
+  });
+});
