@@ -11,7 +11,7 @@
  * re-parented to pid 1, holding its lease and its command. So under npm it follows its
  * parent: once the parent is gone it stops as if the SIGTERM had reached it (`run`
  * stops its command and releases the lease). A service manager should still start the
- * installed binary or `node dist/shared/cli/main.js` directly (README, "Under a service manager").
+ * installed binary or `node dist/shared/cli/main.js` directly (docs/cli.md, "Under a service manager").
  */
 import { existsSync } from "node:fs";
 import process from "node:process";
