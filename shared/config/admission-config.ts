@@ -8,12 +8,15 @@ export interface AdmissionConfig {
   readonly maxInFlight: number;
   /** HA_MAX_QUEUED: requests waiting for one of those slots; polls and acquisitions may fill half. */
   readonly maxQueued: number;
+  /** HA_SHED_BUSY_PERCENT / 100: past this share of its time running its own work, a process refuses polls and acquisitions at once; undefined when 0 (off). */
+  readonly shedBusyFraction: number | undefined;
   /** HA_SHED_DELAY_MS: past this delay of every request, a process refuses polls and acquisitions at once; undefined when 0 (off). */
   readonly shedDelayMs: number | undefined;
 }
 
 export const DEFAULT_MAX_IN_FLIGHT = 64;
 export const DEFAULT_MAX_QUEUED = 256;
+export const DEFAULT_SHED_BUSY_PERCENT = 90;
 /** The default delay budget. */
 export const DEFAULT_SHED_DELAY_MS = 50;
 /** Below this a delay is the scheduler's and the timers' noise, not load. */
@@ -34,6 +37,7 @@ export function defaultShedDelayMs(intervalMs: number): number | undefined {
 export function loadAdmissionConfig(env: Env, timing: LeaseTiming): AdmissionConfig | undefined {
   const maxInFlight = readInteger(env, "HA_MAX_IN_FLIGHT", DEFAULT_MAX_IN_FLIGHT, { min: 0, max: 100_000, example: DEFAULT_MAX_IN_FLIGHT });
   const maxQueued = readInteger(env, "HA_MAX_QUEUED", DEFAULT_MAX_QUEUED, { min: 0, max: 1_000_000, example: DEFAULT_MAX_QUEUED });
+  const shedBusyPercent = readInteger(env, "HA_SHED_BUSY_PERCENT", DEFAULT_SHED_BUSY_PERCENT, { min: 0, max: 100, example: DEFAULT_SHED_BUSY_PERCENT });
   const shedDelayMs = loadShedDelay(env, timing.intervalMs);
   if (maxInFlight === 0) return undefined;
   if (maxQueued < 2) {
@@ -42,17 +46,10 @@ export function loadAdmissionConfig(env: Env, timing: LeaseTiming): AdmissionCon
       `HA_MAX_QUEUED must be at least 2 (got ${maxQueued}): polls and acquisitions may wait in half of the queue, renewals in all of it. Set it to, for example, ${DEFAULT_MAX_QUEUED}, or set HA_MAX_IN_FLIGHT=0 to switch shedding off.`,
     );
   }
-  return { maxInFlight, maxQueued, shedDelayMs };
+  return { maxInFlight, maxQueued, shedBusyFraction: shedBusyPercent === 0 ? undefined : shedBusyPercent / 100, shedDelayMs };
 }
 
 function loadShedDelay(env: Env, intervalMs: number): number | undefined {
-  if (readString(env, "HA_SHED_BUSY_PERCENT") !== undefined) {
-    // It shed on event-loop utilization, which counts the time a process waits for a CPU as busy.
-    throw new ConfigError(
-      "HA_SHED_BUSY_PERCENT",
-      "HA_SHED_BUSY_PERCENT is no longer read: a process now sheds when its requests are delayed, not when it looks busy. Unset it, and set HA_SHED_DELAY_MS instead (0 switches that rule off).",
-    );
-  }
   const fallback = defaultShedDelayMs(intervalMs);
   const example = fallback ?? 0;
   const given = readString(env, "HA_SHED_DELAY_MS");

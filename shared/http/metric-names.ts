@@ -22,7 +22,7 @@ export const ATTRIBUTE = {
   outcome: "ha.outcome",
   transition: "ha.transition",
   sweepResult: "ha.sweep.result",
-  /** Why the admission gate refused a request: "queue" (too many waiting for the store) or "delay" (every request delayed past HA_SHED_DELAY_MS: the process saturated). */
+  /** Why the admission gate refused a request: "queue" (too many waiting for the store), "busy" (the process running its own work HA_SHED_BUSY_PERCENT of the time) or "delay" (every request delayed past HA_SHED_DELAY_MS). */
   shedReason: "ha.shed.reason",
   /** Which of the service's stores: "leases" or "members". */
   store: "ha.store",

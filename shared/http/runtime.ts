@@ -2,8 +2,9 @@ import { systemClock, type Clock } from "../lease/clock.js";
 import type { ServerConfig } from "../config/server-config.js";
 import { processStallMonitor } from "./stall-monitor.js";
 import { processLoopLag } from "./loop-lag.js";
+import { processLoopLoad } from "./loop-load.js";
 import { LeaseService } from "../lease/lease-service.js";
-import { AdmissionGate, type ProcessLoad } from "../lease/admission.js";
+import { AdmissionGate, type AdmissionLimits, type ProcessLoad } from "../lease/admission.js";
 import { LeaseTokenSigner } from "../lease/lease-token.js";
 import type { LeaseStore } from "../lease/lease-store.js";
 import { MemberService } from "../members/member-service.js";
@@ -37,7 +38,7 @@ export interface RuntimeTelemetry {
   readonly meter?: Meter;
   /** The process's metrics as Prometheus text, when this host can serve them. */
   readonly metricsText?: () => Promise<string>;
-  /** How late the process runs what is due, as the admission gate reads it; processLoopLag by default (tests give their own). */
+  /** How busy the process is and how late it runs what is due, as the admission gate reads them; processLoad() by default (tests give their own). */
   readonly load?: ProcessLoad;
 }
 
@@ -66,11 +67,11 @@ export function createRuntime(
   const metrics = telemetry.meter === undefined ? undefined : createServiceMetrics(telemetry.meter);
   // One gate for the process: leases and members share the store, so they share its bound.
   // A shed caller is told to come back after about one I. It also sheds polls and
-  // acquisitions while this process is saturated (processLoopLag).
+  // acquisitions while this process is saturated (processLoad).
   const admission =
     config.admission === undefined
       ? undefined
-      : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)), telemetry.load ?? processLoopLag.start(), metrics?.shed);
+      : new AdmissionGate(config.admission, Math.max(1, Math.ceil(config.timing.intervalMs / 1000)), telemetry.load ?? processLoad(config.admission), metrics?.shed);
   const store = metrics === undefined ? leaseStore : meteredLeaseStore(leaseStore, metrics.storeDuration);
   const memberStore = metrics === undefined ? memberStoreGiven : meteredMemberStore(memberStoreGiven, metrics.storeDuration);
   const service = new LeaseService({
@@ -109,4 +110,14 @@ export function createRuntime(
     metrics: metrics?.members,
   });
   return { service, members, sweeper, membership, ...(telemetry.metricsText === undefined ? {} : { metricsText: telemetry.metricsText }) };
+}
+
+/**
+ * This process's load as the gate reads it: busy time from processLoopLoad (100 ms samples)
+ * and delay from processLoopLag (20 ms samples), each started only when its rule is on.
+ */
+function processLoad(limits: AdmissionLimits): ProcessLoad {
+  const load = limits.shedBusyFraction === undefined ? undefined : processLoopLoad.start();
+  const lag = limits.shedDelayMs === undefined ? undefined : processLoopLag.start();
+  return { busyFraction: () => load?.busyFraction(), delayMs: () => lag?.delayMs() };
 }

@@ -43,7 +43,7 @@ export function createServiceMetrics(meter: Meter): ServiceMetrics {
     advice: { explicitBucketBoundaries: STORE_DURATION_BUCKETS_S },
   });
   const shed = meter.createCounter(METRIC.shed, {
-    description: "Requests refused before the store with 503 Overloaded, by reason (queue: too many waiting for the store; delay: requests delayed past HA_SHED_DELAY_MS, the process saturated).",
+    description: "Requests refused before the store with 503 Overloaded, by reason (queue: too many waiting for the store; busy: the process running its own work past HA_SHED_BUSY_PERCENT; delay: requests delayed past HA_SHED_DELAY_MS).",
     unit: "{request}",
   });
   const byShedReason = attributeSets(ATTRIBUTE.shedReason);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
-import { DELAY_SHED_MIN_AT_HAND, type ProcessLoad } from "../../shared/lease/admission.js";
+import { LOAD_SHED_MIN_AT_HAND, UNKNOWN_LOAD, type ProcessLoad } from "../../shared/lease/admission.js";
 import { METER_NAME } from "../../shared/http/metric-names.js";
 import { createPrometheusMetrics, type PrometheusMetrics } from "../../shared/host/prometheus-metrics.js";
 import { countsBy } from "../helpers/prometheus-text.js";
@@ -48,12 +48,12 @@ class SlowStore {
 }
 
 function setUp(
-  admission: { maxInFlight: number; maxQueued: number; shedDelayMs?: number } | undefined,
-  load: ProcessLoad = { delayMs: () => undefined },
+  admission: { maxInFlight: number; maxQueued: number; shedBusyFraction?: number; shedDelayMs?: number } | undefined,
+  load: ProcessLoad = UNKNOWN_LOAD,
   metrics?: PrometheusMetrics,
 ): { runtime: Runtime; slow: SlowStore } {
   const slow = new SlowStore();
-  const bounds = admission === undefined ? undefined : { shedDelayMs: undefined, ...admission };
+  const bounds = admission === undefined ? undefined : { shedBusyFraction: undefined, shedDelayMs: undefined, ...admission };
   const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET, admission: bounds }, slow.store, new FakeClock(WALL_START), undefined, { load, ...(metrics === undefined ? {} : { meter: metrics.meter }) });
   return { runtime, slow };
 }
@@ -162,9 +162,11 @@ describe("shedding before the store falls behind (HA_MAX_IN_FLIGHT, HA_MAX_QUEUE
   });
 });
 
-describe("shedding while every request is delayed past its budget (HA_SHED_DELAY_MS)", () => {
-  /** A process delay the test sets; the gate reads it at each request. */
-  const loadOf = (lag: { ms: number | undefined }): ProcessLoad => ({ delayMs: () => lag.ms });
+describe("shedding while the process is saturated: busy running its own work (HA_SHED_BUSY_PERCENT) or every request delayed (HA_SHED_DELAY_MS)", () => {
+  /** A process load the test sets; the gate reads it at each request. */
+  type Load = { busy: number | undefined; delay: number | undefined };
+  const loadOf = (load: Load): ProcessLoad => ({ busyFraction: () => load.busy, delayMs: () => load.delay });
+  const BOTH_RULES = { maxInFlight: 64, maxQueued: 256, shedBusyFraction: 0.9, shedDelayMs: 200 };
 
   /** Holds `count` polls at the store (bounds far from reached), so that many are at hand. */
   async function atHand(runtime: Runtime, slow: SlowStore, count: number): Promise<ReturnType<typeof start>[]> {
@@ -175,12 +177,15 @@ describe("shedding while every request is delayed past its budget (HA_SHED_DELAY
     return held;
   }
 
-  it("past the delay budget, a poll and an acquisition are refused at once with Retry-After, before the store; a renewal is served", async () => {
-    const lag = { ms: 20 as number | undefined };
-    const { runtime, slow } = setUp({ maxInFlight: 64, maxQueued: 256, shedDelayMs: 200 }, loadOf(lag));
+  it.each([
+    ["busy past its limit", { busy: 0.97, delay: 3 }, /busy running its own work 97 % of the last half second; the limit is 90 %/],
+    ["delayed past its budget", { busy: 0.5, delay: 340 }, /waited 340 ms on average over the last half second to be served; the budget is 200 ms/],
+  ] as const)("%s, a poll, an acquisition and a list are refused at once with Retry-After and the figure, before the store; a renewal is served", async (_rule, over, message) => {
+    const load: Load = { busy: 0.2, delay: 1 };
+    const { runtime, slow } = setUp(BOTH_RULES, loadOf(load));
     const lease = await leaseOf(runtime, "held", "holder");
-    const held = await atHand(runtime, slow, DELAY_SHED_MIN_AT_HAND);
-    lag.ms = 340;
+    const held = await atHand(runtime, slow, LOAD_SHED_MIN_AT_HAND);
+    Object.assign(load, over);
     const before = slow.arrived.length;
     // Refused at once: answered without the store moving (a poll let through would hang here).
     const refused = ["GET /primary/p", "PUT /primary/new", "GET /members/g"].map((call) => {
@@ -193,7 +198,7 @@ describe("shedding while every request is delayed past its budget (HA_SHED_DELAY
     expect(poll!.status).toBe(503);
     expect(errorCodeOf(poll!)).toBe("Overloaded");
     expect(poll!.headers["retry-after"]).toBe("1");
-    expect(JSON.stringify(poll!.body)).toMatch(/waited 340 ms on average over the last half second to be served; the budget is 200 ms/);
+    expect(JSON.stringify(poll!.body)).toMatch(message);
     expect(errorCodeOf(acquisition!)).toBe("Overloaded");
     expect(errorCodeOf(members!)).toBe("Overloaded");
     expect(slow.arrived.length).toBe(before);
@@ -206,39 +211,43 @@ describe("shedding while every request is delayed past its budget (HA_SHED_DELAY
     await Promise.all(held.map((request) => request.reply));
   });
 
-  it("within the budget, with fewer than DELAY_SHED_MIN_AT_HAND requests at hand, or with the rule off, a poll is served", async () => {
-    for (const [delay, limit, count] of [
-      [200, 200, DELAY_SHED_MIN_AT_HAND], // delayed, but not past the budget
-      [undefined, 200, DELAY_SHED_MIN_AT_HAND], // no whole window seen yet
-      [5_000, 200, DELAY_SHED_MIN_AT_HAND - 1], // slowed by something else: few requests at hand
-      [5_000, undefined, DELAY_SHED_MIN_AT_HAND], // HA_SHED_DELAY_MS=0
-    ] as const) {
-      const lag = { ms: delay as number | undefined };
-      const { runtime, slow } = setUp({ maxInFlight: 64, maxQueued: 256, ...(limit === undefined ? {} : { shedDelayMs: limit }) }, loadOf(lag));
+  it("below both limits, with fewer than LOAD_SHED_MIN_AT_HAND requests at hand, not known yet, or with a rule off, a poll is served", async () => {
+    const cases: [string, Load, { shedBusyFraction?: number; shedDelayMs?: number }, number][] = [
+      ["busy just under its limit, delay at its budget", { busy: 0.89, delay: 200 }, { shedBusyFraction: 0.9, shedDelayMs: 200 }, LOAD_SHED_MIN_AT_HAND],
+      ["no whole window seen yet", { busy: undefined, delay: undefined }, { shedBusyFraction: 0.9, shedDelayMs: 200 }, LOAD_SHED_MIN_AT_HAND],
+      ["saturated, but few requests at hand: slowed by something else", { busy: 1, delay: 5_000 }, { shedBusyFraction: 0.9, shedDelayMs: 200 }, LOAD_SHED_MIN_AT_HAND - 1],
+      ["busy, but HA_SHED_BUSY_PERCENT=0", { busy: 1, delay: 3 }, { shedDelayMs: 200 }, LOAD_SHED_MIN_AT_HAND],
+      ["delayed, but HA_SHED_DELAY_MS=0", { busy: 0.3, delay: 5_000 }, { shedBusyFraction: 0.9 }, LOAD_SHED_MIN_AT_HAND],
+    ];
+    for (const [name, load, rules, count] of cases) {
+      const { runtime, slow } = setUp({ maxInFlight: 64, maxQueued: 256, ...rules }, loadOf(load));
       const held = await atHand(runtime, slow, count);
       const poll = start(runtime, "GET", "/primary/p");
       await settle();
-      expect(slow.arrived.at(-1), `delay ${delay}, budget ${limit}, ${count} at hand`).toBe("read p");
+      expect(slow.arrived.at(-1), name).toBe("read p");
       slow.catchUp();
-      expect((await poll.reply).status).toBe(200);
+      expect((await poll.reply).status, name).toBe(200);
       await Promise.all(held.map((request) => request.reply));
     }
   });
 
-  it("counts every refusal by reason (ha.requests.shed): queue when too many wait for the store, delay when every request is late", async () => {
-    const lag = { ms: 1 as number | undefined };
+  it("counts every refusal by reason (ha.requests.shed): queue when too many wait for the store, busy, delay", async () => {
+    const load: Load = { busy: 0.1, delay: 1 };
     const metrics = createPrometheusMetrics(METER_NAME);
-    const { runtime, slow } = setUp({ maxInFlight: 2, maxQueued: 4, shedDelayMs: 200 }, loadOf(lag), metrics);
+    const { runtime, slow } = setUp({ maxInFlight: 2, maxQueued: 4, shedBusyFraction: 0.9, shedDelayMs: 200 }, loadOf(load), metrics);
     // Two at the store and two waiting (half the queue): the fifth poll is refused for the queue.
     slow.slow = true;
     const held = ["h0", "h1", "h2", "h3"].map((utype) => start(runtime, "GET", `/primary/${utype}`));
     await settle();
     expect(slow.arrived).toEqual(["read h0", "read h1"]);
     expect((await sendWithHeaders(runtime, "GET", "/primary/q")).status).toBe(503);
-    lag.ms = 450;
+    load.busy = 0.95;
+    expect((await sendWithHeaders(runtime, "GET", "/primary/b0")).status).toBe(503);
+    load.busy = 0.1;
+    load.delay = 450;
     expect((await sendWithHeaders(runtime, "GET", "/primary/b1")).status).toBe(503);
     expect((await sendWithHeaders(runtime, "GET", "/members/g")).status).toBe(503);
-    expect(countsBy(await metrics.text(), "ha_requests_shed_total", "ha_shed_reason")).toEqual({ queue: 1, delay: 2 });
+    expect(countsBy(await metrics.text(), "ha_requests_shed_total", "ha_shed_reason")).toEqual({ queue: 1, busy: 1, delay: 2 });
     slow.catchUp();
     await Promise.all(held.map((request) => request.reply));
   });
