@@ -176,8 +176,10 @@ export class MembersWatcher {
     this.#inflight = controller;
     let list: MemberList;
     try {
-      // A poll answered after I is overtaken by the next one: I bounds it.
-      list = await this.#transport.listMembers(this.group, { timeoutInMs: Math.ceil(this.#timing?.intervalMs ?? this.#retryDelayMs), abortSignal: controller.signal });
+      // Polls never overlap (the next is scheduled once this one ends), so a slow answer is
+      // waited for up to T, past which what it says is stale. Cut at I, a watcher on a busy
+      // machine or a slow network never saw an answer at all.
+      list = await this.#transport.listMembers(this.group, { timeoutInMs: Math.ceil(this.#timing?.timeoutMs ?? this.#retryDelayMs), abortSignal: controller.signal });
     } catch (error) {
       if (!controller.signal.aborted) this.#report(asError(error));
       return;

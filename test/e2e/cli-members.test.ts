@@ -12,9 +12,9 @@ const execFileAsync = promisify(execFile);
  * the whole state machine runs in seconds. Bounds are loose for a loaded machine; the
  * measured times are printed (the figures in docs/membership.md come from these lines).
  */
-const I = 200;
-const T = 1000;
-const TTL = 3000;
+const I = 500;
+const T = 2500;
+const TTL = 7500;
 const RETENTION = 500;
 const SWEEP_PERIOD = 1000;
 const SERVICE_ENV = {

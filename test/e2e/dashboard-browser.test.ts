@@ -118,13 +118,17 @@ describe("the dashboard in a real Chromium", () => {
   });
 
   it("counts the lease down live, between refreshes, within (0, T]", async () => {
+    // On a busy machine a renewal or a refresh can come late, and the page then rightly
+    // shows the lease as expired until the next one: that is the only other text allowed.
+    await waitForText(roleCell("countdown"), "^\\d+\\.\\d s$");
     const seen: number[] = [];
-    for (let sample = 0; sample < 8; sample += 1) {
+    for (let sample = 0; sample < 80 && seen.length < 8; sample += 1) {
       const shown = await text(roleCell("countdown"));
-      expect(shown).toMatch(/^\d+\.\d s$/);
-      seen.push(Number.parseFloat(shown));
+      expect(shown).toMatch(/^(\d+\.\d s|expired)$/);
+      if (shown !== "expired") seen.push(Number.parseFloat(shown));
       await page.waitForTimeout(90);
     }
+    expect(seen).toHaveLength(8);
     console.log(`dashboard countdown samples (s): ${seen.join(", ")}`);
     expect(new Set(seen).size).toBeGreaterThan(2);
     for (const value of seen) {
