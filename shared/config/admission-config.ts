@@ -17,20 +17,24 @@ export interface AdmissionConfig {
 export const DEFAULT_MAX_IN_FLIGHT = 64;
 export const DEFAULT_MAX_QUEUED = 256;
 export const DEFAULT_SHED_BUSY_PERCENT = 90;
-/** The default delay budget. */
-export const DEFAULT_SHED_DELAY_MS = 50;
+/** The default delay budget's bounds: I / 10, within these. */
+export const DEFAULT_SHED_DELAY_MIN_MS = 50;
+export const DEFAULT_SHED_DELAY_MAX_MS = 100;
 /** Below this a delay is the scheduler's and the timers' noise, not load. */
 export const MIN_SHED_DELAY_MS = 10;
 
 /**
- * HA_SHED_DELAY_MS's default for an interval I: 50 ms; off (undefined) when that is not
- * under I. A process that keeps up lags a few ms even beside CPU hogs; a saturated one
- * lags less than its requests wait (they also wait in the kernel's accept queue, which
- * the loop works off a turn at a time, and for several turns each), so the budget is
- * small: at 100 ms, 500 polls/s past capacity were shed too late, and callers timed out.
+ * HA_SHED_DELAY_MS's default for an interval I: I / 10 within 50–100 ms (100 ms at the
+ * default I = 1 s); off (undefined) when that is not under I. The busy rule
+ * (HA_SHED_BUSY_PERCENT, the process's own CPU time) is what catches a process saturated by
+ * its own work; this one is for a process starved of CPU by others, whose lag a scheduler
+ * inflates too. Beside two CPU hogs at a moderate 120 requests/s, a 50 ms budget refused 38
+ * requests the process had time for and 100 ms none, while past what the process was given
+ * (320/s) 100 ms still shed (bench/shed-hog.mjs, docs/benchmarks.md).
  */
 export function defaultShedDelayMs(intervalMs: number): number | undefined {
-  return DEFAULT_SHED_DELAY_MS < intervalMs ? DEFAULT_SHED_DELAY_MS : undefined;
+  const budget = Math.min(DEFAULT_SHED_DELAY_MAX_MS, Math.max(DEFAULT_SHED_DELAY_MIN_MS, Math.round(intervalMs / 10)));
+  return budget < intervalMs ? budget : undefined;
 }
 
 /** HA_MAX_IN_FLIGHT=0 switches shedding off: every request goes to the store at once. */

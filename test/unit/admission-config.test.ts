@@ -6,9 +6,9 @@ import { loadServerConfig } from "../../shared/config/server-config.js";
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 
 describe("load shedding's settings (HA_MAX_IN_FLIGHT, HA_MAX_QUEUED, HA_SHED_BUSY_PERCENT, HA_SHED_DELAY_MS)", () => {
-  it("defaults to 64 in flight, 256 waiting and shedding at 90 % busy or past a 50 ms delay, and the server configuration carries them", () => {
+  it("defaults to 64 in flight, 256 waiting and shedding at 90 % busy or past a 100 ms delay (I / 10), and the server configuration carries them", () => {
     expect(DEFAULT_SHED_BUSY_PERCENT).toBe(90);
-    expect(loadAdmissionConfig({}, TIMING)).toEqual({ maxInFlight: DEFAULT_MAX_IN_FLIGHT, maxQueued: DEFAULT_MAX_QUEUED, shedBusyFraction: 0.9, shedDelayMs: 50 });
+    expect(loadAdmissionConfig({}, TIMING)).toEqual({ maxInFlight: DEFAULT_MAX_IN_FLIGHT, maxQueued: DEFAULT_MAX_QUEUED, shedBusyFraction: 0.9, shedDelayMs: 100 });
     expect(loadServerConfig({ HA_MAX_IN_FLIGHT: "8", HA_MAX_QUEUED: "40", HA_SHED_BUSY_PERCENT: "75", HA_SHED_DELAY_MS: "75" }).admission).toEqual({
       maxInFlight: 8,
       maxQueued: 40,
@@ -18,8 +18,8 @@ describe("load shedding's settings (HA_MAX_IN_FLIGHT, HA_MAX_QUEUED, HA_SHED_BUS
     expect(loadServerConfig({ HA_INTERVAL_MS: "50", HA_TIMEOUT_MS: "200" }).admission?.shedDelayMs).toBeUndefined();
   });
 
-  it("the default budget is 50 ms, and off when that is not under I", () => {
-    expect([30_000, 1000, 200, 51, 50, 1].map((intervalMs) => defaultShedDelayMs(intervalMs))).toEqual([50, 50, 50, 50, undefined, undefined]);
+  it("the default budget is I / 10 within 50–100 ms, and off when that is not under I", () => {
+    expect([30_000, 1000, 700, 200, 51, 50, 1].map((intervalMs) => defaultShedDelayMs(intervalMs))).toEqual([100, 100, 70, 50, 50, undefined, undefined]);
   });
 
   it("HA_SHED_DELAY_MS=0 switches off shedding on a delayed process, and only that", () => {
@@ -27,7 +27,7 @@ describe("load shedding's settings (HA_MAX_IN_FLIGHT, HA_MAX_QUEUED, HA_SHED_BUS
   });
 
   it("HA_SHED_BUSY_PERCENT=0 switches off shedding on a busy process, and only that", () => {
-    expect(loadAdmissionConfig({ HA_SHED_BUSY_PERCENT: "0" }, TIMING)).toEqual({ maxInFlight: DEFAULT_MAX_IN_FLIGHT, maxQueued: DEFAULT_MAX_QUEUED, shedBusyFraction: undefined, shedDelayMs: 50 });
+    expect(loadAdmissionConfig({ HA_SHED_BUSY_PERCENT: "0" }, TIMING)).toEqual({ maxInFlight: DEFAULT_MAX_IN_FLIGHT, maxQueued: DEFAULT_MAX_QUEUED, shedBusyFraction: undefined, shedDelayMs: 100 });
   });
 
   it("HA_MAX_IN_FLIGHT=0 switches shedding off", () => {
@@ -39,8 +39,8 @@ describe("load shedding's settings (HA_MAX_IN_FLIGHT, HA_MAX_QUEUED, HA_SHED_BUS
     [{ HA_MAX_IN_FLIGHT: "lots" }, "HA_MAX_IN_FLIGHT", /got "lots"/],
     [{ HA_MAX_QUEUED: "1.5" }, "HA_MAX_QUEUED", /whole number/],
     [{ HA_MAX_QUEUED: "1" }, "HA_MAX_QUEUED", /at least 2 \(got 1\).*HA_MAX_IN_FLIGHT=0/],
-    [{ HA_SHED_DELAY_MS: "0.5" }, "HA_SHED_DELAY_MS", /whole number.*got "0.5".*for example, 50/],
-    [{ HA_SHED_DELAY_MS: "9" }, "HA_SHED_DELAY_MS", /0 \(off\) or from 10 ms.*less than HA_INTERVAL_MS, 1000 ms.*\(got 9\).*for example, 50/],
+    [{ HA_SHED_DELAY_MS: "0.5" }, "HA_SHED_DELAY_MS", /whole number.*got "0.5".*for example, 100/],
+    [{ HA_SHED_DELAY_MS: "9" }, "HA_SHED_DELAY_MS", /0 \(off\) or from 10 ms.*less than HA_INTERVAL_MS, 1000 ms.*\(got 9\).*for example, 100/],
     [{ HA_SHED_DELAY_MS: "1000" }, "HA_SHED_DELAY_MS", /less than HA_INTERVAL_MS, 1000 ms.*\(got 1000\)/],
     [{ HA_SHED_BUSY_PERCENT: "101" }, "HA_SHED_BUSY_PERCENT", /whole number from 0 to 100 \(got "101"\).*for example, 90/],
     [{ HA_SHED_BUSY_PERCENT: "0.9" }, "HA_SHED_BUSY_PERCENT", /got "0.9"/],
