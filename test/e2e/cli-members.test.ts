@@ -15,7 +15,8 @@ const execFileAsync = promisify(execFile);
 const I = 500;
 const T = 2500;
 const TTL = 7500;
-const RETENTION = 500;
+// Longer than a poll or two, so that a watcher sees memberLeaving before the sweeper removes the row.
+const RETENTION = 2000;
 const SWEEP_PERIOD = 1000;
 const SERVICE_ENV = {
   HA_INTERVAL_MS: String(I),
