@@ -22,12 +22,12 @@ const HOUR_MS = 3_600_000;
  * Node can sign but cannot build an X.509 certificate, so the few DER structures a
  * certificate needs are encoded below (RFC 5280 §4.1).
  */
-export function createSelfSignedCertificate(commonName: string, now: Date = new Date()): SelfSignedCertificate {
+export function createSelfSignedCertificate(commonName: string, now: Date = new Date(), serialBytes: Buffer = randomBytes(16)): SelfSignedCertificate {
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
   const name = sequence(set(sequence(oid(OID_COMMON_NAME), utf8String(commonName))));
   const signatureAlgorithm = sequence(oid(OID_ECDSA_WITH_SHA256));
   // Serial numbers are positive: clear the top bit of 16 random bytes.
-  const serial = randomBytes(16);
+  const serial = Buffer.from(serialBytes);
   serial[0] = (serial[0] ?? 0) & 0x7f;
   const subjectAltName = sequence(
     tlv(0x87, Buffer.from([127, 0, 0, 1])), // iPAddress
@@ -70,10 +70,17 @@ function set(...items: Buffer[]): Buffer {
   return tlv(0x31, Buffer.concat(items));
 }
 
-/** A non-negative INTEGER from big-endian bytes, with a leading zero when the top bit is set. */
+/**
+ * A non-negative INTEGER from big-endian bytes, in DER's one encoding: no leading zero byte
+ * unless the next byte's top bit is set (OpenSSL refuses the key or certificate with
+ * "illegal padding" otherwise: a random serial starting 0x00 0x00–0x7f did, 1 in 256).
+ */
 function integer(bytes: Buffer): Buffer {
-  const first = bytes[0] ?? 0;
-  return tlv(0x02, first & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0 && ((bytes[start + 1] ?? 0) & 0x80) === 0) start += 1;
+  const minimal = bytes.subarray(start);
+  const first = minimal[0] ?? 0;
+  return tlv(0x02, first & 0x80 ? Buffer.concat([Buffer.from([0]), minimal]) : minimal);
 }
 
 function oid(dotted: string): Buffer {
