@@ -62,6 +62,14 @@ export function checkPositiveMs(name: string, value: unknown, fallback: number):
   return value;
 }
 
+export function checkNonNegativeMs(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`Expected \`${name}\` to be 0 or a positive number of milliseconds, got ${describe(value)}.`);
+  }
+  return value;
+}
+
 export function checkOptionalSignal(name: string, value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
   if (!(value instanceof AbortSignal)) {

@@ -15,7 +15,7 @@ import type { CallOptions, LeaseTransport } from "./lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
 import { Listeners } from "./listeners.js";
 import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "./poll-delays.js";
-import { checkId } from "./option-checks.js";
+import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
@@ -84,6 +84,10 @@ export class PrimaryElector {
   #unobserve: (() => void) | undefined;
   /** Aborted by resign(): ends the lead phase of the term held. A new one for every acquired term. */
   #resignation = new AbortController();
+  /** The cool-down the last resign() asked for: how long after its release this elector only watches. */
+  #resignCooldownMs = 0;
+  /** No acquire or takeover before this time (monotonic): a resign()'s cool-down. Polls go on. */
+  #competeAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: PrimaryElectorOptions) {
     const settings = resolveElectorOptions(options);
@@ -173,9 +177,16 @@ export class PrimaryElector {
    * included, holds a new epoch: for work that must never run twice under one fencing
    * token (`ha-module run` after it stopped its command). Returns false, and does nothing,
    * when no term is held (or stop() is under way).
+   *
+   * `cooldownMs`: after the release, the new incarnation only watches (GetPrimary every I,
+   * `primaryChanged` as usual) and neither acquires nor takes over for that long, so that a
+   * standby wins the role: for a primary whose work stalled (`ha-module run --health-cmd`).
+   * 0 (the default) competes again at once.
    */
-  resign(): boolean {
+  resign(options: { readonly cooldownMs?: number } = {}): boolean {
+    const cooldownMs = checkNonNegativeMs("cooldownMs", options.cooldownMs, 0);
     if (this.#termHeldNow() === undefined || this.#resignation.signal.aborted) return false;
+    this.#resignCooldownMs = cooldownMs;
     this.#resignation.abort();
     return true;
   }
@@ -279,6 +290,8 @@ export class PrimaryElector {
       }
     };
     for (;;) {
+      // A resign()'s cool-down holds back a takeover (it only watches until then).
+      if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
       // Retry-After holds back the takeover too: the service said it would refuse it.
       const wakeAt = Math.max(takeoverAt === undefined ? pollAt : Math.min(pollAt, takeoverAt), this.#notBefore);
       await sleep(this.#clock, wakeAt - this.#clock.now(), halt);
@@ -315,7 +328,10 @@ export class PrimaryElector {
         judgeUuid(view);
         pollAt = startedAt + view.intervalMs * stretch;
         takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
-        if (view.primary === null || view.primary.uuid === this.#uuid) attempt = await this.#acquire();
+        if (view.primary === null || view.primary.uuid === this.#uuid) {
+          if (this.#clock.now() >= this.#competeAt) attempt = await this.#acquire();
+          else pollAt = Math.min(pollAt, this.#competeAt);
+        }
       }
       switch (attempt?.kind) {
         case "elected":
@@ -515,6 +531,7 @@ export class PrimaryElector {
     }
     void this.#listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
     const now = this.#clock.now();
+    if (reason === "resigned") this.#competeAt = now + this.#resignCooldownMs;
     if (!refused) return { pollAt: now, takeoverAt: undefined };
     this.#observe(end.view);
     return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
