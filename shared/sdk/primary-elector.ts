@@ -17,6 +17,7 @@ import { Listeners } from "./listeners.js";
 import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "./poll-delays.js";
 import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
+import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -273,22 +274,14 @@ export class PrimaryElector {
   async #follow(start: FollowStart): Promise<Elected | undefined> {
     const halt = this.#halt.signal;
     let { pollAt, takeoverAt } = start;
-    // True while this uuid may hold a term this elector does not lead: an acquire of it
-    // went unanswered (it may have landed), was accepted too late, or an answer named it.
-    // Such a uuid is kept only while the service shows it as the live primary (then the
-    // next acquire renews it: the fast recovery); an answer showing another primary or
-    // none draws a new uuid. If its term ended unseen it must never start another
-    // (docs/protocol.md#ended-uuids), and the service remembers only the last 8 ended uuids. (A takeover is armed
-    // only by an answer showing another primary, so it never sends such a uuid.)
+    // Whether this uuid may hold a term this elector does not lead (see judgeUuid).
     let unconfirmed = false;
-    const judgeUuid = (view: LeaseView): void => {
-      if (view.primary?.uuid === this.#uuid) {
-        unconfirmed = true;
-      } else if (unconfirmed) {
-        this.#uuid = this.#newUuid();
-        unconfirmed = false;
-      }
+    const judge = (event: UuidEvent): void => {
+      const judgement = judgeUuid(unconfirmed, event);
+      unconfirmed = judgement.unconfirmed;
+      if (judgement.drawNew) this.#uuid = this.#newUuid();
     };
+    const shown = (view: LeaseView): UuidEvent => ({ kind: "shown", holder: view.primary === null ? "none" : view.primary.uuid === this.#uuid ? "self" : "other" });
     for (;;) {
       // A resign()'s cool-down holds back a takeover (it only watches until then).
       if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
@@ -325,7 +318,7 @@ export class PrimaryElector {
           continue;
         }
         this.#observe(view);
-        judgeUuid(view);
+        judge(shown(view));
         pollAt = startedAt + view.intervalMs * stretch;
         takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
         if (view.primary === null || view.primary.uuid === this.#uuid) {
@@ -337,22 +330,17 @@ export class PrimaryElector {
         case "elected":
           return attempt.elected;
         case "refused":
-          if (attempt.ended) {
-            // This uuid's term ended (an earlier acquire of ours landed and was revoked or
-            // taken over, or a release retired it): compete on as a new incarnation.
-            this.#uuid = this.#newUuid();
-            unconfirmed = false;
-          } else {
-            judgeUuid(attempt.view);
-          }
+          // Ended: an earlier acquire of ours landed and was revoked or taken over, or a
+          // release retired it: compete on as a new incarnation.
+          judge(attempt.ended ? { kind: "ended" } : shown(attempt.view));
           takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#clock.now());
           break;
         case "too-late":
-          unconfirmed = true;
+          judge({ kind: "too-late" });
           pollAt = this.#clock.now();
           break;
         case "unanswered":
-          unconfirmed = true;
+          judge({ kind: "unanswered" });
           pollAt = this.#afterFailure(pollAt, startedAt);
           break;
       }
