@@ -5,6 +5,9 @@
 
 import { addressLength, hasControlCharacter, ID_PATTERN, isDotSegment, MAX_ADDRESS_LENGTH } from "../contract/input-rules.js";
 
+/** The SDK's wait before its first answer tells it I (`retryDelayInMs`), for every SDK object alike. */
+export const DEFAULT_RETRY_DELAY_MS = 1000;
+
 function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
   if (typeof value === "number" || typeof value === "boolean" || value === null || value === undefined) return String(value);

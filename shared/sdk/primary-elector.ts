@@ -13,7 +13,7 @@ import type { LeaseView } from "../contract/lease-view.js";
 import type { LeaseTiming } from "../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "./lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
-import { Listeners } from "./listeners.js";
+import { ReportingListeners } from "./listeners.js";
 import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "./poll-delays.js";
 import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
@@ -54,16 +54,7 @@ export class PrimaryElector {
   readonly #random: () => number;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
-  /**
-   * A throwing handler is reported through `error`. With no `error` listener, or when an
-   * `error` handler itself throws (feeding it back would loop), Listeners rethrows it
-   * asynchronously, as Node's EventEmitter would: never dropped.
-   */
-  readonly #listeners = new Listeners<ElectorEvents>((error, event) => {
-    if (event === "error" || this.#listeners.count("error") === 0) return false;
-    void this.#listeners.emit("error", asError(error));
-    return true;
-  });
+  readonly #listeners = new ReportingListeners<ElectorEvents>();
   readonly #stats = new ElectorStatistics();
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
@@ -166,7 +157,7 @@ export class PrimaryElector {
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
     this.#stats.startClock(this.#clock.now());
     if (this.#meter !== undefined) this.#unobserve = observeElectorStats(this.#meter, this.utype, () => this.stats());
-    this.#loop = this.#run().catch((error: unknown) => this.#report(asError(error)));
+    this.#loop = this.#run().catch((error: unknown) => this.#report(error));
     this.membership?.start();
     return this;
   }
@@ -577,11 +568,11 @@ export class PrimaryElector {
     if (isRefusal(error)) this.#refusals += 1;
     const retryAfterMs = retryAfterOf(error);
     if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#clock.now() + retryAfterMs);
-    this.#report(asError(error));
+    this.#report(error);
   }
 
-  #report(error: Error): void {
-    if (this.#listeners.count("error") > 0) void this.#listeners.emit("error", error);
+  #report(error: unknown): void {
+    this.#listeners.report(error);
   }
 }
 
@@ -593,6 +584,3 @@ function acceptedForAnother(utype: string): CorruptedMessageError {
   return new CorruptedMessageError(`UpdateHeartBeat(${utype}): corrupted message (the accepted heartbeat names another primary).`, 200);
 }
 
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
