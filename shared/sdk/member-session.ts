@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import type { MemberAnswer, MemberHeartbeatBody, MemberHeartbeatResult, MembersTiming } from "../contract/members.js";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
+import { heartbeatBudgetMs, releaseBudgetMs } from "./budgets.js";
 import { ReportingListeners } from "./listeners.js";
 import { isServiceAnswer, isServiceDown } from "./service-down.js";
 import { membersTransportOf } from "./members-transport-option.js";
@@ -344,14 +345,14 @@ export class MemberSession {
     }
   }
 
-  /** As the elector's: half of T − I, but at least I (the retry delay before the first answer). */
+  /** As the elector's heartbeat (budgets.ts). */
   #heartbeatBudget(): number {
-    if (this.#timing === undefined) return this.#retryDelayMs;
-    return Math.max(this.#timing.intervalMs, (this.#timing.timeoutMs - this.#timing.intervalMs) / 2);
+    return heartbeatBudgetMs(this.#timing, this.#retryDelayMs);
   }
 
+  /** As the elector's release (budgets.ts). */
   #goodbyeBudget(): number {
-    return this.#timing === undefined ? this.#retryDelayMs : this.#timing.timeoutMs - this.#timing.intervalMs;
+    return releaseBudgetMs(this.#timing, this.#retryDelayMs);
   }
 
   #report(error: unknown): void {
