@@ -1,0 +1,135 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { CliProcess, isRunning, realDelay, runCli, type CliEvent } from "../helpers/sdk-cli-process.js";
+import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
+
+/**
+ * `ha-module run --health-cmd` with real processes: two supervisors compete for a role on a
+ * local service; the primary's check starts failing (it tests for a file the test deletes),
+ * so its command gets SIGTERM, `unhealthy` is printed with the check's output, the lease is
+ * released with its token and the standby becomes primary under a higher epoch, while the
+ * old one only watches for its cool-down. A healthy check never steps down; a check that
+ * hangs past its timeout counts as a failure.
+ */
+const I = 200;
+const T = 2000;
+/** Says it is up and when it gets SIGTERM (then exits), with its epoch. */
+const WORKER = [
+  "console.error(`worker up epoch=${process.env.HA_EPOCH}`);",
+  "process.on('SIGTERM', () => { console.error(`worker got SIGTERM epoch=${process.env.HA_EPOCH}`); process.exit(0); });",
+  "setInterval(() => {}, 1000);",
+].join(" ");
+/** Fails, saying why, once the file named by HA_TEST_HEALTHY is gone. */
+const FILE_CHECK = 'test -f "$HA_TEST_HEALTHY" || { echo "no $HA_TEST_HEALTHY for epoch $HA_EPOCH"; exit 1; }';
+/** Quick checks: three failures in a row, 150 ms apart. */
+const QUICK = ["--health-interval", "150ms", "--health-timeout", "1s", "--health-retries", "3"];
+
+describe("ha-module run --health-cmd: work that stalls steps down", () => {
+  let service: ServiceProcess;
+  let dir: string;
+  const runners: CliProcess[] = [];
+
+  beforeAll(async () => {
+    service = await startServiceProcess({ HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T) });
+    dir = mkdtempSync(path.join(tmpdir(), "ha-health-"));
+  });
+
+  afterEach(async () => {
+    await Promise.all(runners.splice(0).map((runner) => runner.kill()));
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const startRunner = (name: string, utype: string, extra: string[], env: Record<string, string> = {}): CliProcess => {
+    const runner = new CliProcess(name, ["run", utype, "--endpoint", service.url, ...extra, "--", process.execPath, "-e", WORKER], env);
+    runners.push(runner);
+    return runner;
+  };
+  const elected = (runner: CliProcess, from = 0): Promise<CliEvent> => runner.waitFor((e) => e.event === "elected", { from });
+
+  it("a failing check stops the command with SIGTERM, reports it, releases the lease to the standby, and stays out for the cool-down", async () => {
+    const utype = "e2e-health-failover";
+    const healthy = path.join(dir, "failover-healthy");
+    writeFileSync(healthy, "");
+    const env = { HA_TEST_HEALTHY: healthy };
+    // A cool-down far longer than the rest of the test: the old primary must not win back meanwhile.
+    const first = startRunner("first", utype, ["--health-cmd", FILE_CHECK, ...QUICK, "--health-cooldown", "60s"], env);
+    const won = await elected(first);
+    await first.waitForStderr(/worker up/);
+    const second = startRunner("second", utype, ["--health-cmd", FILE_CHECK, ...QUICK], env);
+    // The standby is in the election (it sees the first as primary) before the check fails.
+    await second.waitFor((e) => e.event === "primaryChanged" && (e["primary"] as { uuid?: string } | null)?.uuid === won["uuid"]);
+    // Passing checks keep the first one primary.
+    await first.waitForStderr(/CheckPrimary on/);
+    await realDelay(600);
+    expect(first.events.filter((e) => e.event === "unhealthy")).toEqual([]);
+
+    rmSync(healthy);
+    const unhealthy = await first.waitFor((e) => e.event === "unhealthy");
+    expect(unhealthy).toMatchObject({
+      utype,
+      uuid: won["uuid"],
+      epoch: won["epoch"],
+      failures: 3,
+      exitCode: 1,
+      timedOut: false,
+      output: `no ${healthy} for epoch ${won["epoch"]}`,
+      cooldownMs: 60_000,
+    });
+    // The command got SIGTERM (and said so), then the term was given up with its token.
+    await first.waitForStderr(/worker got SIGTERM/);
+    expect(first.stderr).toMatch(/stopping the command \(process group \d+\): its health check failed 3 times in a row; SIGTERM now/);
+    const exited = await first.waitFor((e) => e.event === "exited");
+    expect(exited).toMatchObject({ code: 0, signal: null });
+    await first.waitFor((e) => e.event === "demoted" && e["reason"] === "resigned" && e["uuid"] === won["uuid"]);
+
+    // The standby takes over, with a higher epoch, and its command starts (its check fails too,
+    // the file is gone: put it back so that it stays primary).
+    writeFileSync(healthy, "");
+    const taken = await elected(second);
+    expect(taken["epoch"]).toBeGreaterThan(won["epoch"] as number);
+    await second.waitForStderr(/worker up/);
+    // The old primary only watches during its cool-down: it is not elected again, and still runs.
+    await realDelay(3 * T);
+    expect(first.events.filter((e) => e.event === "elected")).toHaveLength(1);
+    expect(first.child.exitCode).toBeNull();
+    const primary = await runCli(["primary", utype, "--endpoint", service.url]);
+    expect(JSON.parse(primary.stdout)).toMatchObject({ primary: { uuid: taken["uuid"] }, epoch: taken["epoch"] });
+  }, 60_000);
+
+  it("a healthy check never steps down", async () => {
+    const utype = "e2e-health-healthy";
+    const runner = startRunner("healthy", utype, ["--health-cmd", 'test -n "$HA_EPOCH"', ...QUICK]);
+    await elected(runner);
+    await runner.waitForStderr(/worker up/);
+    // Many intervals (every check runs, and passes).
+    await realDelay(12 * 150);
+    expect(runner.events.filter((e) => e.event === "unhealthy" || e.event === "demoted" || e.event === "exited")).toEqual([]);
+    expect(runner.stderr).not.toMatch(/health check failed/);
+  }, 30_000);
+
+  it("a check that hangs past its timeout is killed and counts as a failure", async () => {
+    const utype = "e2e-health-hangs";
+    const marker = path.join(dir, "hang-started");
+    const runner = startRunner(
+      "hangs",
+      utype,
+      ["--health-cmd", `echo $$ >> "${marker}"; echo "still checking"; sleep 30`, "--health-interval", "100ms", "--health-timeout", "300ms", "--health-retries", "2"],
+    );
+    const won = await elected(runner);
+    const unhealthy = await runner.waitFor((e) => e.event === "unhealthy");
+    expect(unhealthy).toMatchObject({ epoch: won["epoch"], failures: 2, exitCode: null, timedOut: true, output: "still checking" });
+    expect(runner.stderr).toMatch(/health check failed \(1 of 2\), timed out: still checking/);
+    await runner.waitForStderr(/worker got SIGTERM/);
+    await runner.waitFor((e) => e.event === "demoted" && e["reason"] === "resigned");
+    // Each check was killed at its timeout (its whole group: the shell and its sleep), one after the other.
+    const checks = readFileSync(marker, "utf8").trim().split("\n").map(Number);
+    expect(checks).toHaveLength(2);
+    expect(checks.filter(isRunning)).toEqual([]);
+  }, 30_000);
+});
