@@ -132,4 +132,21 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
     expect(checks).toHaveLength(2);
     expect(checks.filter(isRunning)).toEqual([]);
   }, 30_000);
+
+  it("wrong health flags exit 2 before competing, saying what to change", async () => {
+    const utype = "e2e-health-usage";
+    const retries = await runCli(["run", utype, "--endpoint", service.url, "--health-cmd", "true", "--health-retries", "0", "--", "true"]);
+    expect(retries.code).toBe(2);
+    expect(retries.stderr).toMatch(/--health-retries must be a whole number of consecutive failures, at least 1 \(got "0"\)/);
+    const stray = await runCli(["run", utype, "--endpoint", service.url, "--health-timeout", "5s", "--", "true"]);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toMatch(/--health-timeout sets up a health check, which needs --health-cmd CMD too/);
+    // Checked against the service's I once it has answered: 2·I = 400 ms at least.
+    const cooldown = await runCli(["run", utype, "--endpoint", service.url, "--health-cmd", "true", "--health-cooldown", "100ms", "--", "true"]);
+    expect(cooldown.code).toBe(2);
+    expect(cooldown.stderr).toMatch(/--health-cooldown 100ms is too short: .* Give at least 2·I = 400ms, or leave it out for T = 2000ms\./);
+    expect(cooldown.stdout).toBe("");
+    const primary = await runCli(["primary", utype, "--endpoint", service.url]);
+    expect(primary.code).toBe(3); // nobody ever competed
+  }, 30_000);
 });
