@@ -98,13 +98,16 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
     await realDelay(3 * T);
     expect(first.events.filter((e) => e.event === "elected")).toHaveLength(1);
     expect(first.child.exitCode).toBeNull();
+    // It watches meanwhile: it saw the standby become primary.
+    expect(first.events.some((e) => e.event === "primaryChanged" && (e["primary"] as { uuid?: string } | null)?.uuid === taken["uuid"])).toBe(true);
     const primary = await runCli(["primary", utype, "--endpoint", service.url]);
     expect(JSON.parse(primary.stdout)).toMatchObject({ primary: { uuid: taken["uuid"] }, epoch: taken["epoch"] });
   }, 60_000);
 
   it("a healthy check never steps down", async () => {
     const utype = "e2e-health-healthy";
-    const runner = startRunner("healthy", utype, ["--health-cmd", 'test -n "$HA_EPOCH"', ...QUICK]);
+    // The check has the command's environment, and its stdin is /dev/null (a read ends at once, it never waits).
+    const runner = startRunner("healthy", utype, ["--health-cmd", 'test -n "$HA_EPOCH" && test -n "$HA_CHECK_URL" && ! read line', ...QUICK]);
     await elected(runner);
     await runner.waitForStderr(/worker up/);
     // Many intervals (every check runs, and passes).
@@ -126,11 +129,15 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
     expect(unhealthy).toMatchObject({ epoch: won["epoch"], failures: 2, exitCode: null, timedOut: true, output: "still checking" });
     expect(runner.stderr).toMatch(/health check failed \(1 of 2\), timed out: still checking/);
     await runner.waitForStderr(/worker got SIGTERM/);
+    const resigned = runner.events.length;
     await runner.waitFor((e) => e.event === "demoted" && e["reason"] === "resigned");
     // Each check was killed at its timeout (its whole group: the shell and its sleep), one after the other.
     const checks = readFileSync(marker, "utf8").trim().split("\n").map(Number);
     expect(checks).toHaveLength(2);
     expect(checks.filter(isRunning)).toEqual([]);
+    // No standby: after the cool-down (T by default) it competes again and wins, under a new epoch.
+    const again = await elected(runner, resigned);
+    expect(again["epoch"]).toBeGreaterThan(won["epoch"] as number);
   }, 30_000);
 
   it("wrong health flags exit 2 before competing, saying what to change", async () => {

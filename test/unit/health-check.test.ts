@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { HealthMonitor, type CheckOutcome, type HealthSettings, type Probe, type ProbeResult } from "../../shared/cli/health-check.js";
+import type { CommandExit, StartRequest } from "../../shared/cli/child-supervisor.js";
+import type { CommandSlot } from "../../shared/cli/lease-bound-command.js";
+import { healthChecked, HealthMonitor, type CheckOutcome, type HealthSettings, type Probe, type ProbeResult } from "../../shared/cli/health-check.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
 /**
@@ -203,5 +205,71 @@ describe("HealthMonitor: Docker's HEALTHCHECK rules on an injected clock", () =>
     expect(runs.map((r) => r.startedAt)).toEqual([100, 200, 700]);
     // The dead watch's late pass counted for nothing; the new watch counts from zero.
     expect(checked.map((o) => o.failures)).toEqual([1, 1]);
+  });
+});
+
+/** A command slot that only records: running from start() until the test ends it. */
+function fakeSlot(onExit: (exit: CommandExit) => void) {
+  const slot = {
+    state: "idle" as "idle" | "running" | "stopping",
+    term: undefined as string | undefined,
+    start(request: StartRequest) {
+      slot.state = "running";
+      slot.term = request.term;
+    },
+    keepUntil: () => undefined,
+    stop() {
+      slot.state = "stopping";
+    },
+    whenIdle: () => Promise.resolve(),
+    exits() {
+      slot.state = "idle";
+      onExit({ pid: 1, code: 0, signal: null, exitCode: 0, requested: false });
+    },
+  };
+  return slot;
+}
+
+describe("healthChecked: the check watches exactly while a command runs", () => {
+  const request: StartRequest = { env: { HA_EPOCH: "3" }, term: "u#3", epoch: 3, killBy: 10_000 };
+
+  function wrapped() {
+    const { monitor } = setup();
+    let inner: ReturnType<typeof fakeSlot> | undefined;
+    const exits: CommandExit[] = [];
+    const requests: StartRequest[] = [];
+    const slot: CommandSlot = healthChecked(
+      (onExit) => (inner = fakeSlot(onExit)),
+      monitor,
+      (started) => {
+        requests.push(started);
+        return { probe: () => Promise.resolve({ exitCode: 0, output: "" }), listener: { unhealthy: () => undefined } };
+      },
+    )((exit) => void exits.push(exit));
+    return { monitor, slot, inner: () => inner!, exits, requests };
+  }
+
+  it("begins when the command starts, with that term's request (its environment)", () => {
+    const { monitor, slot, requests } = wrapped();
+    expect(monitor.watching).toBe(false);
+    slot.start(request);
+    expect(monitor.watching).toBe(true);
+    expect(requests).toEqual([request]);
+  });
+
+  it("ends as soon as the command is asked to stop, whatever the reason", () => {
+    const { monitor, slot, inner } = wrapped();
+    slot.start(request);
+    slot.stop(0, "the lease term it ran for is over");
+    expect(monitor.watching).toBe(false);
+    expect(inner().state).toBe("stopping");
+  });
+
+  it("ends when the command's group is gone on its own, and passes the exit on", () => {
+    const { monitor, slot, inner, exits } = wrapped();
+    slot.start(request);
+    inner().exits();
+    expect(monitor.watching).toBe(false);
+    expect(exits).toHaveLength(1);
   });
 });
