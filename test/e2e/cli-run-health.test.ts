@@ -102,6 +102,14 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
     expect(first.events.some((e) => e.event === "primaryChanged" && (e["primary"] as { uuid?: string } | null)?.uuid === taken["uuid"])).toBe(true);
     const primary = await runCli(["primary", utype, "--endpoint", service.url]);
     expect(JSON.parse(primary.stdout)).toMatchObject({ primary: { uuid: taken["uuid"] }, epoch: taken["epoch"] });
+    // Even a vacant role is left alone during the cool-down: the standby stops (releasing),
+    // and the old primary, which sees the role vacant, still does not compete.
+    second.signal("SIGTERM");
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    await first.waitFor((e) => e.event === "primaryChanged" && e["primary"] === null);
+    await realDelay(2 * T);
+    expect(first.events.filter((e) => e.event === "elected")).toHaveLength(1);
+    expect((await runCli(["primary", utype, "--endpoint", service.url])).code).toBe(3);
   }, 60_000);
 
   it("a healthy check never steps down", async () => {
