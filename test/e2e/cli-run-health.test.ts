@@ -54,14 +54,16 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
 
   it("a failing check stops the command with SIGTERM, reports it, releases the lease to the standby, and stays out for the cool-down", async () => {
     const utype = "e2e-health-failover";
-    const healthy = path.join(dir, "failover-healthy");
+    // Each supervisor's check tests a file of its own: only the first one's is deleted.
+    const healthy = path.join(dir, "failover-first-healthy");
+    const standbyHealthy = path.join(dir, "failover-second-healthy");
     writeFileSync(healthy, "");
-    const env = { HA_TEST_HEALTHY: healthy };
+    writeFileSync(standbyHealthy, "");
     // A cool-down far longer than the rest of the test: the old primary must not win back meanwhile.
-    const first = startRunner("first", utype, ["--health-cmd", FILE_CHECK, ...QUICK, "--health-cooldown", "60s"], env);
+    const first = startRunner("first", utype, ["--health-cmd", FILE_CHECK, ...QUICK, "--health-cooldown", "60s"], { HA_TEST_HEALTHY: healthy });
     const won = await elected(first);
     await first.waitForStderr(/worker up/);
-    const second = startRunner("second", utype, ["--health-cmd", FILE_CHECK, ...QUICK], env);
+    const second = startRunner("second", utype, ["--health-cmd", FILE_CHECK, ...QUICK], { HA_TEST_HEALTHY: standbyHealthy });
     // The standby is in the election (it sees the first as primary) before the check fails.
     await second.waitFor((e) => e.event === "primaryChanged" && (e["primary"] as { uuid?: string } | null)?.uuid === won["uuid"]);
     // Passing checks keep the first one primary.
@@ -88,9 +90,7 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
     expect(exited).toMatchObject({ code: 0, signal: null });
     await first.waitFor((e) => e.event === "demoted" && e["reason"] === "resigned" && e["uuid"] === won["uuid"]);
 
-    // The standby takes over, with a higher epoch, and its command starts (its check fails too,
-    // the file is gone: put it back so that it stays primary).
-    writeFileSync(healthy, "");
+    // The standby takes over, with a higher epoch, and its command starts.
     const taken = await elected(second);
     expect(taken["epoch"]).toBeGreaterThan(won["epoch"] as number);
     await second.waitForStderr(/worker up/);
@@ -104,6 +104,7 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
     expect(JSON.parse(primary.stdout)).toMatchObject({ primary: { uuid: taken["uuid"] }, epoch: taken["epoch"] });
     // Even a vacant role is left alone during the cool-down: the standby stops (releasing),
     // and the old primary, which sees the role vacant, still does not compete.
+    expect(second.events.filter((e) => e.event === "unhealthy" || e.event === "demoted")).toEqual([]);
     second.signal("SIGTERM");
     expect(await second.exited).toEqual({ code: 0, signal: null });
     await first.waitFor((e) => e.event === "primaryChanged" && e["primary"] === null);
