@@ -8,8 +8,11 @@ export interface LeaseState {
   /** Defined exactly while primary. */
   readonly epoch: number | undefined;
   leaseTimeLeftMs(): number;
-  /** Gives up the term held now (release, then compete as a new uuid); false when none is held. */
-  resign(): boolean;
+  /**
+   * Gives up the term held now (release, then compete as a new uuid, after `cooldownMs` of
+   * only watching); false when none is held.
+   */
+  resign(options?: { readonly cooldownMs?: number }): boolean;
 }
 
 /** What it drives: a ChildSupervisor. */
@@ -57,6 +60,9 @@ export interface LeaseBoundCommandOptions {
  *   which a fencing target could not tell from the first. The term is given up (resign:
  *   released with its token, a new uuid competes), and only a new term starts the next one.
  * - the command exits on its own: no more starts; `ownExit` resolves with its exit code.
+ * - its work stalled (`--health-cmd` failed, stepDown()): stopped as a revoke stops it,
+ *   SIGTERM now and SIGKILL after the grace or at the deadline, and once it is gone the
+ *   term is given up with a cool-down, so that a standby takes over at once.
  */
 export class LeaseBoundCommand {
   readonly #o: LeaseBoundCommandOptions;
@@ -72,6 +78,8 @@ export class LeaseBoundCommand {
   #heldUntil = Number.NEGATIVE_INFINITY;
   /** A term revoked while its command ran: that command's stop is already planned inside the lease. */
   #revoked: string | undefined;
+  /** A term whose command is stopped because its work stalled: given up with this cool-down once it is gone. */
+  #steppingDown: { readonly term: string; readonly cooldownMs: number } | undefined;
 
   constructor(options: LeaseBoundCommandOptions) {
     this.#o = options;
@@ -105,7 +113,15 @@ export class LeaseBoundCommand {
       else if (left <= graceMs) command.stop(now + left, `${Math.floor(left)} ms left on the lease, no more than the grace of ${graceMs} ms`);
       else command.keepUntil(now + left);
     } else if (this.#accepting && term !== undefined && term === this.#ranIn) {
-      if (lease.resign()) {
+      const stalled = this.#steppingDown?.term === term ? this.#steppingDown : undefined;
+      if (stalled !== undefined) {
+        if (lease.resign({ cooldownMs: stalled.cooldownMs })) {
+          this.#o.note?.(
+            `the command of epoch ${epoch} is stopped: stepping down (the lease is released with its token, so a standby takes over now) ` +
+              `and competing again in ${stalled.cooldownMs} ms.`,
+          );
+        }
+      } else if (lease.resign()) {
         this.#o.note?.(
           `the command of epoch ${epoch} was stopped, and its term still holds: giving the term up (released with its token), ` +
             "so that the next command starts under a new epoch.",
@@ -152,6 +168,28 @@ export class LeaseBoundCommand {
       );
     }
     this.update();
+  }
+
+  /**
+   * The work of the command running in `term` stalled (its health check failed): it is
+   * stopped as gracefully as the lease allows (SIGTERM now, SIGKILL after the grace or at
+   * the deadline, whichever is first), and once its group is gone the term is given up
+   * (resign: released with its token) and this process only watches for `cooldownMs`
+   * before it competes again. False, and nothing done, when that command no longer runs in
+   * the term held now.
+   */
+  stepDown(term: string, why: string, cooldownMs: number): boolean {
+    if (this.#shuttingDown || !this.#accepting) return false;
+    const { lease, clock, graceMs } = this.#o;
+    const command = this.#command;
+    const epoch = lease.epoch;
+    const held = epoch === undefined ? undefined : `${lease.uuid}#${epoch}`;
+    if (command.state !== "running" || command.term !== term || held !== term) return false;
+    this.#steppingDown = { term, cooldownMs };
+    const left = lease.leaseTimeLeftMs();
+    command.stop(clock.now() + Math.min(graceMs, left), why);
+    this.update();
+    return true;
   }
 
   /**

@@ -2,12 +2,15 @@ import { systemElectorClock } from "../sdk/elector-clock.js";
 import { HaClient } from "../sdk/ha-client.js";
 import { FailureReport, untilUnfixable } from "./call-failures.js";
 import { CHECK_HOST_DEFAULT, startCheckPrimaryServer } from "./check-primary-server.js";
-import { ChildSupervisor } from "./child-supervisor.js";
+import { ChildSupervisor, type CommandExit } from "./child-supervisor.js";
 import { asUsageError, CANDIDATE_OPTIONS, createCliElector } from "./cli-elector.js";
 import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration, parseMs, parsePort } from "./client-flags.js";
 import { findCommandProblem } from "./command-lookup.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { describeNotElected, untilGivenUp } from "./election-timeout.js";
+import { HealthMonitor, healthChecked, type CheckOutcome } from "./health-check.js";
+import { chooseCooldownMs, HEALTH_OPTIONS, parseHealthFlags } from "./health-flags.js";
+import { HEALTH_OUTPUT_LIMIT, shellProbe } from "./health-probe.js";
 import { printElectorEvents } from "./elector-event-lines.js";
 import { EXIT } from "./exit-codes.js";
 import { LeaseBoundCommand } from "./lease-bound-command.js";
@@ -37,6 +40,14 @@ export const runSpec: CommandSpec = {
     "If the command exits on its own, run releases the lease and exits with its code. A wrong key",
     "(401) or endpoint (404) is reported once and retried, backing off, with the command stopped,",
     "until the answer changes; --exit-on-auth-error exits 1 instead.",
+    "",
+    "--health-cmd CMD checks the command while it runs as primary, as Docker's HEALTHCHECK does:",
+    "`sh -c CMD` with the command's environment, every --health-interval, killed after",
+    "--health-timeout. After --health-retries failures in a row, run prints",
+    '{"event":"unhealthy",…,"output":…,"exitCode":…,"timedOut":…,"failures":…}, the command gets',
+    "SIGTERM and SIGKILL after the grace, inside the lease, the lease is released with its token",
+    "so that a standby takes over at once, and run only watches for --health-cooldown before it",
+    "competes again.",
   ].join("\n"),
   options: [
     ...CANDIDATE_OPTIONS,
@@ -47,6 +58,7 @@ export const runSpec: CommandSpec = {
     },
     { name: "check-host", value: "H", help: `the address CheckPrimary listens on (default ${CHECK_HOST_DEFAULT}, this host only;\n0.0.0.0 for every interface)` },
     { name: "grace-ms", value: "G", help: "ms between SIGTERM and SIGKILL, below T − 2·I (default (T − 2·I)/2)" },
+    ...HEALTH_OPTIONS,
     ...CLIENT_OPTIONS,
   ],
   trailing: true,
@@ -75,6 +87,10 @@ export const runSpec: CommandSpec = {
  *    retried, backing off (a lease held meanwhile runs out and the command is stopped, as
  *    for any lost lease), until the answer changes; with --exit-on-auth-error it exits 1.
  * 5. If `run` dies, the watchdog SIGKILLs the group; if `run` freezes, at the deadline.
+ * 6. --health-cmd: while the command runs in its term, a check (health-check.ts) runs as
+ *    Docker's HEALTHCHECK does; after --health-retries failures the command is stopped as
+ *    on a revoke, the term is given up (released with its token) and `run` only watches
+ *    for the cool-down (default T) before competing again, so a standby takes over.
  */
 export async function runCommand({ values, positionals, trailing }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
   if (trailing.length === 0) {
@@ -88,6 +104,7 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   const checkHost = typeof values["check-host"] === "string" ? values["check-host"] : CHECK_HOST_DEFAULT;
   const requestedGrace = values["grace-ms"] === undefined ? undefined : parseMs("grace-ms", values["grace-ms"], 0);
   const timeoutMs = parseDuration("timeout", values["timeout"]);
+  const health = parseHealthFlags(values);
   const exitOnAuthError = values["exit-on-auth-error"] === true;
   const elector = createCliElector(utype, client, values["address"]);
   const transport = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
@@ -135,14 +152,30 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
       `grace ${graceMs} ms (${requestedGrace === undefined ? "default, (T − 2·I)/2" : "--grace-ms"}; ` +
         `the service's I = ${timing.intervalMs} ms, T = ${timing.timeoutMs} ms)`,
     );
+    const cooldownMs = health === undefined ? 0 : chooseCooldownMs(health.cooldownMs, timing);
 
     const checkServer = await startCheckPrimaryServer(elector, checkPort, checkHost);
     say(`CheckPrimary on ${checkServer.url}`);
     const clock = systemElectorClock;
-    const commandLease = new LeaseBoundCommand({
+    const supervisor = (onExit: (exit: CommandExit) => void): ChildSupervisor =>
+      new ChildSupervisor({ utype, command, args: commandArgs, graceMs, clock, groups: systemProcessGroups(clock), onExit, printEvent, note });
+    const monitor = health === undefined ? undefined : new HealthMonitor(health.settings, clock);
+    const commandLease: LeaseBoundCommand = new LeaseBoundCommand({
       lease: elector,
-      command: (onExit) =>
-        new ChildSupervisor({ utype, command, args: commandArgs, graceMs, clock, groups: systemProcessGroups(clock), onExit, printEvent, note }),
+      command:
+        health === undefined || monitor === undefined
+          ? supervisor
+          : healthChecked(supervisor, monitor, (request) => ({
+              probe: shellProbe(health.command, request.env),
+              listener: {
+                checked: (outcome) => sayChecked(outcome, health.settings.retries, say),
+                unhealthy: (outcome) => {
+                  const uuid = request.env["HA_UUID"];
+                  printEvent("unhealthy", { utype, uuid, epoch: request.epoch, ...unhealthyFields(outcome), cooldownMs });
+                  commandLease.stepDown(request.term, `its health check failed ${outcome.failures} times in a row`, cooldownMs);
+                },
+              },
+            })),
       clock,
       graceMs,
       intervalMs: () => elector.timing?.intervalMs ?? timing.intervalMs,
@@ -180,9 +213,33 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
     // …then demoted (stopped), whose handler waits for that, then the release.
     await elector.stop();
     await wound;
+    await monitor?.whenIdle();
     await checkServer.close();
     return exitCode;
   } finally {
     ended.abort();
   }
+}
+
+/** The `unhealthy` event's account of the last check: its output (trimmed, bounded), its exit code or that it timed out, and the failures counted. */
+export function unhealthyFields(outcome: CheckOutcome): Record<string, unknown> {
+  return {
+    failures: outcome.failures,
+    exitCode: outcome.exitCode ?? null,
+    timedOut: outcome.timedOut,
+    output: bounded(outcome.output),
+  };
+}
+
+/** One line on stderr per failed check, for people. */
+function sayChecked(outcome: CheckOutcome, retries: number, say: (text: string) => void): void {
+  if (outcome.healthy) return;
+  const how = outcome.timedOut ? "timed out" : `exit code ${outcome.exitCode}`;
+  const count = outcome.counted ? `${outcome.failures} of ${retries}` : "not counted: start period";
+  const said = outcome.output === "" ? "" : `: ${bounded(outcome.output.split("\n")[0] ?? "", 200)}`;
+  say(`health check failed (${count}), ${how}${said}`);
+}
+
+function bounded(text: string, limit = HEALTH_OUTPUT_LIMIT): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}…`;
 }

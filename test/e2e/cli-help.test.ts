@@ -19,7 +19,7 @@ describe("ha-module --help and --version", () => {
   it.each([
     [["elect", "--help"], "elect", ["--address", "--timeout", "--endpoint", "--key"], ["--check-port", "--watch"]],
     [["primary", "-h"], "primary", ["--watch", "--endpoint", "--key"], ["--address", "--check-port", "--timeout"]],
-    [["run", "x", "--help", "--", "true"], "run", ["--address", "--check-port", "--check-host", "--grace-ms", "--timeout"], ["--watch"]],
+    [["run", "x", "--help", "--", "true"], "run", ["--address", "--check-port", "--check-host", "--grace-ms", "--timeout", "--health-cmd", "--health-interval", "--health-timeout", "--health-retries", "--health-start-period", "--health-cooldown"], ["--watch"]],
     [["help", "release"], "release", ["--uuid", "--lease", "--endpoint"], ["--address"]],
   ])("%j shows that command's usage with exactly the options it takes, exit 0", async (args, name, listed, absent) => {
     const { code, stdout, stderr } = await run(args);

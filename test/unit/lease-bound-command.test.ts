@@ -277,4 +277,52 @@ describe("LeaseBoundCommand: the command runs only while the lease has more than
     await clock.advance(I);
     expect(groups.spawned).toHaveLength(1);
   });
+
+  it("stepDown (its health check failed): SIGTERM now, SIGKILL after the grace, renewals go on meanwhile; once the group is gone the term is released with its token and nobody competes for the cool-down", async () => {
+    const { clock, transport, elector, groups, becomePrimary, renew, lease, signals, notes } = setup({ onTerm: "ignore" });
+    const demotions: string[] = [];
+    elector.on("demoted", ({ reason, epoch }) => void demotions.push(`${reason}@${epoch}`));
+    await becomePrimary(4);
+    const at = clock.now();
+    const term = groups.last.env["HA_UUID"] + "#4";
+    expect(lease.stepDown(term, "its health check failed 3 times in a row", 5000)).toBe(true);
+    expect(signals(at)).toEqual([["SIGTERM", 0]]);
+    await clock.advance(I);
+    await renew(4); // still held while the command winds down: no release yet
+    expect(transport.all.filter((call) => call.method === "release")).toEqual([]);
+    await clock.advance(GRACE - I);
+    expect(signals(at)).toEqual([
+      ["SIGTERM", 0],
+      ["SIGKILL", GRACE],
+    ]);
+    await clock.advance(0);
+    expect(demotions).toEqual(["resigned@4"]);
+    const release = transport.take("release");
+    expect([release.uuid, release.options.lease]).toEqual(["uuid-1", "token-4"]);
+    release.respond({ outcome: "released", view: leaseView(UTYPE, null) });
+    expect(notes.join("\n")).toMatch(/stepping down \(the lease is released with its token, so a standby takes over now\) and competing again in 5000 ms/);
+    // The cool-down: it only watches (GetPrimary), and does not acquire a vacant role.
+    let looks = 0;
+    for (let step = 0; step < 4; step++) {
+      await clock.advance(I);
+      for (const poll of transport.all.filter((call) => call.method === "getPrimary" && !call.settled)) {
+        poll.respond(leaseView(UTYPE, null));
+        looks += 1;
+      }
+      await settle();
+    }
+    expect(looks).toBeGreaterThanOrEqual(3);
+    expect(transport.all.filter((call) => call.method === "heartbeat" && call.request!.uuid !== "uuid-1")).toEqual([]);
+    expect(groups.spawned).toHaveLength(1);
+  });
+
+  it("stepDown for a term that is no longer the one held, or once run is stopping, does nothing", async () => {
+    const { clock, becomePrimary, lease, signals, groups } = setup({ onTerm: "ignore" });
+    await becomePrimary(4);
+    const at = clock.now();
+    expect(lease.stepDown(`${groups.last.env["HA_UUID"]}#3`, "late", 5000)).toBe(false);
+    expect(signals(at)).toEqual([]);
+    void lease.shutDown();
+    expect(lease.stepDown(`${groups.last.env["HA_UUID"]}#4`, "late", 5000)).toBe(false);
+  });
 });
