@@ -68,7 +68,7 @@ export function fencedBlob(blob: FenceableBlockBlobClient, options?: FencedWrite
   }
   const resource = `blob ${blob.url}`;
   return {
-    upload: (data, uploadOptions) => {
+    upload: async (data, uploadOptions) => {
       const { epoch, signal } = checkWriteOptions(uploadOptions);
       if (typeof data !== "string" && !(data instanceof Uint8Array)) throw new TypeError("Expected the blob's data to be a string or a Uint8Array (a Buffer).");
       const metadata = Object.fromEntries(Object.entries(uploadOptions.metadata ?? {}).filter(([key]) => key.toLowerCase() !== markKey));

@@ -43,8 +43,12 @@ export interface FencedTableWriteOptions extends FencedWriteOptions {
 }
 
 export interface FencedTableEntities {
-  /** Writes the entity (partitionKey, rowKey) if no newer epoch has; throws FencedOutError if one has. */
-  upsert(entity: FenceableTableEntity, options: FencedTableWriteOptions): Promise<FencedWriteResult>;
+  /**
+   * Writes the entity (partitionKey, rowKey) if no newer epoch has; throws FencedOutError if one
+   * has. The keys are typed optional so that an entity as `getEntity` returns it can be written
+   * back, but both must be there.
+   */
+  upsert(entity: Partial<FenceableTableEntity>, options: FencedTableWriteOptions): Promise<FencedWriteResult>;
 }
 
 /** Fenced writes to the entities of `client`'s table; each entity keeps its own epoch mark. */
@@ -54,7 +58,7 @@ export function fencedTableEntity(client: FenceableTableClient, options?: Fenced
     throw new TypeError("Expected a TableClient from @azure/data-tables (with getEntity, createEntity and updateEntity).");
   }
   return {
-    upsert: (entity, writeOptions) => {
+    upsert: async (entity, writeOptions) => {
       const { epoch, signal } = checkWriteOptions(writeOptions);
       const mode = writeOptions.mode ?? "Replace";
       if (mode !== "Replace" && mode !== "Merge") throw new TypeError(`Expected \`mode\` to be "Replace" or "Merge", got ${JSON.stringify(mode)}.`);
@@ -62,14 +66,15 @@ export function fencedTableEntity(client: FenceableTableClient, options?: Fenced
         throw new TypeError("Expected the entity to have string `partitionKey` and `rowKey`.");
       }
       // The writer sets the condition and the mark: an etag or a mark the entity was read with is not written back.
+      const { partitionKey, rowKey } = entity;
       const properties = Object.fromEntries(Object.entries(entity).filter(([name]) => name !== "etag" && name !== "timestamp"));
-      const marked: FenceableTableEntity = { ...properties, partitionKey: entity.partitionKey, rowKey: entity.rowKey, [epochField]: { value: String(epoch), type: "Int64" } };
-      const resource = `table entity (${JSON.stringify(entity.partitionKey)}, ${JSON.stringify(entity.rowKey)}) in table ${JSON.stringify(client.tableName)}`;
+      const marked: FenceableTableEntity = { ...properties, partitionKey, rowKey, [epochField]: { value: String(epoch), type: "Int64" } };
+      const resource = `table entity (${JSON.stringify(partitionKey)}, ${JSON.stringify(rowKey)}) in table ${JSON.stringify(client.tableName)}`;
       const target: FenceTarget = {
         resource,
         read: async (abortSignal) => {
           try {
-            const found = (await client.getEntity(entity.partitionKey, entity.rowKey, { abortSignal })) as { readonly etag: string; readonly [property: string]: unknown };
+            const found = (await client.getEntity(partitionKey, rowKey, { abortSignal })) as { readonly etag: string; readonly [property: string]: unknown };
             return { epoch: parseStoredEpoch(resource, epochField, found[epochField]), etag: found.etag };
           } catch (error) {
             if (statusOf(error) === 404) return undefined;
