@@ -95,9 +95,8 @@ export function fencedCosmosItem(container: FenceableCosmosContainer, options?: 
       if (typeof item?.id !== "string" || item.id === "") throw new TypeError("Expected the item to have a non-empty string `id`.");
       const resource = `Cosmos item ${JSON.stringify(item.id)} in container ${JSON.stringify(container.id)}`;
       const partitionKey = await partitionKeyOf(item, writeOptions.partitionKey, signal);
-      // The service's own fields (_etag, _ts, …) of an item read before are not written back.
-      const body = Object.fromEntries(Object.entries(item).filter(([field]) => !field.startsWith("_"))) as FenceableCosmosItem;
-      const marked: FenceableCosmosItem = { ...body, [epochField]: epoch };
+      // The mark is the write's epoch, whatever mark an item read before carries.
+      const marked: FenceableCosmosItem = { ...item, [epochField]: epoch };
       const target: FenceTarget = {
         resource,
         read: async (abortSignal) => {

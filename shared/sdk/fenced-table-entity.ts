@@ -65,10 +65,9 @@ export function fencedTableEntity(client: FenceableTableClient, options?: Fenced
       if (typeof entity?.partitionKey !== "string" || typeof entity.rowKey !== "string") {
         throw new TypeError("Expected the entity to have string `partitionKey` and `rowKey`.");
       }
-      // The writer sets the condition and the mark: an etag or a mark the entity was read with is not written back.
+      // The mark is the write's epoch, whatever mark an entity read before carries; its etag is not the condition.
       const { partitionKey, rowKey } = entity;
-      const properties = Object.fromEntries(Object.entries(entity).filter(([name]) => name !== "etag" && name !== "timestamp"));
-      const marked: FenceableTableEntity = { ...properties, partitionKey, rowKey, [epochField]: { value: String(epoch), type: "Int64" } };
+      const marked: FenceableTableEntity = { ...entity, partitionKey, rowKey, [epochField]: { value: String(epoch), type: "Int64" } };
       const resource = `table entity (${JSON.stringify(partitionKey)}, ${JSON.stringify(rowKey)}) in table ${JSON.stringify(client.tableName)}`;
       const target: FenceTarget = {
         resource,

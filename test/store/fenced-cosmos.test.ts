@@ -61,7 +61,7 @@ describeFencedWrites("Cosmos item on the Cosmos emulator", {
   },
 });
 
-it("takes the user's Container as it is: partition key given or found by a nested path, the service's fields not written back", async () => {
+it("takes the user's Container as it is: partition key given or found by a nested path, an item as read written back", async () => {
   const local = await startTestCosmos();
   const user = connect(local);
   try {
@@ -71,7 +71,7 @@ it("takes the user's Container as it is: partition key given or found by a neste
     await fenced.upsert({ id: "a", owner: { region: "west" }, n: 1 }, { epoch: 1 });
     const { resource } = await nested.item("a", "west").read<{ id: string; n: number }>();
     expect(resource).toMatchObject({ n: 1, haEpoch: 1 });
-    // Read-modify-write: the item as read carries _etag, _ts, _rid; they are not written back.
+    // Read-modify-write: the item as read (_etag, _ts, the old mark) goes back as it is, marked with the new epoch.
     expect(await fenced.upsert({ ...resource!, n: 2 }, { epoch: 2, partitionKey: "west" })).toMatchObject({ previousEpoch: 1 });
     expect((await nested.item("a", "west").read()).resource).toMatchObject({ n: 2, haEpoch: 2 });
     await expect(fenced.upsert({ id: "b", n: 1 }, { epoch: 1 })).rejects.toThrow(/no value at the partition key path \/owner\/region of container "nested": add it, or pass `partitionKey`/);

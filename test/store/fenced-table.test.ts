@@ -57,7 +57,7 @@ it("takes the user's TableClient as it is, and keeps the entity's other properti
     await client.createTable();
     const fenced = fencedTableEntity(client);
     await fenced.upsert({ partitionKey: "p", rowKey: "r", a: 1, b: "two" }, { epoch: 2 });
-    // Read-modify-write: the entity as read carries etag, timestamp and the old mark; none is written back as such.
+    // Read-modify-write: the entity as read (etag, timestamp, the old mark) goes back as it is, marked with the new epoch.
     const read = await client.getEntity("p", "r");
     expect(await fenced.upsert({ ...read, b: "three" }, { epoch: 3 })).toMatchObject({ previousEpoch: 2 });
     await fenced.upsert({ partitionKey: "p", rowKey: "r", c: true }, { epoch: 3, mode: "Merge" });
