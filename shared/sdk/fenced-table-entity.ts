@@ -85,8 +85,9 @@ export function fencedTableEntity(client: FenceableTableClient, options?: Fenced
             const written = etag === undefined ? await client.createEntity(marked, { abortSignal }) : await client.updateEntity(marked, mode, { etag, abortSignal });
             return { etag: written.etag };
           } catch (error) {
-            // 409: created by someone since the read; 412: changed since; 404: deleted since.
-            if ([404, 409, 412].includes(statusOf(error) ?? 0)) return LOST_RACE;
+            // Created by someone since the read (409), or changed (412) or deleted (404) since. A
+            // create's 404 is the table missing: the client's error, as it is.
+            if ((etag === undefined ? [409] : [404, 412]).includes(statusOf(error) ?? 0)) return LOST_RACE;
             throw error;
           }
         },

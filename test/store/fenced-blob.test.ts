@@ -68,3 +68,14 @@ it("takes the user's BlockBlobClient as it is, with bytes, the caller's metadata
     await local.close();
   }
 });
+
+it("rejects with the client's own error when the container is missing", async () => {
+  const local = await startTestAzuriteBlob();
+  try {
+    const blob = BlobServiceClient.fromConnectionString(local.connectionString).getContainerClient("nosuchcontainer").getBlockBlobClient("b");
+    const missing = await fencedBlob(blob).upload("x", { epoch: 1 }).catch((error: unknown) => error);
+    expect(missing).toMatchObject({ name: "RestError", statusCode: 404, code: "ContainerNotFound" });
+  } finally {
+    await local.close();
+  }
+});

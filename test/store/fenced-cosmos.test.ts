@@ -2,7 +2,7 @@ import { Agent } from "node:https";
 import { CosmosClient, type Container } from "@azure/cosmos";
 import { expect, it } from "vitest";
 import type { EmbeddedCosmos } from "../../shared/host/embedded-cosmos.js";
-import { fencedCosmosItem, type FenceableCosmosContainer } from "../../shared/sdk/index.js";
+import { fencedCosmosItem, FencedWriteContendedError, type FenceableCosmosContainer } from "../../shared/sdk/index.js";
 import { startTestCosmos } from "../helpers/cosmos.js";
 import { describeFencedWrites, direct, type Around } from "./fenced-write-conformance.js";
 
@@ -75,6 +75,22 @@ it("takes the user's Container as it is: partition key given or found by a neste
     expect(await fenced.upsert({ ...resource!, n: 2 }, { epoch: 2, partitionKey: "west" })).toMatchObject({ previousEpoch: 1 });
     expect((await nested.item("a", "west").read()).resource).toMatchObject({ n: 2, haEpoch: 2 });
     await expect(fenced.upsert({ id: "b", n: 1 }, { epoch: 1 })).rejects.toThrow(/no value at the partition key path \/owner\/region of container "nested": add it, or pass `partitionKey`/);
+  } finally {
+    user.dispose();
+    await local.close();
+  }
+});
+
+it("rejects with the client's own error when the container is missing", async () => {
+  const local = await startTestCosmos();
+  const user = connect(local);
+  try {
+    const { database } = await user.databases.createIfNotExists({ id: "fenced" });
+    const missing = await fencedCosmosItem(database.container("nosuchcontainer"))
+      .upsert({ id: "a" }, { epoch: 1, partitionKey: "a" })
+      .catch((error: unknown) => error);
+    expect(missing).toMatchObject({ code: 404 });
+    expect(missing).not.toBeInstanceOf(FencedWriteContendedError);
   } finally {
     user.dispose();
     await local.close();

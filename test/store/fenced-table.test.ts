@@ -66,3 +66,17 @@ it("takes the user's TableClient as it is, and keeps the entity's other properti
     await local.close();
   }
 });
+
+it("rejects with the client's own error when the table is missing, after one read and one create", async () => {
+  const local = await startTestAzurite();
+  try {
+    const client = TableClient.fromConnectionString(local.connectionString, "nosuchtable", { allowInsecureConnection: true });
+    const steps: string[] = [];
+    const counted = aroundTable(client, (step, call) => (steps.push(step), call()));
+    const missing = await fencedTableEntity(counted).upsert({ partitionKey: "p", rowKey: "r" }, { epoch: 1 }).catch((error: unknown) => error);
+    expect(missing).toMatchObject({ name: "RestError", statusCode: 404, message: expect.stringContaining("TableNotFound") });
+    expect(steps).toEqual(["read", "write"]);
+  } finally {
+    await local.close();
+  }
+});
