@@ -92,10 +92,12 @@ export function describeFencedWrites(name: string, target: FencedStoreTarget): v
     beforeAll(() => target.setUp());
     afterAll(() => target.tearDown());
 
-    it("the first write creates the resource, marked with its epoch", async () => {
+    it("the first write creates the resource, marked with its epoch: one read, one write", async () => {
       const resource = await target.fresh();
-      const result = await resource.write("first", OLD);
-      expect(result).toMatchObject({ created: true, previousEpoch: undefined, attempts: 1 });
+      const steps: Step[] = [];
+      const result = await resource.write("first", OLD, { around: (step, call) => (steps.push(step), call()) });
+      expect(result).toEqual({ created: true, previousEpoch: undefined, attempts: 1, etag: expect.any(String) });
+      expect(steps).toEqual(["read", "write"]);
       expect(await resource.read()).toEqual({ value: "first", epoch: OLD });
     });
 
