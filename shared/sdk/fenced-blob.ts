@@ -66,7 +66,8 @@ export function fencedBlob(blob: FenceableBlockBlobClient, options?: FencedWrite
   if (typeof blob?.getProperties !== "function" || typeof blob.upload !== "function") {
     throw new TypeError("Expected a BlockBlobClient from @azure/storage-blob (e.g. containerClient.getBlockBlobClient(name)).");
   }
-  const resource = `blob ${blob.url}`;
+  // Without the query: a client made from a SAS URL carries its signature there.
+  const resource = `blob ${blob.url.split("?")[0]}`;
   return {
     upload: async (data, uploadOptions) => {
       const { epoch, signal } = checkWriteOptions(uploadOptions);

@@ -120,6 +120,19 @@ describe("fenced writers: the store's own failures and the caller's signal", () 
   });
 });
 
+describe("a blob made from a SAS URL", () => {
+  it("is named without its query, so the signature stays out of errors and logs", async () => {
+    const blob: FenceableBlockBlobClient = {
+      url: "https://account.blob.core.windows.net/state/run.json?sv=2024-08-04&sig=SECRET",
+      getProperties: async () => ({ etag: "e", metadata: { haepoch: "9" } }),
+      upload: async () => ({ etag: "f" }),
+    };
+    const refused = await fencedBlob(blob).upload("x", { epoch: 3 }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ name: "FencedOutError", resource: "blob https://account.blob.core.windows.net/state/run.json", epoch: 3, storedEpoch: 9 });
+    expect((refused as Error).message).not.toContain("SECRET");
+  });
+});
+
 describe("a stored epoch mark", () => {
   it("reads as a number from each store's form: number, bigint (Table Int64), decimal string (blob metadata), { value }", () => {
     expect(parseStoredEpoch("r", "haEpoch", 7)).toBe(7);
