@@ -1,6 +1,7 @@
 /**
  * The client SDK (`ha-module/sdk`): the typed REST client, the elector that runs the lease
- * loop, the member session and watcher of membership, and the contract's wire types. It imports nothing of the server, so a worker needs
+ * loop, the member session and watcher of membership, fenced writes to Table entities, blobs
+ * and Cosmos items with the caller's own clients, and the contract's wire types. It imports nothing of the server, so a worker needs
  * none of the Azure packages (install with `--omit=optional`).
  */
 export { HaClient, type HaClientOptions } from "./ha-client.js";
@@ -36,3 +37,15 @@ export { UnauthorizedError } from "./unauthorized-error.js";
 export { EndpointNotFoundError } from "./endpoint-not-found-error.js";
 export { SlowRoundTripWarning } from "./slow-round-trip-warning.js";
 export { TermEndedError } from "./term-ended-error.js";
+export { FencedOutError, FencedWriteContendedError } from "./fenced-out-error.js";
+export type { FencedWriteOptions, FencedWriteResult, FencedWriterOptions } from "./fenced-write.js";
+export { fencedTableEntity, type FenceableTableClient, type FenceableTableEntity, type FencedTableEntities, type FencedTableWriteOptions } from "./fenced-table-entity.js";
+export { fencedBlob, type FenceableBlobHeaders, type FenceableBlockBlobClient, type FencedBlob, type FencedBlobUploadOptions } from "./fenced-blob.js";
+export {
+  fencedCosmosItem,
+  type FenceableCosmosContainer,
+  type FenceableCosmosItem,
+  type FenceablePartitionKey,
+  type FencedCosmosItems,
+  type FencedCosmosWriteOptions,
+} from "./fenced-cosmos-item.js";

@@ -1,0 +1,106 @@
+/**
+ * Fenced uploads of one blob with the caller's own `BlockBlobClient` from
+ * @azure/storage-blob (docs/fencing.md). The epoch mark is a metadata entry of the blob, so
+ * it is replaced together with the content, in one conditional upload. The SDK imports
+ * nothing of that package: the client is described by the few methods used.
+ */
+
+import {
+  checkWriteOptions,
+  checkWriterOptions,
+  LOST_RACE,
+  parseStoredEpoch,
+  statusOf,
+  writeFenced,
+  type FencedWriteOptions,
+  type FencedWriteResult,
+  type FencedWriterOptions,
+  type FenceTarget,
+} from "./fenced-write.js";
+
+/** The blob's HTTP headers, as @azure/storage-blob's `BlobHTTPHeaders`. */
+export interface FenceableBlobHeaders {
+  blobCacheControl?: string;
+  blobContentType?: string;
+  blobContentMD5?: Uint8Array;
+  blobContentEncoding?: string;
+  blobContentLanguage?: string;
+  blobContentDisposition?: string;
+}
+
+interface BlobCallOptions {
+  abortSignal?: AbortSignal;
+}
+
+/** The methods of @azure/storage-blob's `BlockBlobClient` a fenced upload uses. */
+export interface FenceableBlockBlobClient {
+  readonly url: string;
+  getProperties(options?: BlobCallOptions): Promise<{ readonly etag?: string; readonly metadata?: Record<string, string> }>;
+  upload(
+    body: string | Uint8Array,
+    contentLength: number,
+    options?: BlobCallOptions & {
+      metadata?: Record<string, string>;
+      blobHTTPHeaders?: FenceableBlobHeaders;
+      conditions?: { ifMatch?: string; ifNoneMatch?: string };
+    },
+  ): Promise<{ readonly etag?: string }>;
+}
+
+export interface FencedBlobUploadOptions extends FencedWriteOptions {
+  /** The blob's metadata after the upload (the mark is added); none kept from before, as with any upload. */
+  readonly metadata?: Readonly<Record<string, string>>;
+  readonly blobHTTPHeaders?: FenceableBlobHeaders;
+}
+
+export interface FencedBlob {
+  /** Uploads `data` as the blob's whole content if no newer epoch has written it; throws FencedOutError if one has. */
+  upload(data: string | Uint8Array, options: FencedBlobUploadOptions): Promise<FencedWriteResult>;
+}
+
+/** Fenced uploads to `blob` (e.g. `containerClient.getBlockBlobClient("state.json")`). */
+export function fencedBlob(blob: FenceableBlockBlobClient, options?: FencedWriterOptions): FencedBlob {
+  // Blob metadata names are case-insensitive and come back lower-cased.
+  const { maxAttempts, epochField } = checkWriterOptions(options, "haepoch");
+  const markKey = epochField.toLowerCase();
+  if (typeof blob?.getProperties !== "function" || typeof blob.upload !== "function") {
+    throw new TypeError("Expected a BlockBlobClient from @azure/storage-blob (e.g. containerClient.getBlockBlobClient(name)).");
+  }
+  // Without the query: a client made from a SAS URL carries its signature there.
+  const resource = `blob ${blob.url.split("?")[0]}`;
+  return {
+    upload: async (data, uploadOptions) => {
+      const { epoch, signal } = checkWriteOptions(uploadOptions);
+      if (typeof data !== "string" && !(data instanceof Uint8Array)) throw new TypeError("Expected the blob's data to be a string or a Uint8Array (a Buffer).");
+      const metadata = Object.fromEntries(Object.entries(uploadOptions.metadata ?? {}).filter(([key]) => key.toLowerCase() !== markKey));
+      metadata[markKey] = String(epoch);
+      const contentLength = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength;
+      const target: FenceTarget = {
+        resource,
+        read: async (abortSignal) => {
+          try {
+            const properties = await blob.getProperties({ abortSignal });
+            const stored = Object.entries(properties.metadata ?? {}).find(([key]) => key.toLowerCase() === markKey)?.[1];
+            if (properties.etag === undefined) throw new Error(`${resource} was read without an ETag, so it cannot be written conditionally.`);
+            return { epoch: parseStoredEpoch(resource, markKey, stored), etag: properties.etag };
+          } catch (error) {
+            if (statusOf(error) === 404) return undefined;
+            throw error;
+          }
+        },
+        write: async (etag, abortSignal) => {
+          const conditions = etag === undefined ? { ifNoneMatch: "*" } : { ifMatch: etag };
+          try {
+            const written = await blob.upload(data, contentLength, { metadata, blobHTTPHeaders: uploadOptions.blobHTTPHeaders, conditions, abortSignal });
+            return { etag: written.etag };
+          } catch (error) {
+            // 409 (BlobAlreadyExists) or 412: created or changed since the read.
+            if ([409, 412].includes(statusOf(error) ?? 0)) return LOST_RACE;
+            throw error;
+          }
+        },
+      };
+      return writeFenced(target, epoch, maxAttempts, signal);
+    },
+  };
+}

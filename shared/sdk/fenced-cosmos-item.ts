@@ -1,0 +1,128 @@
+/**
+ * Fenced writes to one Cosmos DB item with the caller's own `Container` from @azure/cosmos
+ * (docs/fencing.md). The epoch mark is a field of the item. The SDK imports nothing of that
+ * package: the container is described by the few methods used.
+ */
+
+import {
+  checkWriteOptions,
+  checkWriterOptions,
+  DEFAULT_EPOCH_FIELD,
+  LOST_RACE,
+  parseStoredEpoch,
+  statusOf,
+  writeFenced,
+  type FencedWriteOptions,
+  type FencedWriteResult,
+  type FencedWriterOptions,
+  type FenceTarget,
+} from "./fenced-write.js";
+
+/** A partition key value: one value, or one per path of a hierarchical key. */
+export type FenceablePartitionKey = string | number | boolean | null | Array<string | number | boolean | null>;
+
+/** An item to write: its `id` and any fields, as @azure/cosmos takes them. */
+export interface FenceableCosmosItem {
+  readonly id: string;
+  readonly [field: string]: unknown;
+}
+
+interface CosmosCallOptions {
+  abortSignal?: AbortSignal;
+}
+
+interface ItemAnswer {
+  readonly resource?: unknown;
+  readonly etag?: string;
+  readonly statusCode?: number;
+}
+
+/** The methods of @azure/cosmos' `Container` a fenced write uses. */
+export interface FenceableCosmosContainer {
+  readonly id: string;
+  read(options?: CosmosCallOptions): Promise<{ readonly resource?: { readonly partitionKey?: { readonly paths?: readonly string[] } } }>;
+  item(
+    id: string,
+    partitionKeyValue?: FenceablePartitionKey,
+  ): {
+    read(options?: CosmosCallOptions): Promise<ItemAnswer>;
+    replace(body: FenceableCosmosItem, options?: CosmosCallOptions & { accessCondition?: { type: string; condition: string } }): Promise<ItemAnswer>;
+  };
+  readonly items: { create(body: FenceableCosmosItem, options?: CosmosCallOptions): Promise<ItemAnswer> };
+}
+
+export interface FencedCosmosWriteOptions extends FencedWriteOptions {
+  /** The item's partition key value; read from the item by the container's partition key path(s) when omitted. */
+  readonly partitionKey?: FenceablePartitionKey;
+}
+
+export interface FencedCosmosItems {
+  /** Writes the item (its whole body) if no newer epoch has written it; throws FencedOutError if one has. */
+  upsert(item: FenceableCosmosItem, options: FencedCosmosWriteOptions): Promise<FencedWriteResult>;
+}
+
+function valueAt(item: FenceableCosmosItem, path: string): FenceablePartitionKey | undefined {
+  let value: unknown = item;
+  for (const segment of path.split("/").filter((part) => part !== "")) {
+    value = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[segment] : undefined;
+  }
+  return value === undefined || ["string", "number", "boolean"].includes(typeof value) || value === null ? (value as FenceablePartitionKey | undefined) : undefined;
+}
+
+/** Fenced writes to the items of `container`; each item keeps its own epoch mark. */
+export function fencedCosmosItem(container: FenceableCosmosContainer, options?: FencedWriterOptions): FencedCosmosItems {
+  const { maxAttempts, epochField } = checkWriterOptions(options, DEFAULT_EPOCH_FIELD);
+  if (typeof container?.item !== "function" || typeof container.read !== "function" || typeof container.items?.create !== "function") {
+    throw new TypeError("Expected a Container from @azure/cosmos (client.database(name).container(name)).");
+  }
+  let paths: Promise<readonly string[]> | undefined;
+  const partitionKeyPaths = (signal: AbortSignal | undefined): Promise<readonly string[]> => {
+    paths ??= container.read({ abortSignal: signal }).then((answer) => answer.resource?.partitionKey?.paths ?? ["/id"]);
+    paths.catch(() => (paths = undefined));
+    return paths;
+  };
+  const partitionKeyOf = async (item: FenceableCosmosItem, given: FenceablePartitionKey | undefined, signal: AbortSignal | undefined): Promise<FenceablePartitionKey> => {
+    if (given !== undefined) return given;
+    const keyPaths = await partitionKeyPaths(signal);
+    const values = keyPaths.map((path) => valueAt(item, path));
+    const missing = keyPaths.filter((_, index) => values[index] === undefined);
+    if (missing.length > 0) throw new TypeError(`The item has no value at the partition key path ${missing.join(", ")} of container ${JSON.stringify(container.id)}: add it, or pass \`partitionKey\`.`);
+    return values.length === 1 ? values[0]! : (values as Array<string | number | boolean | null>);
+  };
+  return {
+    upsert: async (item, writeOptions) => {
+      const { epoch, signal } = checkWriteOptions(writeOptions);
+      if (typeof item?.id !== "string" || item.id === "") throw new TypeError("Expected the item to have a non-empty string `id`.");
+      const resource = `Cosmos item ${JSON.stringify(item.id)} in container ${JSON.stringify(container.id)}`;
+      const partitionKey = await partitionKeyOf(item, writeOptions.partitionKey, signal);
+      // The mark is the write's epoch, whatever mark an item read before carries.
+      const marked: FenceableCosmosItem = { ...item, [epochField]: epoch };
+      const target: FenceTarget = {
+        resource,
+        read: async (abortSignal) => {
+          const answer = await container.item(item.id, partitionKey).read({ abortSignal });
+          const found = answer.resource as Record<string, unknown> | undefined;
+          if (answer.statusCode === 404 || found === undefined) return undefined;
+          const etag = answer.etag ?? (found._etag as string | undefined);
+          if (etag === undefined) throw new Error(`${resource} was read without an ETag, so it cannot be written conditionally.`);
+          return { epoch: parseStoredEpoch(resource, epochField, found[epochField]), etag };
+        },
+        write: async (etag, abortSignal) => {
+          try {
+            const written =
+              etag === undefined
+                ? await container.items.create(marked, { abortSignal })
+                : await container.item(item.id, partitionKey).replace(marked, { accessCondition: { type: "IfMatch", condition: etag }, abortSignal });
+            return { etag: written.etag };
+          } catch (error) {
+            // Created by someone since the read (409), or changed (412) or deleted (404) since. A
+            // create's 404 is the container missing: the client's error, as it is.
+            if ((etag === undefined ? [409] : [404, 412]).includes(statusOf(error) ?? 0)) return LOST_RACE;
+            throw error;
+          }
+        },
+      };
+      return writeFenced(target, epoch, maxAttempts, signal);
+    },
+  };
+}

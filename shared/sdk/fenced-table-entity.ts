@@ -1,0 +1,98 @@
+/**
+ * Fenced writes to one Azure Table entity with the caller's own `TableClient` from
+ * @azure/data-tables (docs/fencing.md). The SDK imports nothing of that package: the client
+ * is described by the few methods used.
+ */
+
+import {
+  checkWriteOptions,
+  checkWriterOptions,
+  DEFAULT_EPOCH_FIELD,
+  LOST_RACE,
+  parseStoredEpoch,
+  statusOf,
+  writeFenced,
+  type FencedWriteOptions,
+  type FencedWriteResult,
+  type FencedWriterOptions,
+  type FenceTarget,
+} from "./fenced-write.js";
+
+/** An entity to write: its keys and any properties, as @azure/data-tables takes them. */
+export interface FenceableTableEntity {
+  readonly partitionKey: string;
+  readonly rowKey: string;
+  readonly [property: string]: unknown;
+}
+
+interface TableCallOptions {
+  abortSignal?: AbortSignal;
+}
+
+/** The methods of @azure/data-tables' `TableClient` a fenced write uses. */
+export interface FenceableTableClient {
+  readonly tableName: string;
+  getEntity(partitionKey: string, rowKey: string, options?: TableCallOptions): Promise<{ readonly etag: string }>;
+  createEntity(entity: FenceableTableEntity, options?: TableCallOptions): Promise<{ readonly etag?: string }>;
+  updateEntity(entity: FenceableTableEntity, mode?: "Merge" | "Replace", options?: TableCallOptions & { etag?: string }): Promise<{ readonly etag?: string }>;
+}
+
+export interface FencedTableWriteOptions extends FencedWriteOptions {
+  /** "Replace" (default): the entity becomes exactly `entity` plus the mark. "Merge": properties not in `entity` stay. */
+  readonly mode?: "Replace" | "Merge";
+}
+
+export interface FencedTableEntities {
+  /**
+   * Writes the entity (partitionKey, rowKey) if no newer epoch has; throws FencedOutError if one
+   * has. The keys are typed optional so that an entity as `getEntity` returns it can be written
+   * back, but both must be there.
+   */
+  upsert(entity: Partial<FenceableTableEntity>, options: FencedTableWriteOptions): Promise<FencedWriteResult>;
+}
+
+/** Fenced writes to the entities of `client`'s table; each entity keeps its own epoch mark. */
+export function fencedTableEntity(client: FenceableTableClient, options?: FencedWriterOptions): FencedTableEntities {
+  const { maxAttempts, epochField } = checkWriterOptions(options, DEFAULT_EPOCH_FIELD);
+  if (typeof client?.getEntity !== "function" || typeof client.createEntity !== "function" || typeof client.updateEntity !== "function") {
+    throw new TypeError("Expected a TableClient from @azure/data-tables (with getEntity, createEntity and updateEntity).");
+  }
+  return {
+    upsert: async (entity, writeOptions) => {
+      const { epoch, signal } = checkWriteOptions(writeOptions);
+      const mode = writeOptions.mode ?? "Replace";
+      if (mode !== "Replace" && mode !== "Merge") throw new TypeError(`Expected \`mode\` to be "Replace" or "Merge", got ${JSON.stringify(mode)}.`);
+      if (typeof entity?.partitionKey !== "string" || typeof entity.rowKey !== "string") {
+        throw new TypeError("Expected the entity to have string `partitionKey` and `rowKey`.");
+      }
+      // The mark is the write's epoch, whatever mark an entity read before carries; its etag is not the condition.
+      const { partitionKey, rowKey } = entity;
+      const marked: FenceableTableEntity = { ...entity, partitionKey, rowKey, [epochField]: { value: String(epoch), type: "Int64" } };
+      const resource = `table entity (${JSON.stringify(partitionKey)}, ${JSON.stringify(rowKey)}) in table ${JSON.stringify(client.tableName)}`;
+      const target: FenceTarget = {
+        resource,
+        read: async (abortSignal) => {
+          try {
+            const found = (await client.getEntity(partitionKey, rowKey, { abortSignal })) as { readonly etag: string; readonly [property: string]: unknown };
+            return { epoch: parseStoredEpoch(resource, epochField, found[epochField]), etag: found.etag };
+          } catch (error) {
+            if (statusOf(error) === 404) return undefined;
+            throw error;
+          }
+        },
+        write: async (etag, abortSignal) => {
+          try {
+            const written = etag === undefined ? await client.createEntity(marked, { abortSignal }) : await client.updateEntity(marked, mode, { etag, abortSignal });
+            return { etag: written.etag };
+          } catch (error) {
+            // Created by someone since the read (409), or changed (412) or deleted (404) since. A
+            // create's 404 is the table missing: the client's error, as it is.
+            if ((etag === undefined ? [409] : [404, 412]).includes(statusOf(error) ?? 0)) return LOST_RACE;
+            throw error;
+          }
+        },
+      };
+      return writeFenced(target, epoch, maxAttempts, signal);
+    },
+  };
+}
