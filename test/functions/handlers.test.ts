@@ -25,7 +25,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
   it("GetPrimary costs exactly one point read", async () => {
     const reply = await send(runtime, "GET", "/primary/scheduler");
-    expect(reply).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(reply).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000, handover: null } });
     expect(store.calls).toEqual(["read"]);
   });
 
@@ -150,7 +150,7 @@ describe("handlers over a counting store: the cost of each call", () => {
     store.reset();
     const released = await send(runtime, "DELETE", `/primary/scheduler?uuid=a&lease=${encodeURIComponent(lease)}`);
     // No primary now, but the role's epoch is still the released term's.
-    expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 1, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 1, intervalMs: 1000, timeoutMs: 5000, handover: null } });
     expect(store.calls).toEqual(["read", "replace", "recordTerm"]);
     const next = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
     expect(primaryOf(next)).toMatchObject({ uuid: "b", epoch: 2 });
@@ -278,6 +278,10 @@ describe("handlers over a store that is down", () => {
       ping: (options) => hang(options),
       recordTerm: (_term, options) => hang(options),
       readTerms: (_utype, options) => hang(options),
+      upsertStandby: (_standby, options) => hang(options),
+      readStandbys: (_utype, options) => hang(options),
+      listStandbys: (options) => hang(options),
+      deleteStandby: (_utype, _uuid, options) => hang(options),
     };
     const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, hanging, new FakeClock(WALL_START));
     const warnings: unknown[] = [];

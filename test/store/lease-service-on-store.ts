@@ -51,6 +51,10 @@ function interleaved(inner: LeaseStore, method: "read" | "create" | "replace", w
     ping: (...args) => inner.ping(...args),
     recordTerm: (...args) => inner.recordTerm(...args),
     readTerms: (...args) => inner.readTerms(...args),
+    upsertStandby: (...args) => inner.upsertStandby(...args),
+    readStandbys: (...args) => inner.readStandbys(...args),
+    listStandbys: (...args) => inner.listStandbys(...args),
+    deleteStandby: (...args) => inner.deleteStandby(...args),
   };
 }
 
@@ -277,6 +281,10 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
           ping: (...args) => inner.ping(...args),
           recordTerm: (...args) => inner.recordTerm(...args),
           readTerms: (...args) => inner.readTerms(...args),
+          upsertStandby: (...args) => inner.upsertStandby(...args),
+          readStandbys: (...args) => inner.readStandbys(...args),
+          listStandbys: (...args) => inner.listStandbys(...args),
+          deleteStandby: (...args) => inner.deleteStandby(...args),
           replace: async (...args) => {
             retires += 1;
             await other.release({ utype, uuid: `intruder-${retires}` });
