@@ -13,6 +13,7 @@ import {
   checkOptionalSignal,
   checkOptionalString,
   checkPositiveMs,
+  DEFAULT_RETRY_DELAY_MS,
 } from "./option-checks.js";
 
 export interface PrimaryElectorOptions {
@@ -67,8 +68,6 @@ export interface ElectorSettings {
   readonly random: () => number;
   readonly meter: ElectorMeter | undefined;
 }
-
-const DEFAULT_RETRY_DELAY_MS = 1000;
 
 /** Checks every option where it enters, one rule per `if`, with a message that says what to change. */
 export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSettings {
