@@ -42,6 +42,10 @@ function counted(inner: LeaseStore): { store: LeaseStore; take(): number } {
     ping: wrap(inner.ping.bind(inner)),
     recordTerm: wrap(inner.recordTerm.bind(inner)),
     readTerms: wrap(inner.readTerms.bind(inner)),
+    upsertStandby: wrap(inner.upsertStandby.bind(inner)),
+    readStandbys: wrap(inner.readStandbys.bind(inner)),
+    listStandbys: wrap(inner.listStandbys.bind(inner)),
+    deleteStandby: wrap(inner.deleteStandby.bind(inner)),
   };
   return {
     store,

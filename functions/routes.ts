@@ -2,6 +2,7 @@ import type { Operation } from "../shared/http/route.js";
 import { dashboard, dashboardAsset, dashboardAssetDoc, dashboardDoc } from "./dashboard.js";
 import { getPrimary, getPrimaryDoc } from "./get-primary.js";
 import { getPrimaryHistory, getPrimaryHistoryDoc } from "./get-primary-history.js";
+import { handoverPrimary, handoverPrimaryDoc } from "./handover-primary.js";
 import { health, healthDoc } from "./health.js";
 import { leaveGroup, leaveGroupDoc } from "./leave-group.js";
 import { listGroups, listGroupsDoc } from "./list-groups.js";
@@ -26,6 +27,7 @@ export const operations: readonly Operation[] = [
   { name: "getPrimary", route: "primary/{utype}", method: "GET", handler: getPrimary, doc: getPrimaryDoc },
   { name: "updateHeartBeat", route: "primary/{utype}", method: "PUT", handler: updateHeartBeat, doc: updateHeartBeatDoc },
   { name: "releasePrimary", route: "primary/{utype}", method: "DELETE", handler: releasePrimary, doc: releasePrimaryDoc },
+  { name: "handoverPrimary", route: "primary/{utype}/handover", method: "POST", handler: handoverPrimary, doc: handoverPrimaryDoc },
   { name: "getPrimaryHistory", route: "primary/{utype}/history", method: "GET", handler: getPrimaryHistory, doc: getPrimaryHistoryDoc },
   { name: "listPrimaries", route: "primary", method: "GET", handler: listPrimaries, doc: listPrimariesDoc },
   { name: "health", route: "health", method: "GET", handler: health, doc: healthDoc },

@@ -19,6 +19,10 @@ export const ERROR_STATUS = {
   /** Membership: the caller's session said goodbye, went leaving or was removed; rejoin with a new session. */
   SessionEnded: 409,
   Conflict: 409,
+  /** Handover: nobody live and unrevoked holds the role, so nobody can hand it over. */
+  NoPrimary: 409,
+  /** Handover: `to` names no standby of the role seen within T. */
+  NoSuchStandby: 409,
   PayloadTooLarge: 413,
   /** The body has a content or transfer coding the service does not decode. */
   UnsupportedMediaType: 415,

@@ -28,9 +28,42 @@ export interface LeaseView {
   readonly epoch: number;
   readonly intervalMs: number;
   readonly timeoutMs: number;
+  /**
+   * Always present: null, or the role's planned handover (docs/protocol.md#planned-handover).
+   * A holder whose accepted renewal shows one steps down and releases with its token; a
+   * standby that sees one polls fast.
+   */
+  readonly handover: HandoverView | null;
+  /** Only with `?standbys=true`: the standbys seen within T, oldest announcement first. */
+  readonly standbys?: readonly StandbyView[];
+  /** Only in the list with `?vacant=true`, on a role with no primary: since when it has none (ISO-8601 UTC). */
+  readonly vacantSince?: string;
 }
 
-/** GET /api/primary: name resolving across roles, live primaries only. */
+/**
+ * A planned handover. `pending`: the live holder was asked to step down; its renewals are
+ * accepted until `until` (the request + T), refused after. `reserved`: the holder released;
+ * only `to` may take over until `until` (the release + T).
+ */
+export interface HandoverView {
+  /** The standby's uuid that should take over, or null for any standby. */
+  readonly to: string | null;
+  /** ISO-8601 UTC, on the service's clock. */
+  readonly requestedAt: string;
+  readonly phase: "pending" | "reserved";
+  /** ISO-8601 UTC: the end of the phase (see above). */
+  readonly until: string;
+}
+
+/** A participant that asked for a held role and announced itself (docs/protocol.md#standbys). */
+export interface StandbyView {
+  readonly uuid: string;
+  readonly address: string | null;
+  /** ISO-8601 UTC: its last announcement. */
+  readonly seenAt: string;
+}
+
+/** GET /api/primary: name resolving across roles, live primaries only (and vacant roles with `?vacant=true`). */
 export interface PrimaryList {
   readonly primaries: readonly LeaseView[];
 }
@@ -66,8 +99,32 @@ export const LEASE_VIEW_SCHEMA: ObjectSchema<LeaseView> = {
     epoch: { ...COUNT_SCHEMA, description: "The role's current epoch: 0 for a role never held." },
     intervalMs: DURATION_MS_SCHEMA,
     timeoutMs: DURATION_MS_SCHEMA,
+    handover: { oneOf: [ref("HandoverView"), { type: "null" }] },
+    standbys: { type: "array", items: ref("StandbyView"), description: "Only with `?standbys=true`: the standbys seen within T." },
+    vacantSince: { ...DATE_TIME_SCHEMA, description: "Only in the list with `?vacant=true`, on a role with no primary: since when it has none." },
   },
-  required: ["utype", "primary", "epoch", "intervalMs", "timeoutMs"],
+  required: ["utype", "primary", "epoch", "intervalMs", "timeoutMs", "handover"],
+};
+
+export const HANDOVER_VIEW_SCHEMA: ObjectSchema<HandoverView> = {
+  type: "object",
+  description: "A planned handover: pending while the holder is asked to step down, reserved for `to` after its release.",
+  properties: {
+    to: { oneOf: [ID_SCHEMA, { type: "null" }], description: "The standby's uuid, or null for any." },
+    requestedAt: DATE_TIME_SCHEMA,
+    phase: { enum: ["pending", "reserved"] },
+    until: { ...DATE_TIME_SCHEMA, description: "pending: the holder's renewals are refused after it; reserved: anyone may take over after it." },
+  },
+  required: ["to", "requestedAt", "phase", "until"],
+  additionalProperties: false,
+};
+
+export const STANDBY_VIEW_SCHEMA: ObjectSchema<StandbyView> = {
+  type: "object",
+  description: "A participant standing by for the role, seen within T.",
+  properties: { uuid: ID_SCHEMA, address: ADDRESS_SCHEMA, seenAt: DATE_TIME_SCHEMA },
+  required: ["uuid", "address", "seenAt"],
+  additionalProperties: false,
 };
 
 export const PRIMARY_LIST_SCHEMA: ObjectSchema<PrimaryList> = {

@@ -17,7 +17,13 @@ export interface ParameterDoc {
  * something useful.
  */
 export type SuccessDoc =
-  | { readonly description: string; readonly json: SchemaName; readonly adds?: Readonly<Record<string, JsonSchema>> }
+  | {
+      readonly description: string;
+      readonly json: SchemaName;
+      readonly adds?: Readonly<Record<string, JsonSchema>>;
+      /** 200 unless told: 202 for a request that is stored and acted on later (a handover). */
+      readonly status?: 200 | 202;
+    }
   | { readonly description: string; readonly contentType: string | readonly string[]; readonly schema?: JsonSchema };
 
 /**
@@ -44,6 +50,8 @@ export interface OperationDoc {
   readonly query?: Readonly<Record<string, ParameterDoc>>;
   /** The JSON request body's schema. */
   readonly body?: SchemaName;
+  /** False when the body may be left out (Content-Length 0 stands for `{}`). */
+  readonly bodyRequired?: false;
   readonly ok: SuccessDoc;
   readonly errors?: readonly ErrorDoc[];
 }

@@ -1,4 +1,4 @@
-import type { LeaseView } from "./lease-view.js";
+import type { LeaseView, StandbyView } from "./lease-view.js";
 
 /**
  * The answer to UpdateHeartBeat. `accepted` (200): the caller holds the lease, and `lease`
@@ -22,6 +22,17 @@ export interface ReleaseResult {
   readonly outcome: "released" | "revoked" | "held" | "conflict";
   readonly view: LeaseView;
 }
+
+/**
+ * The answer to a handover request. `requested` (202): the request is on the entry (or was
+ * already); the holder learns it at its next renewal. `no-primary` (409 NoPrimary): nobody
+ * live and unrevoked holds the role. `no-such-standby` (409 NoSuchStandby): `to` names no
+ * standby seen within T (or names the holder itself); `standbys` are those known.
+ * `conflict` (409 Conflict): the write kept losing races.
+ */
+export type HandoverResult =
+  | { readonly outcome: "requested" | "no-primary" | "conflict"; readonly view: LeaseView }
+  | { readonly outcome: "no-such-standby"; readonly view: LeaseView; readonly standbys: readonly StandbyView[] };
 
 /** Which 409 error code each refused outcome is sent with. */
 export const REFUSED_OUTCOME_CODES = {

@@ -1,7 +1,7 @@
 import { ERROR_STATUS, errorBodySchema, type ErrorCode } from "./error-codes.js";
-import { HEARTBEAT_BODY_SCHEMA } from "./heartbeat-body.js";
+import { HANDOVER_BODY_SCHEMA, HEARTBEAT_BODY_SCHEMA } from "./heartbeat-body.js";
 import type { JsonSchema } from "./json-schema.js";
-import { HEALTH_VIEW_SCHEMA, LEASE_VIEW_SCHEMA, PRIMARY_LIST_SCHEMA, PRIMARY_VIEW_SCHEMA } from "./lease-view.js";
+import { HANDOVER_VIEW_SCHEMA, HEALTH_VIEW_SCHEMA, LEASE_VIEW_SCHEMA, PRIMARY_LIST_SCHEMA, PRIMARY_VIEW_SCHEMA, STANDBY_VIEW_SCHEMA } from "./lease-view.js";
 import {
   GROUP_LIST_SCHEMA,
   GROUP_SUMMARY_SCHEMA,
@@ -19,9 +19,12 @@ export const SCHEMAS = {
   Error: errorBodySchema(Object.keys(ERROR_STATUS) as ErrorCode[]),
   PrimaryView: PRIMARY_VIEW_SCHEMA,
   LeaseView: LEASE_VIEW_SCHEMA,
+  HandoverView: HANDOVER_VIEW_SCHEMA,
+  StandbyView: STANDBY_VIEW_SCHEMA,
   PrimaryList: PRIMARY_LIST_SCHEMA,
   HealthView: HEALTH_VIEW_SCHEMA,
   HeartbeatBody: HEARTBEAT_BODY_SCHEMA,
+  HandoverBody: HANDOVER_BODY_SCHEMA,
   TermView: TERM_VIEW_SCHEMA,
   TermHistory: TERM_HISTORY_SCHEMA,
   PreviousSession: PREVIOUS_SESSION_SCHEMA,

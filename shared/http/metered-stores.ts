@@ -25,6 +25,10 @@ export function meteredLeaseStore(store: LeaseStore, duration: Histogram): Lease
     ping: (...args) => time("ping", () => store.ping(...args)),
     recordTerm: (...args) => time("recordTerm", () => store.recordTerm(...args)),
     readTerms: (...args) => time("readTerms", () => store.readTerms(...args)),
+    upsertStandby: (...args) => time("upsertStandby", () => store.upsertStandby(...args)),
+    readStandbys: (...args) => time("readStandbys", () => store.readStandbys(...args)),
+    listStandbys: (...args) => time("listStandbys", () => store.listStandbys(...args)),
+    deleteStandby: (...args) => time("deleteStandby", () => store.deleteStandby(...args)),
   };
 }
 

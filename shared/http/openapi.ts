@@ -71,8 +71,8 @@ function operationObject({ name, route, doc }: Operation): JsonSchema {
     summary: doc.summary,
     ...(doc.description === undefined ? {} : { description: doc.description }),
     ...(parameters.length === 0 ? {} : { parameters }),
-    ...(doc.body === undefined ? {} : { requestBody: { required: true, content: { "application/json": { schema: closed(ref(doc.body)) } } } }),
-    responses: { "200": success(doc), ...errorResponses(doc.errors ?? []) },
+    ...(doc.body === undefined ? {} : { requestBody: { required: doc.bodyRequired ?? true, content: { "application/json": { schema: closed(ref(doc.body)) } } } }),
+    responses: { [String("json" in doc.ok ? (doc.ok.status ?? 200) : 200)]: success(doc), ...errorResponses(doc.errors ?? []) },
   };
 }
 

@@ -1,4 +1,4 @@
-import type { HeartbeatBody } from "../contract/heartbeat-body.js";
+import type { HandoverBody, HeartbeatBody } from "../contract/heartbeat-body.js";
 import {
   addressLength,
   hasControlCharacter,
@@ -27,10 +27,32 @@ export function parseId(field: "utype" | "uuid" | "group" | "member" | "session"
   return value;
 }
 
-const HEARTBEAT_FIELDS = new Set(["uuid", "address", "lease"]);
+const HEARTBEAT_FIELDS = new Set(["uuid", "address", "lease", "announce"]);
 
 /** Parses the PUT body `{"uuid", "address"?, "lease"?}`; unknown fields are refused. */
 export function parseHeartbeatBody(bytes: Uint8Array): HeartbeatBody {
+  const record = parseJsonObject(bytes, HEARTBEAT_FIELDS, '{"uuid": "…", "address": "host:port"}', "uuid, address, lease and announce");
+  const announce = record["announce"];
+  if (announce !== undefined && typeof announce !== "boolean") throw invalid("announce must be true or false.");
+  const body = { uuid: parseId("uuid", record["uuid"]), address: parseAddress(record["address"]), lease: parseLease(record["lease"]) };
+  return announce === true ? { ...body, announce } : body;
+}
+
+const HANDOVER_FIELDS = new Set(["to"]);
+
+/** Parses the POST body of a handover, `{}` or `{"to": "…"}`; an empty body is `{}`. */
+export function parseHandoverBody(bytes: Uint8Array): HandoverBody {
+  if (bytes.byteLength === 0) return {};
+  const record = parseJsonObject(bytes, HANDOVER_FIELDS, '{} or {"to": "<standby uuid or address>"}', "to");
+  const to = record["to"];
+  if (to === undefined || to === null) return {};
+  if (typeof to !== "string" || to === "") throw invalid("to must be a standby's uuid or address (a non-empty string), or omitted for any standby.");
+  if (addressLength(to) > MAX_ADDRESS_LENGTH) throw invalid(`to must be at most ${MAX_ADDRESS_LENGTH} characters (got ${addressLength(to)}).`);
+  return { to };
+}
+
+/** The body as a JSON object with only `fields`; `example` and `takes` word the errors. */
+function parseJsonObject(bytes: Uint8Array, fields: ReadonlySet<string>, example: string, takes: string): Record<string, unknown> {
   if (bytes.byteLength > MAX_BODY_BYTES) {
     throw new HttpError("PayloadTooLarge", `The request body is ${bytes.byteLength} bytes; the limit is ${MAX_BODY_BYTES}.`);
   }
@@ -38,21 +60,24 @@ export function parseHeartbeatBody(bytes: Uint8Array): HeartbeatBody {
   try {
     body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch {
-    throw invalid('The request body must be a JSON object such as {"uuid": "…", "address": "host:port"}.');
+    throw invalid(`The request body must be a JSON object such as ${example}.`);
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw invalid('The request body must be a JSON object such as {"uuid": "…", "address": "host:port"}.');
+    throw invalid(`The request body must be a JSON object such as ${example}.`);
   }
   const record = body as Record<string, unknown>;
-  const unknown = Object.keys(record).filter((key) => !HEARTBEAT_FIELDS.has(key));
+  const unknown = Object.keys(record).filter((key) => !fields.has(key));
   if (unknown.length > 0) {
-    throw invalid(`Unknown field ${unknown.map((key) => JSON.stringify(key)).join(", ")}: the body takes only uuid, address and lease.`);
+    throw invalid(`Unknown field ${unknown.map((key) => JSON.stringify(key)).join(", ")}: the body takes only ${takes}.`);
   }
-  return {
-    uuid: parseId("uuid", record["uuid"]),
-    address: parseAddress(record["address"]),
-    lease: parseLease(record["lease"]),
-  };
+  return record;
+}
+
+/** `?standbys=true` and the like: absent or "false" is false, "true" is true, anything else names the parameter. */
+export function parseFlag(name: string, value: string | undefined): boolean {
+  if (value === undefined || value === "false") return false;
+  if (value === "true" || value === "") return true;
+  throw invalid(`${name} must be true or false (got ${JSON.stringify(value.slice(0, 20))}).`);
 }
 
 /** Omitted stays undefined (keep the stored address); null and "" clear it. */

@@ -1,4 +1,4 @@
-import { isLive, withEndedUuid, type LeaseState } from "./lease.js";
+import { isLive, pendingHandover, reservedFor, withEndedUuid, type LeaseHandover, type LeaseState } from "./lease.js";
 
 /** What a participant asks of the lease of one utype. */
 export type LeaseRequest =
@@ -18,6 +18,12 @@ export type LeaseRequest =
        * presented. With the entry's uuid it is the holder's proof of consent.
        */
       readonly provenEpoch: number | undefined;
+    }
+  | {
+      readonly op: "handover";
+      readonly utype: string;
+      /** The standby's uuid that should take over, or null for any. */
+      readonly to: string | null;
     };
 
 /**
@@ -43,6 +49,10 @@ export type LeaseAction =
   | { readonly kind: "retire"; readonly next: LeaseState }
   /** The heartbeat is refused; nothing is written. */
   | { readonly kind: "reject"; readonly reason: RejectReason; readonly holder: LeaseState }
+  /** An operator's handover request is stored on the live holder's entry; nothing else changes. */
+  | { readonly kind: "request-handover"; readonly next: LeaseState }
+  /** A handover request is refused: nobody live and unrevoked holds the role, or `to` is the holder itself. */
+  | { readonly kind: "refuse-handover"; readonly reason: "no-primary" | "to-holder" }
   /** Nothing to write (a release already done); the entry is answered as it is. */
   | { readonly kind: "none" };
 
@@ -54,14 +64,23 @@ export type LeaseAction =
  *   1. no entry                                   → create with epoch 1
  *   2. the caller's uuid ended here               → reject (ended)
  *   3. entry.uuid == uuid, revoked                → reject (revoked)
- *   4. entry.uuid == uuid                         → renew, epoch unchanged
- *   5. entry released, or older than T            → take over with epoch + 1; the old holder ends
- *   6. otherwise                                  → reject (held)
+ *   4. entry.uuid == uuid, handover older than T  → reject (revoked): it did not step down
+ *   5. entry.uuid == uuid                         → renew, epoch unchanged (a handover stays)
+ *   6. released and reserved for another uuid     → reject (held) until the release + T
+ *   7. entry released, or older than T            → take over with epoch + 1; the old holder ends
+ *   8. otherwise                                  → reject (held)
  * Release (DELETE ?uuid=…[&lease=…]):
- *   1. entry.uuid == uuid, proven or expired      → clear the holder, keep the epoch; it ends
+ *   1. entry.uuid == uuid, proven or expired      → clear the holder, keep the epoch; it ends.
+ *                                                   Proven during a handover to X: reserved for X
  *   2. entry.uuid == uuid, live                   → revoke (once)
- *   3. any other uuid not yet ended               → retire it (also with no entry yet)
+ *   3. any other uuid not yet ended               → retire it (also with no entry yet); a
+ *                                                   reservation for it is dropped
  *   4. otherwise                                  → nothing to do
+ * Handover (POST …/handover, `to` already resolved to a uuid or null):
+ *   1. no live, unrevoked holder                  → refuse (no-primary)
+ *   2. to == the holder                           → refuse (to-holder)
+ *   3. the same request pending                   → nothing to do
+ *   4. otherwise                                  → store {to, requestedAt} (the first request's time)
  * The ended list changes only with a term (take over, release, retire), never on a renewal.
  */
 export function decide(
@@ -70,9 +89,31 @@ export function decide(
   haTime: number,
   timeoutMs: number,
 ): LeaseAction {
-  return request.op === "heartbeat"
-    ? decideHeartbeat(entry, request, haTime, timeoutMs)
-    : decideRelease(entry, request, haTime, timeoutMs);
+  switch (request.op) {
+    case "heartbeat":
+      return decideHeartbeat(entry, request, haTime, timeoutMs);
+    case "release":
+      return decideRelease(entry, request, haTime, timeoutMs);
+    case "handover":
+      return decideHandover(entry, request.to, haTime, timeoutMs);
+  }
+}
+
+function decideHandover(entry: LeaseState | undefined, to: string | null, haTime: number, timeoutMs: number): LeaseAction {
+  if (entry === undefined || entry.revoked || !isLive(entry, haTime, timeoutMs)) return { kind: "refuse-handover", reason: "no-primary" };
+  if (to === entry.uuid) return { kind: "refuse-handover", reason: "to-holder" };
+  const pending = pendingHandover(entry, haTime, timeoutMs);
+  if (pending !== undefined && pending.to === to) return { kind: "none" };
+  const handover: LeaseHandover = { to, requestedAt: pending?.requestedAt ?? haTime };
+  return { kind: "request-handover", next: { ...entry, handover } };
+}
+
+/** The entry without its handover (a new term, or a release that reserves nothing). */
+function withoutHandover(entry: LeaseState): LeaseState {
+  if (entry.handover === undefined) return entry;
+  const rest: { -readonly [K in keyof LeaseState]?: LeaseState[K] } = { ...entry };
+  delete rest.handover;
+  return rest as LeaseState;
 }
 
 function decideHeartbeat(
@@ -87,9 +128,12 @@ function decideHeartbeat(
   if (entry.endedUuids.includes(uuid)) return { kind: "reject", reason: "ended", holder: entry };
   if (entry.uuid === uuid) {
     if (entry.revoked) return { kind: "reject", reason: "revoked", holder: entry };
+    if (entry.handover !== undefined && haTime - entry.handover.requestedAt > timeoutMs) return { kind: "reject", reason: "revoked", holder: entry };
     return { kind: "renew", next: { ...entry, address: address === undefined ? entry.address : address, renewedAt: haTime } };
   }
   if (!isLive(entry, haTime, timeoutMs)) {
+    const reserved = reservedFor(entry, haTime, timeoutMs);
+    if (reserved !== undefined && reserved !== uuid) return { kind: "reject", reason: "held", holder: entry };
     return {
       kind: "take-over",
       next: {
@@ -124,16 +168,19 @@ function decideRelease(
   if (entry.uuid === uuid) {
     // The holder consents (its token proves uuid and epoch), or its lease has expired and
     // nobody believes in it any more: clearing it is as safe as a takeover would be.
-    if (provenEpoch === entry.epoch || !isLive(entry, haTime, timeoutMs)) {
-      return {
-        kind: "release",
-        next: { ...entry, uuid: "", address: null, renewedAt: haTime, revoked: false, endedUuids: withEndedUuid(entry.endedUuids, uuid) },
-      };
+    const proven = provenEpoch === entry.epoch;
+    if (proven || !isLive(entry, haTime, timeoutMs)) {
+      const released: LeaseState = { ...entry, uuid: "", address: null, renewedAt: haTime, revoked: false, endedUuids: withEndedUuid(entry.endedUuids, uuid) };
+      // A proven release during a handover to a named standby reserves the role for it.
+      const reserves = proven && typeof pendingHandover(entry, haTime, timeoutMs)?.to === "string";
+      return { kind: "release", next: reserves ? released : withoutHandover(released) };
     }
     // No consent: the holder may still be working, so it must run out on its own.
     if (entry.revoked) return { kind: "none" };
     return { kind: "revoke", next: { ...entry, revoked: true } };
   }
   if (entry.endedUuids.includes(uuid)) return { kind: "none" };
-  return { kind: "retire", next: { ...entry, endedUuids: withEndedUuid(entry.endedUuids, uuid) } };
+  const retired: LeaseState = { ...entry, endedUuids: withEndedUuid(entry.endedUuids, uuid) };
+  // The standby a handover names can no longer take over: nobody waits for it any more.
+  return { kind: "retire", next: entry.handover?.to === uuid ? withoutHandover(retired) : retired };
 }

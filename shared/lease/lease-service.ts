@@ -1,13 +1,13 @@
 import type { HeartbeatBody, ReleaseQuery } from "../contract/heartbeat-body.js";
-import type { LeaseView } from "../contract/lease-view.js";
-import type { HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
+import type { LeaseView, StandbyView } from "../contract/lease-view.js";
+import type { HandoverResult, HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
 import type { TermHistory } from "../contract/term-history.js";
 import { debuglog } from "node:util";
 import type { LeaseTiming } from "../contract/timing.js";
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "./clock.js";
 import { decide, type LeaseAction } from "./decision.js";
-import { isLive, type LeaseRecord, type LeaseState } from "./lease.js";
-import type { LeaseStore, WriteOutcome } from "./lease-store.js";
+import { isLive, pendingHandover, type LeaseRecord, type LeaseState } from "./lease.js";
+import type { LeaseStore, StandbyRecord, WriteOutcome } from "./lease-store.js";
 import type { LeaseTokenSigner } from "./lease-token.js";
 import { toLeaseView, type ViewedLease } from "./lease-view.js";
 import { noLeaseMetrics, type HeartbeatOutcome, type LeaseMetrics } from "./lease-metrics.js";
@@ -52,6 +52,22 @@ const defaultDebug = debuglog("ha-module");
  * store budget in any case.
  */
 const MAX_DECISIONS = 4;
+
+/**
+ * The ETag a token carries when its renewal must not take the fast path: the renewal that
+ * shows a pending handover. No store has an empty ETag, and the fast path checks for it
+ * before writing, so the holder's every renewal during a handover is decided on the entry
+ * (which refuses it once the handover is older than T).
+ */
+const NO_FAST_PATH = "";
+
+/** What the GETs may add to a view (docs/api.md). */
+export interface ViewOptions {
+  /** Add `standbys`: one more read (the role's partition, or every standby for the list). */
+  readonly standbys?: boolean;
+  /** The list only: add roles that had a primary and have none now, with `vacantSince`. */
+  readonly vacant?: boolean;
+}
 
 /** What #readEntry answers while another request may be creating the role's first entry. */
 const CREATING = Symbol("creating");
@@ -98,12 +114,17 @@ export class LeaseService {
     return this.deps.store.kind;
   }
 
-  getPrimary(utype: string, arrival?: RequestArrival): Promise<LeaseView> {
-    return this.#admitted("other", () => this.#getPrimary(utype, arrival));
+  getPrimary(utype: string, arrival?: RequestArrival, options: ViewOptions = {}): Promise<LeaseView> {
+    return this.#admitted("other", () => this.#getPrimary(utype, arrival, options));
   }
 
-  listPrimaries(arrival?: RequestArrival): Promise<LeaseView[]> {
-    return this.#admitted("other", () => this.#listPrimaries(arrival));
+  listPrimaries(arrival?: RequestArrival, options: ViewOptions = {}): Promise<LeaseView[]> {
+    return this.#admitted("other", () => this.#listPrimaries(arrival, options));
+  }
+
+  /** An operator's planned handover (docs/protocol.md#planned-handover): `to` a standby's uuid or address, or any. */
+  handover(utype: string, to: string | undefined, arrival?: RequestArrival): Promise<HandoverResult> {
+    return this.#admitted("other", () => this.#handover(utype, to, arrival));
   }
 
   health(arrival?: RequestArrival): Promise<void> {
@@ -128,18 +149,100 @@ export class LeaseService {
     return this.deps.admission === undefined ? work() : this.deps.admission.run(priority, work);
   }
 
-  async #getPrimary(utype: string, arrival?: RequestArrival): Promise<LeaseView> {
-    const entry = await this.deps.store.read(utype, this.#budget(arrival).forStoreCall("read"));
-    return this.#view(utype, entry);
+  async #getPrimary(utype: string, arrival: RequestArrival | undefined, options: ViewOptions): Promise<LeaseView> {
+    const budget = this.#budget(arrival);
+    if (options.standbys !== true) return this.#view(utype, await this.deps.store.read(utype, budget.forStoreCall("read")));
+    const [entry, standbys] = await Promise.all([
+      this.deps.store.read(utype, budget.forStoreCall("read")),
+      this.deps.store.readStandbys(utype, budget.forStoreCall("read")),
+    ]);
+    const haTime = this.deps.clock.now();
+    await this.#pruneStandbys(standbys, haTime, budget);
+    return { ...this.#view(utype, entry, haTime), standbys: this.#freshStandbys(standbys, entry, haTime) };
   }
 
-  async #listPrimaries(arrival?: RequestArrival): Promise<LeaseView[]> {
-    const entries = await this.deps.store.list(this.#budget(arrival).forStoreCall("read"));
+  async #listPrimaries(arrival: RequestArrival | undefined, options: ViewOptions): Promise<LeaseView[]> {
+    const budget = this.#budget(arrival);
+    const [entries, standbys] = await Promise.all([
+      this.deps.store.list(budget.forStoreCall("read")),
+      options.standbys === true ? this.deps.store.listStandbys(budget.forStoreCall("read")) : undefined,
+    ]);
     const haTime = this.deps.clock.now();
-    return entries
-      .map((entry) => toLeaseView(entry.utype, entry, haTime, this.deps.timing))
-      .filter((view) => view.primary !== null)
-      .sort((a, b) => (a.utype < b.utype ? -1 : a.utype > b.utype ? 1 : 0));
+    if (standbys !== undefined) await this.#pruneStandbys(standbys, haTime, budget);
+    const { timeoutMs } = this.deps.timing;
+    const views: LeaseView[] = [];
+    for (const entry of entries) {
+      const view = toLeaseView(entry.utype, entry, haTime, this.deps.timing);
+      let shown: LeaseView;
+      if (view.primary !== null) shown = view;
+      // Vacant: it had a holder (epoch ≥ 1) and has none now: since its release, or its expiry.
+      else if (options.vacant === true && entry.epoch >= 1) shown = { ...view, vacantSince: new Date(entry.uuid === "" ? entry.renewedAt : entry.renewedAt + timeoutMs).toISOString() };
+      else continue;
+      if (standbys !== undefined) {
+        shown = { ...shown, standbys: this.#freshStandbys(standbys.filter((standby) => standby.utype === entry.utype), entry, haTime) };
+      }
+      views.push(shown);
+    }
+    return views.sort((a, b) => (a.utype < b.utype ? -1 : a.utype > b.utype ? 1 : 0));
+  }
+
+  /**
+   * The standbys seen within T, oldest announcement first, leaving out the holder and the
+   * uuids whose term ended: a standby's row goes from view when it becomes holder or is
+   * retired (DELETE ?uuid=) without a write on those paths, and is deleted once stale.
+   */
+  #freshStandbys(rows: readonly StandbyRecord[], entry: LeaseState | undefined, haTime: number): StandbyView[] {
+    return rows
+      .filter((row) => haTime - row.seenAt <= this.deps.timing.timeoutMs && row.uuid !== entry?.uuid && !(entry?.endedUuids.includes(row.uuid) ?? false))
+      .sort((a, b) => a.seenAt - b.seenAt)
+      .map((row) => ({ uuid: row.uuid, address: row.address, seenAt: new Date(row.seenAt).toISOString() }));
+  }
+
+  /**
+   * A handover request: the entry and, when `to` names someone, the role's standbys (two
+   * reads side by side); `to` resolved to a fresh standby's uuid (an exact uuid first, else
+   * the most recently seen standby with that address); then one conditional write, decided
+   * again (at most MAX_DECISIONS times) when it loses a race.
+   */
+  async #handover(utype: string, to: string | undefined, arrival: RequestArrival | undefined): Promise<HandoverResult> {
+    const budget = this.#budget(arrival);
+    const [read, rows] = await Promise.all([
+      this.deps.store.read(utype, budget.forStoreCall("read")),
+      to === undefined ? [] : this.deps.store.readStandbys(utype, budget.forStoreCall("read")),
+    ]);
+    let entry = read;
+    for (let decisions = 1; ; decisions += 1) {
+      const haTime = this.deps.clock.now();
+      let toUuid: string | null = null;
+      if (to !== undefined) {
+        const standbys = this.#freshStandbys(rows, entry, haTime);
+        const named = standbys.find((standby) => standby.uuid === to) ?? standbys.filter((standby) => standby.address === to).at(-1);
+        // A holder to hand over, but nobody by that name: the operator must see who stands by.
+        if (named === undefined && entry !== undefined && !entry.revoked && isLive(entry, haTime, this.deps.timing.timeoutMs)) {
+          return { outcome: "no-such-standby", view: this.#view(utype, entry, haTime), standbys };
+        }
+        toUuid = named?.uuid ?? null;
+      }
+      const action = decide(entry, { op: "handover", utype, to: toUuid }, haTime, this.deps.timing.timeoutMs);
+      switch (action.kind) {
+        case "none":
+          return { outcome: "requested", view: this.#view(utype, entry, haTime) };
+        case "refuse-handover":
+          return action.reason === "no-primary"
+            ? { outcome: "no-primary", view: this.#view(utype, entry, haTime) }
+            : { outcome: "no-such-standby", view: this.#view(utype, entry, haTime), standbys: this.#freshStandbys(rows, entry, haTime) };
+        case "request-handover": {
+          if (entry === undefined) throw new Error("decide() asked to store a handover on no entry");
+          const outcome = await this.#write(action, entry, budget);
+          if (outcome.ok) return { outcome: "requested", view: this.#view(utype, action.next, haTime) };
+          entry = await this.deps.store.read(utype, budget.forStoreCall("read"));
+          if (decisions < MAX_DECISIONS) continue;
+          return { outcome: "conflict", view: this.#view(utype, entry) };
+        }
+        default:
+          throw new Error(`decide() answered ${action.kind} to a handover`);
+      }
+    }
   }
 
   /**
@@ -188,12 +291,15 @@ export class LeaseService {
       const action = decide(entry, { op: "heartbeat", utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
       switch (action.kind) {
         case "reject":
-          return action.reason === "held"
-            ? [{ outcome: "held", view: this.#view(input.utype, entry, haTime) }, "rejected"]
-            : [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
+          if (action.reason !== "held") return [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
+          if (input.announce === true) await this.#announce(input, haTime, budget);
+          return [{ outcome: "held", view: this.#view(input.utype, entry, haTime) }, "rejected"];
         case "create":
         case "renew":
         case "take-over": {
+          // An announcement never starts a term: a copy delivered late could otherwise land
+          // after its sender was told "held" and start a term nobody knows of. Nothing is written.
+          if (input.announce === true && action.kind !== "renew") return [{ outcome: "conflict", view: this.#view(input.utype, entry, haTime) }, "conflict"];
           if (entry === undefined) await this.#recordCreated(input.utype, input.uuid, haTime, budget);
           const outcome = await this.#write(action, entry, budget);
           if (!outcome.ok) {
@@ -213,6 +319,7 @@ export class LeaseService {
           if (action.kind === "take-over" && entry !== undefined && entry.uuid !== "") {
             await this.#recordEnded(entry, entry.revoked ? "revoked" : "taken-over", haTime, budget);
           }
+
           return [this.#accepted(action.next, outcome.etag, haTime), acceptedAs(action.kind, entry)];
         }
         default:
@@ -260,6 +367,7 @@ export class LeaseService {
             return { outcome: "conflict", view: this.#view(utype, entry) };
           }
           if (action.kind === "release" && entry !== undefined) await this.#recordEnded(entry, "released", haTime, budget);
+
           return this.#released(utype, uuid, action.next, haTime);
         }
         default:
@@ -333,6 +441,7 @@ export class LeaseService {
       this.#debug(`${input.utype}: the lease token of ${input.uuid} did not verify (another secret, or not this caller's): slow path.`);
       return undefined;
     }
+    if (claims.etag === NO_FAST_PATH) return undefined;
     const options = budget.forStoreCall("write");
     const haTime = this.deps.clock.now();
     // An omitted address is not written, so the stored one (the token's) stays.
@@ -398,6 +507,37 @@ export class LeaseService {
     }
   }
 
+  /**
+   * Records a refused caller as a standby: an unconditional upsert of its own row, beside
+   * the entry and never contending with it. Best effort: the refusal is the answer, so a
+   * failure is only reported (the next announcement, T/2 later, writes it again).
+   */
+  async #announce(input: ForUtype<HeartbeatBody>, haTime: number, budget: RequestBudget): Promise<void> {
+    const standby: StandbyRecord = { utype: input.utype, uuid: input.uuid, address: input.address ?? null, seenAt: haTime };
+    await this.#bestEffort(`record ${input.uuid} as a standby of ${input.utype}`, () => this.deps.store.upsertStandby(standby, budget.forStoreCall("write")));
+  }
+
+  /**
+   * Deletes the rows not announced for T (a standby that stopped, became holder or was
+   * retired), best effort and side by side: done by the reads that show standbys (an
+   * operator's, never the hot path), so that a role's partition does not collect them.
+   */
+  async #pruneStandbys(rows: readonly StandbyRecord[], haTime: number, budget: RequestBudget): Promise<void> {
+    const stale = rows.filter((row) => haTime - row.seenAt > this.deps.timing.timeoutMs);
+    await Promise.all(
+      stale.map((row) => this.#bestEffort(`delete the stale standby row ${row.uuid} of ${row.utype}`, () => this.deps.store.deleteStandby(row.utype, row.uuid, budget.forStoreCall("write")))),
+    );
+  }
+
+  async #bestEffort(what: string, call: () => Promise<void>): Promise<void> {
+    try {
+      await call();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      this.#warn(`Could not ${what}: ${error.message}`);
+    }
+  }
+
   /** Checks the budget right before the write: a request past it is never written. */
   #write(action: Extract<LeaseAction, { next: LeaseState }>, entry: LeaseRecord | undefined, budget: RequestBudget): Promise<WriteOutcome> {
     const options = budget.forStoreCall("write");
@@ -406,7 +546,9 @@ export class LeaseService {
   }
 
   #accepted(state: ViewedLease & { utype: string }, etag: string, haTime: number): HeartbeatResult {
-    const lease = this.deps.tokens.issue({ utype: state.utype, uuid: state.uuid, epoch: state.epoch, etag, address: state.address });
+    // While a handover is pending every renewal is decided on the entry (see NO_FAST_PATH).
+    const fastPathEtag = pendingHandover(state, haTime, this.deps.timing.timeoutMs) === undefined ? etag : NO_FAST_PATH;
+    const lease = this.deps.tokens.issue({ utype: state.utype, uuid: state.uuid, epoch: state.epoch, etag: fastPathEtag, address: state.address });
     return { outcome: "accepted", view: this.#view(state.utype, state, haTime), lease };
   }
 

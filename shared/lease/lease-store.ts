@@ -1,6 +1,18 @@
 import type { LeaseRecord, LeaseState } from "./lease.js";
 import type { TermRecord } from "./term-record.js";
 
+/**
+ * A participant that asked for a held role and announced itself (docs/protocol.md#standbys):
+ * one row per uuid in the role's partition, beside the entry, never contending with it.
+ */
+export interface StandbyRecord {
+  readonly utype: string;
+  readonly uuid: string;
+  readonly address: string | null;
+  /** ha_time of its last announcement. */
+  readonly seenAt: number;
+}
+
 /** Options every store call takes. The signal bounds the call's time budget. */
 export interface StoreCallOptions {
   readonly abortSignal?: AbortSignal;
@@ -61,4 +73,12 @@ export interface LeaseStore {
   recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void>;
   /** Every row of the role's ring (at most TERM_HISTORY_SLOTS), in no particular order: one partition read. */
   readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]>;
+  /** Writes the standby's row whatever it held (unconditional: only its own uuid writes it). */
+  upsertStandby(standby: StandbyRecord, options?: StoreCallOptions): Promise<void>;
+  /** The role's standby rows, stale ones too (the service filters by age): one partition read. */
+  readStandbys(utype: string, options?: StoreCallOptions): Promise<StandbyRecord[]>;
+  /** Every role's standby rows (the list with `?standbys=true`; not a hot path). */
+  listStandbys(options?: StoreCallOptions): Promise<StandbyRecord[]>;
+  /** Deletes the standby's row; none is fine. */
+  deleteStandby(utype: string, uuid: string, options?: StoreCallOptions): Promise<void>;
 }

@@ -1,9 +1,13 @@
 import type { LeaseView } from "../contract/lease-view.js";
 import type { LeaseTiming } from "../contract/timing.js";
-import { isLive, type LeaseState } from "./lease.js";
+import type { HandoverView } from "../contract/lease-view.js";
+import { isLive, pendingHandover, reservedFor, type LeaseState } from "./lease.js";
 
-/** What a view needs of an entry: the fast path knows no more than this. */
-export type ViewedLease = Pick<LeaseState, "uuid" | "address" | "epoch" | "renewedAt" | "revoked">;
+/**
+ * What a view needs of an entry: the fast path knows no more than this (and never renews
+ * while a handover is pending: see LeaseService).
+ */
+export type ViewedLease = Pick<LeaseState, "uuid" | "address" | "epoch" | "renewedAt" | "revoked" | "handover">;
 
 /**
  * Shows `entry` as seen at `haTime`: its holder when live, otherwise no primary; and the
@@ -27,5 +31,18 @@ export function toLeaseView(
           revoked: entry.revoked,
         }
       : null;
-  return { utype, primary, epoch: entry?.epoch ?? 0, intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs };
+  const handover = entry === undefined ? null : toHandoverView(entry, haTime, timing.timeoutMs);
+  return { utype, primary, epoch: entry?.epoch ?? 0, intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs, handover };
+}
+
+/** The entry's handover as it stands at `haTime`: pending on a live holder, reserved after its release, else null. */
+function toHandoverView(entry: ViewedLease, haTime: number, timeoutMs: number): HandoverView | null {
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  const pending = pendingHandover(entry, haTime, timeoutMs);
+  if (pending !== undefined) return { to: pending.to, requestedAt: iso(pending.requestedAt), phase: "pending", until: iso(pending.requestedAt + timeoutMs) };
+  const reserved = reservedFor(entry, haTime, timeoutMs);
+  if (reserved !== undefined && entry.handover !== undefined) {
+    return { to: reserved, requestedAt: iso(entry.handover.requestedAt), phase: "reserved", until: iso(entry.renewedAt + timeoutMs) };
+  }
+  return null;
 }

@@ -29,6 +29,21 @@ export interface LeaseState {
    * not), oldest first, at most MAX_ENDED_UUIDS. None of them may start a new term.
    */
   readonly endedUuids: readonly string[];
+  /**
+   * An operator's planned handover (docs/protocol.md#planned-handover). While a holder holds
+   * it is pending: the holder's renewals are accepted with it shown, until requestedAt + T.
+   * After the holder's proven release it stays with `to` set as the reservation of the role
+   * for that standby until renewedAt (the release) + T. Absent: none (and on older entries).
+   */
+  readonly handover?: LeaseHandover;
+}
+
+/** A handover request as stored on the entry. */
+export interface LeaseHandover {
+  /** The standby's uuid that should take over, or null for any standby. */
+  readonly to: string | null;
+  /** ha_time of the (first) request. */
+  readonly requestedAt: number;
 }
 
 /** A lease as read from a store, with the ETag that a conditional write must present. */
@@ -54,4 +69,18 @@ export function isLive(lease: Pick<LeaseState, "uuid" | "renewedAt">, haTime: nu
 export function withEndedUuid(endedUuids: readonly string[], uuid: string): readonly string[] {
   if (uuid === "" || endedUuids.includes(uuid)) return endedUuids;
   return [...endedUuids, uuid].slice(-MAX_ENDED_UUIDS);
+}
+
+/** The pending handover of a live, unrevoked holder, if any (the holder must step down). */
+export function pendingHandover(lease: Pick<LeaseState, "uuid" | "renewedAt" | "revoked" | "handover">, haTime: number, timeoutMs: number): LeaseHandover | undefined {
+  return lease.handover !== undefined && !lease.revoked && isLive(lease, haTime, timeoutMs) ? lease.handover : undefined;
+}
+
+/**
+ * The standby a released role is reserved for, if any: after a proven release during a
+ * handover to a named standby, only that uuid may take over until the release's time + T.
+ */
+export function reservedFor(lease: Pick<LeaseState, "uuid" | "renewedAt" | "handover">, haTime: number, timeoutMs: number): string | undefined {
+  const to = lease.handover?.to;
+  return lease.uuid === "" && to !== undefined && to !== null && haTime - lease.renewedAt <= timeoutMs ? to : undefined;
 }

@@ -53,6 +53,12 @@ export interface PrimaryElectorOptions {
    * and docs/operations.md). None by default.
    */
   readonly meter?: ElectorMeter;
+  /**
+   * Announce this participant as a standby while another holds the role (docs/protocol.md#standbys):
+   * about every T/2 one poll is a heartbeat with `announce` instead of a GetPrimary, so that
+   * operators see it (and can name it in a handover). Default true.
+   */
+  readonly announce?: boolean;
 }
 
 /** The options, checked, with every default filled in. */
@@ -63,6 +69,7 @@ export interface ElectorSettings {
   readonly transport: LeaseTransport;
   readonly retryDelayMs: number;
   readonly abortSignal: AbortSignal | undefined;
+  readonly announce: boolean;
   readonly clock: ElectorClock;
   readonly newUuid: () => string;
   readonly random: () => number;
@@ -94,6 +101,7 @@ export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSe
     newUuid: checkOptionalFunction("newUuid", options.newUuid) ?? randomUUID,
     random: checkOptionalFunction("random", options.random) ?? Math.random,
     meter: checkOptionalMeter(options.meter),
+    announce: checkOptionalBoolean("announce", options.announce) ?? false,
   };
 }
 
@@ -123,4 +131,9 @@ function resolveTransport(options: PrimaryElectorOptions): LeaseTransport {
   // HaClient takes HA_API_KEY when no apiKey is given.
   const apiKey = checkOptionalString("apiKey", options.apiKey);
   return new HaClient({ endpoint, ...(apiKey === undefined ? {} : { apiKey }) });
+}
+
+function checkOptionalBoolean(name: string, value: unknown): boolean | undefined {
+  if (value === undefined || typeof value === "boolean") return value;
+  throw new TypeError(`Expected \`${name}\` to be true or false, got ${typeof value}.`);
 }

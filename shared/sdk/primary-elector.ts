@@ -80,6 +80,9 @@ export class PrimaryElector {
   #resignCooldownMs = 0;
   /** No acquire or takeover before this time (monotonic): a resign()'s cool-down. Polls go on. */
   #competeAt = Number.NEGATIVE_INFINITY;
+  readonly #announce: boolean;
+  /** The uuid last announced as a standby, and when (monotonic): see #announceDue. */
+  #announced: { readonly uuid: string; readonly at: number } | undefined;
 
   constructor(options: PrimaryElectorOptions) {
     const settings = resolveElectorOptions(options);
@@ -92,6 +95,7 @@ export class PrimaryElector {
     this.#random = settings.random;
     this.#retryDelayMs = settings.retryDelayMs;
     this.#abortSignal = settings.abortSignal;
+    this.#announce = settings.announce;
     this.#meter = settings.meter;
     this.#uuid = checkId("newUuid()", this.#newUuid());
     this.membership =
@@ -252,7 +256,8 @@ export class PrimaryElector {
         this.#role = { kind: "releasing", term: elected.term };
         return;
       }
-      const next = this.#afterTerm(await this.#lead(elected));
+      const end = await this.#lead(elected);
+      const next = end.reason === "handover" ? await this.#handOver(end.term) : this.#afterTerm(end);
       if (next === undefined || this.#halt.signal.aborted) return;
       start = next;
     }
@@ -297,6 +302,14 @@ export class PrimaryElector {
       if (takeoverAt !== undefined && this.#clock.now() >= takeoverAt) {
         takeoverAt = undefined;
         attempt = await this.#acquire();
+      } else if (this.#announceDue()) {
+        // A standby's announcement: a heartbeat that, refused, records it (docs/protocol.md#standbys).
+        // It never acquires (Conflict where it would): a free role is acquired at once by a plain one.
+        attempt = await this.#acquire(true);
+        if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
+          judge(shown(attempt.view));
+          attempt = await this.#acquire();
+        }
       } else {
         // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
         const takeoverAlarm = new DeadlineAlarm(this.#clock);
@@ -310,7 +323,7 @@ export class PrimaryElector {
         }
         this.#observe(view);
         judge(shown(view));
-        pollAt = startedAt + view.intervalMs * stretch;
+        pollAt = startedAt + (handoverFor(view, this.#uuid) ? fastPollMs(view) : view.intervalMs * stretch);
         takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
         if (view.primary === null || view.primary.uuid === this.#uuid) {
           if (this.#clock.now() >= this.#competeAt) attempt = await this.#acquire();
@@ -325,6 +338,7 @@ export class PrimaryElector {
           // release retired it: compete on as a new incarnation.
           judge(attempt.ended ? { kind: "ended" } : shown(attempt.view));
           takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#clock.now());
+          if (handoverFor(attempt.view, this.#uuid)) pollAt = Math.min(pollAt, startedAt + fastPollMs(attempt.view));
           break;
         case "too-late":
           judge({ kind: "too-late" });
@@ -345,15 +359,15 @@ export class PrimaryElector {
    * stop() waits for its answer (bounded by its budget) to release what it got, with the
    * token. Accepted after stop(): no `elected`, only the release.
    */
-  async #acquire(): Promise<AcquireOutcome> {
+  async #acquire(announce = false): Promise<AcquireOutcome> {
     const sentAt = this.#clock.now();
     const uuid = this.#uuid;
     this.#role = { kind: "acquiring" };
-    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), NEVER_ABORTED, (options) =>
-      this.#transport.heartbeat(this.utype, { uuid, address: this.address ?? null }, options),
-    );
+    const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce } : { uuid, address: this.address ?? null };
+    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), NEVER_ABORTED, (options) => this.#transport.heartbeat(this.utype, body, options));
     this.#role = { kind: "following" };
     if (result === undefined) return { kind: "unanswered" };
+    if (announce) this.#announced = { uuid, at: sentAt };
     const epoch = epochHeldBy(result.view, uuid);
     if (result.outcome === "accepted" && epoch === undefined) {
       this.#fail(acceptedForAnother(this.utype));
@@ -439,6 +453,8 @@ export class PrimaryElector {
         term.deadline = sentAt + (result.view.timeoutMs - result.view.intervalMs);
         renewAt = sentAt + result.view.intervalMs;
         alarm.arm(term.deadline);
+        // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
+        if (result.view.handover?.phase === "pending" && this.#role.kind === "leading") return { reason: "handover", term };
         if (this.affinity !== undefined && this.#role.kind === "leading") {
           const holds = await this.#affinityHolds(this.affinity, Math.max(1, term.deadline - this.#clock.now()), wake, true);
           const afterAffinity = ended();
@@ -470,6 +486,43 @@ export class PrimaryElector {
     void this.#listeners.emit("demoted", { reason: "epoch-changed", uuid: old.uuid, epoch: old.epoch });
     void this.#listeners.emit("elected", { uuid: term.uuid, epoch, signal: term.ended.signal });
     return term;
+  }
+
+  /**
+   * A planned handover (docs/protocol.md#planned-handover): the holder steps down exactly as
+   * stop() does — no longer primary at once, the term's signal aborted, `demoted`
+   * {reason: "handover"} with its handlers awaited (no renewal meanwhile: the work must end
+   * within the time left, as `run` ends its command before the deadline) — then releases with
+   * its token, awaited, so that the named standby takes over at once. A new uuid then only
+   * watches for T (the resign cool-down), so that a handover to any goes to a standby rather
+   * than back to this process. Undefined when stop() came meanwhile (the release is done).
+   */
+  async #handOver(term: Term): Promise<FollowStart | undefined> {
+    this.#role = { kind: "releasing", term };
+    this.#uuid = this.#newUuid();
+    this.#stats.demoted();
+    term.ended.abort(new TermEndedError("handover", term.uuid, term.epoch));
+    await this.#listeners.emit("demoted", { reason: "handover", uuid: term.uuid, epoch: term.epoch });
+    try {
+      const released = await this.#transport.release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs), lease: term.lease });
+      this.#observe(released.view);
+    } catch (error) {
+      this.#fail(error);
+    }
+    // Released (or tried): nothing is left for stop() to release.
+    this.#role = this.#halt.signal.aborted ? { kind: "releasing", term: undefined } : { kind: "following" };
+    if (this.#halt.signal.aborted) return undefined;
+    const now = this.#clock.now();
+    this.#competeAt = now + (this.#timing?.timeoutMs ?? 0);
+    return { pollAt: now, takeoverAt: undefined };
+  }
+
+  /** A standby announces itself on its first poll as this uuid and about every T/2 after; never while it may not compete. */
+  #announceDue(): boolean {
+    if (!this.#announce || this.#clock.now() < this.#competeAt) return false;
+    const last = this.#announced;
+    if (last === undefined || last.uuid !== this.#uuid) return true;
+    return this.#timing !== undefined && this.#clock.now() - last.at >= this.#timing.timeoutMs / 2;
   }
 
   /**
@@ -574,6 +627,17 @@ export class PrimaryElector {
   #report(error: unknown): void {
     this.#listeners.report(error);
   }
+}
+
+/** A pending handover to this uuid or to any: the standby polls fast so that the gap after the release stays far below I. */
+function handoverFor(view: LeaseView, uuid: string): boolean {
+  const handover = view.handover;
+  return handover !== null && handover !== undefined && handover.phase === "pending" && (handover.to === null || handover.to === uuid);
+}
+
+/** A standby's poll while a handover to it (or to any) is pending: max(50 ms, I/10), never more than T. */
+function fastPollMs(view: LeaseTiming): number {
+  return Math.min(view.timeoutMs, Math.max(50, view.intervalMs / 10));
 }
 
 /** The signal of a call that only its own budget ends (see #acquire). */

@@ -1,5 +1,5 @@
 import { CorruptedMessageError } from "./corrupted-message-error.js";
-import type { HealthView, LeaseView, PrimaryView } from "../contract/lease-view.js";
+import type { HandoverView, HealthView, LeaseView, PrimaryView, StandbyView } from "../contract/lease-view.js";
 
 /**
  * Validation of what the service answers (docs/api.md). A body is trusted only when every
@@ -32,7 +32,7 @@ function corrupted(what: string, status: number, problem: string): CorruptedMess
 /** A LeaseView for `utype`; `expectedUtype` undefined accepts any utype (name resolving). */
 export function parseLeaseView(body: unknown, expectedUtype: string | undefined, status: number, what: string): LeaseView {
   if (!isObject(body)) throw corrupted(what, status, "the body is not a JSON object");
-  const { utype, primary, epoch, intervalMs, timeoutMs } = body;
+  const { utype, primary, epoch, intervalMs, timeoutMs, handover, standbys, vacantSince } = body;
   if (typeof utype !== "string") throw corrupted(what, status, "utype is missing");
   if (expectedUtype !== undefined && utype !== expectedUtype) {
     throw corrupted(what, status, `asked for utype ${JSON.stringify(expectedUtype)}, the answer is about ${JSON.stringify(utype)}`);
@@ -45,7 +45,38 @@ export function parseLeaseView(body: unknown, expectedUtype: string | undefined,
   if (holder !== null && holder.epoch !== epoch) {
     throw corrupted(what, status, `the role's epoch ${epoch} is not its primary's epoch ${holder.epoch}`);
   }
-  return { utype, primary: holder, epoch, intervalMs, timeoutMs };
+  const view: LeaseView = { utype, primary: holder, epoch, intervalMs, timeoutMs, handover: parseHandover(handover, what, status) };
+  const withStandbys = standbys === undefined ? view : { ...view, standbys: parseStandbys(standbys, what, status) };
+  if (vacantSince === undefined) return withStandbys;
+  if (!isIsoTime(vacantSince)) throw corrupted(what, status, "vacantSince must be an ISO-8601 time");
+  return { ...withStandbys, vacantSince };
+}
+
+function isIsoTime(value: unknown): value is string {
+  return typeof value === "string" && !Number.isNaN(Date.parse(value));
+}
+
+/** A service from before planned handover omits it: none. */
+function parseHandover(value: unknown, what: string, status: number): HandoverView | null {
+  if (value === undefined || value === null) return null;
+  if (!isObject(value)) throw corrupted(what, status, "handover must be an object or null");
+  const { to, requestedAt, phase, until } = value;
+  if (to !== null && (typeof to !== "string" || to === "")) throw corrupted(what, status, "handover.to must be a uuid or null");
+  if (phase !== "pending" && phase !== "reserved") throw corrupted(what, status, 'handover.phase must be "pending" or "reserved"');
+  if (!isIsoTime(requestedAt) || !isIsoTime(until)) throw corrupted(what, status, "handover.requestedAt and handover.until must be ISO-8601 times");
+  return { to, requestedAt, phase, until };
+}
+
+function parseStandbys(value: unknown, what: string, status: number): StandbyView[] {
+  if (!Array.isArray(value)) throw corrupted(what, status, "standbys must be an array");
+  return value.map((standby: unknown) => {
+    if (!isObject(standby)) throw corrupted(what, status, "a standby must be an object");
+    const { uuid, address, seenAt } = standby;
+    if (typeof uuid !== "string" || uuid === "") throw corrupted(what, status, "standby.uuid is missing");
+    if (address !== null && typeof address !== "string") throw corrupted(what, status, "standby.address must be a string or null");
+    if (!isIsoTime(seenAt)) throw corrupted(what, status, "standby.seenAt must be an ISO-8601 time");
+    return { uuid, address, seenAt };
+  });
 }
 
 function parsePrimary(value: unknown, what: string, status: number): PrimaryView | null {

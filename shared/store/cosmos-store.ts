@@ -1,6 +1,7 @@
 import type { Container, IndexingPolicy, ItemDefinition, PatchOperation, RequestOptions } from "@azure/cosmos";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type {
+  StandbyRecord,
   LeaseRenewal,
   LeaseStore,
   StoreCallOptions,
@@ -11,7 +12,7 @@ import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toTermRecord } from "./term-row.js";
 import { CosmosCaller, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
 import { lostRace, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
-import { toLeaseRecord } from "./lease-row.js";
+import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { written } from "./store-failure.js";
 
 const STORE = "Cosmos DB";
@@ -39,6 +40,17 @@ const HEALTH_ID = "~health";
  * ring slot: `~` is outside the utype charset, so no lease item can have such an id.
  */
 const TERM_ID_PREFIX = "~term-";
+/** A role's standbys share its partition too, as items with id `~standby-<uuid>`. */
+const STANDBY_ID_PREFIX = "~standby-";
+
+/** A standby item. */
+interface StandbyItem extends ItemDefinition {
+  id: string;
+  utype: string;
+  uuid: string;
+  address: string | null;
+  seenAt: number;
+}
 
 /** A term item of the ring. */
 interface TermItem extends ItemDefinition {
@@ -66,6 +78,8 @@ interface LeaseItem extends ItemDefinition {
   startedAt?: number;
   revoked: boolean;
   endedUuids: string[];
+  /** Absent when none (a replace drops it). */
+  handover?: { to: string | null; requestedAt: number };
 }
 
 /**
@@ -200,6 +214,39 @@ export class CosmosLeaseStore implements LeaseStore {
     });
   }
 
+  async upsertStandby(standby: StandbyRecord, options?: StoreCallOptions): Promise<void> {
+    const item: StandbyItem = { id: `${STANDBY_ID_PREFIX}${standby.uuid}`, ...standby };
+    await this.#call("record a standby", options, async (requestOptions) => {
+      await this.container.items.upsert<StandbyItem>(item, requestOptions);
+    });
+  }
+
+  /** A feed read of the role's one partition, keeping the standby items. */
+  async readStandbys(utype: string, options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    return this.#call("read the standbys", options, async (requestOptions) => {
+      const { resources } = await this.container.items.readAll<StandbyItem>({ ...requestOptions, partitionKey: utype }).fetchAll();
+      return toStandbys(resources.filter((item) => item.utype === utype));
+    });
+  }
+
+  /** A cross-partition feed read (the list with standbys; not a hot path). */
+  async listStandbys(options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    return this.#call("list the standbys", options, async (requestOptions) => {
+      const { resources } = await this.container.items.readAll<StandbyItem>(requestOptions).fetchAll();
+      return toStandbys(resources);
+    });
+  }
+
+  async deleteStandby(utype: string, uuid: string, options?: StoreCallOptions): Promise<void> {
+    await this.#call("delete a standby", options, async (requestOptions) => {
+      const response = await this.container.item(`${STANDBY_ID_PREFIX}${uuid}`, utype).delete(requestOptions).catch((error: unknown) => {
+        if (statusOf(error) === 404) return undefined;
+        throw error;
+      });
+      if (response?.statusCode === 404) throwIfOwnerMissing(response.substatus);
+    });
+  }
+
   #call<T>(what: string, options: StoreCallOptions | undefined, call: (requestOptions: RequestOptions) => Promise<T>): Promise<T> {
     return this.#caller.call(what, options, call);
   }
@@ -216,11 +263,18 @@ function toItem(lease: LeaseState): LeaseItem {
     ...(lease.startedAt === undefined ? {} : { startedAt: lease.startedAt }),
     revoked: lease.revoked,
     endedUuids: [...lease.endedUuids],
+    ...(lease.handover === undefined ? {} : { handover: { ...lease.handover } }),
   };
 }
 
 function toRecord(item: LeaseItem, etag: string | undefined): LeaseRecord {
   // A point read's ETag is the response's; a feed read's is the item's own _etag.
-  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids } = item;
-  return toLeaseRecord({ utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, etag: etag ?? item._etag }, STORE);
+  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover } = item;
+  return toLeaseRecord({ utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover, etag: etag ?? item._etag }, STORE);
+}
+
+function toStandbys(items: readonly StandbyItem[]): StandbyRecord[] {
+  return items
+    .filter((item) => item.id.startsWith(STANDBY_ID_PREFIX))
+    .map(({ utype, uuid, address, seenAt }) => toStandbyRecord({ utype, uuid, address, seenAt }, STORE));
 }

@@ -1,5 +1,6 @@
 import { ID_PATTERN } from "../contract/input-rules.js";
-import type { LeaseRecord } from "../lease/lease.js";
+import type { LeaseHandover, LeaseRecord } from "../lease/lease.js";
+import type { StandbyRecord } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 
 /** A lease as an adapter read it, in plain JavaScript values but not yet trusted. */
@@ -15,6 +16,8 @@ export interface StoredLease {
   readonly revoked: unknown;
   /** Absent on rows written before ended uuids existed: read as none. */
   readonly endedUuids: unknown;
+  /** Absent on rows written before planned handover existed, and when none: read as none. */
+  readonly handover?: unknown;
   readonly etag: unknown;
 }
 
@@ -28,7 +31,7 @@ export interface StoredLease {
 export function toLeaseRecord(row: StoredLease, store: string): LeaseRecord {
   const corrupt = (problem: string): StoreUnavailableError =>
     new StoreUnavailableError(`${store} holds a corrupt lease${typeof row.utype === "string" ? ` for ${JSON.stringify(row.utype)}` : ""}: ${problem}.`);
-  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, etag } = row;
+  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover, etag } = row;
   if (typeof utype !== "string" || !ID_PATTERN.test(utype)) throw corrupt("utype is not a valid id");
   if (typeof uuid !== "string" || (uuid !== "" && !ID_PATTERN.test(uuid))) throw corrupt("uuid is neither empty nor a valid id");
   if (address !== null && typeof address !== "string") throw corrupt("address is neither a string nor null");
@@ -40,10 +43,33 @@ export function toLeaseRecord(row: StoredLease, store: string): LeaseRecord {
     throw corrupt("endedUuids is not a list of uuids");
   }
   if (typeof etag !== "string" || etag === "") throw corrupt("it has no ETag");
+  const stored = toHandover(handover);
+  if (stored === false) throw corrupt("handover is not {to: a uuid or null, requestedAt: an integer}");
   const record: LeaseRecord = { utype, uuid, address, epoch, renewedAt, revoked: revoked === true, endedUuids: endedUuids ?? [], etag };
-  return isWholeNumber(startedAt) ? { ...record, startedAt } : record;
+  const withStart = isWholeNumber(startedAt) ? { ...record, startedAt } : record;
+  return stored === undefined ? withStart : { ...withStart, handover: stored };
+}
+
+/** The stored handover: undefined when absent (or null), false when damaged. */
+function toHandover(value: unknown): LeaseHandover | undefined | false {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object") return false;
+  const { to, requestedAt } = value as { to?: unknown; requestedAt?: unknown };
+  if (!(to === null || (typeof to === "string" && ID_PATTERN.test(to))) || !isWholeNumber(requestedAt)) return false;
+  return { to, requestedAt };
 }
 
 function isWholeNumber(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** A standby row as read, validated like a lease row: a damaged one is a StoreUnavailableError naming the field. */
+export function toStandbyRecord(row: { utype: unknown; uuid: unknown; address: unknown; seenAt: unknown }, store: string): StandbyRecord {
+  const { utype, uuid, address, seenAt } = row;
+  const corrupt = (problem: string): StoreUnavailableError => new StoreUnavailableError(`${store} holds a corrupt standby row: ${problem}.`);
+  if (typeof utype !== "string" || !ID_PATTERN.test(utype)) throw corrupt("utype is not a valid id");
+  if (typeof uuid !== "string" || !ID_PATTERN.test(uuid)) throw corrupt("uuid is not a valid id");
+  if (address !== null && typeof address !== "string") throw corrupt("address is neither a string nor null");
+  if (!isWholeNumber(seenAt)) throw corrupt("seenAt is not a non-negative integer");
+  return { utype, uuid, address, seenAt };
 }

@@ -1,5 +1,6 @@
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type {
+  StandbyRecord,
   LeaseRenewal,
   LeaseStore,
   StoreCallOptions,
@@ -17,6 +18,8 @@ export class MemoryLeaseStore implements LeaseStore {
   readonly #entries = new Map<string, LeaseRecord>();
   /** Per utype, its ring of ended terms by slot. */
   readonly #terms = new Map<string, Map<number, TermRecord>>();
+  /** Per utype, its standbys by uuid. */
+  readonly #standbys = new Map<string, Map<string, StandbyRecord>>();
   #version = 0;
 
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
@@ -77,6 +80,31 @@ export class MemoryLeaseStore implements LeaseStore {
     return [...(this.#terms.get(utype)?.values() ?? [])].map((term) => ({ ...term }));
   }
 
+  async upsertStandby(standby: StandbyRecord, options?: StoreCallOptions): Promise<void> {
+    throwIfAborted(options);
+    let role = this.#standbys.get(standby.utype);
+    if (role === undefined) {
+      role = new Map();
+      this.#standbys.set(standby.utype, role);
+    }
+    role.set(standby.uuid, { ...standby });
+  }
+
+  async readStandbys(utype: string, options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    throwIfAborted(options);
+    return [...(this.#standbys.get(utype)?.values() ?? [])].map((standby) => ({ ...standby }));
+  }
+
+  async listStandbys(options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    throwIfAborted(options);
+    return [...this.#standbys.values()].flatMap((role) => [...role.values()].map((standby) => ({ ...standby })));
+  }
+
+  async deleteStandby(utype: string, uuid: string, options?: StoreCallOptions): Promise<void> {
+    throwIfAborted(options);
+    this.#standbys.get(utype)?.delete(uuid);
+  }
+
   /**
    * Deletes a role's entry behind the service, as an operator or a script deleting its row
    * would (its term history stays): for tests and the simulation, never the service.
@@ -88,9 +116,20 @@ export class MemoryLeaseStore implements LeaseStore {
   #write(lease: LeaseState): WriteOutcome {
     this.#version += 1;
     const etag = `W/"${this.#version}"`;
-    const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids } = lease;
-    const record: LeaseRecord = { utype, uuid, address, epoch, renewedAt, revoked, endedUuids: [...endedUuids], etag };
-    this.#entries.set(utype, startedAt === undefined ? record : { ...record, startedAt });
+    const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover } = lease;
+    const record: LeaseRecord = {
+      utype,
+      uuid,
+      address,
+      epoch,
+      renewedAt,
+      revoked,
+      endedUuids: [...endedUuids],
+      etag,
+      ...(startedAt === undefined ? {} : { startedAt }),
+      ...(handover === undefined ? {} : { handover: { ...handover } }),
+    };
+    this.#entries.set(utype, record);
     return { ok: true, etag };
   }
 }

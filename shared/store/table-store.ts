@@ -1,6 +1,7 @@
 import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type {
+  StandbyRecord,
   LeaseRenewal,
   LeaseStore,
   StoreCallOptions,
@@ -8,7 +9,7 @@ import type {
 } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
-import { toLeaseRecord } from "./lease-row.js";
+import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
 import { unavailable, written } from "./store-failure.js";
 import { describeTableError, isEntityNotFound, statusOf } from "./table-errors.js";
@@ -22,6 +23,10 @@ export const LEASE_ROW_KEY = "lease";
  * (`lease` sorts after them, and `list` asks for RowKey `lease` only).
  */
 const TERM_ROW_PREFIX = "term-";
+/** A role's standbys share its partition too: RowKey `standby-<uuid>` (after `lease`, before nothing the others read). */
+const STANDBY_ROW_PREFIX = "standby-";
+/** "." follows "-": RowKey ge STANDBY_ROW_PREFIX and lt this are exactly the standby rows. */
+const STANDBY_ROW_END = "standby.";
 /** A partition no utype can name (`~` is outside the utype charset), read by `ping`. */
 const HEALTH_PARTITION = "~health";
 
@@ -37,6 +42,8 @@ type LeaseEntity = {
   revoked: boolean;
   /** Table Storage has no arrays: a JSON array of strings. */
   endedUuids: string;
+  /** Table Storage has no objects: `{"to", "requestedAt"}` as JSON; absent when none (a Replace drops it). */
+  handover?: string;
 };
 
 type StoredEntity = TableEntityResult<Record<string, unknown>>;
@@ -169,6 +176,51 @@ export class TableLeaseStore implements LeaseStore {
     });
   }
 
+  async upsertStandby(standby: StandbyRecord, options?: StoreCallOptions): Promise<void> {
+    await guard("record a standby", async () => {
+      const entity = {
+        partitionKey: standby.utype,
+        rowKey: `${STANDBY_ROW_PREFIX}${standby.uuid}`,
+        uuid: standby.uuid,
+        address: standby.address ?? "",
+        seenAt: int64(standby.seenAt),
+      };
+      await this.client.upsertEntity(entity, "Replace", { abortSignal: options?.abortSignal });
+    });
+  }
+
+  async readStandbys(utype: string, options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    const filter = odata`PartitionKey eq ${utype} and RowKey ge ${STANDBY_ROW_PREFIX} and RowKey lt ${STANDBY_ROW_END}`;
+    return this.#standbyQuery("read the standbys", filter, options);
+  }
+
+  async listStandbys(options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    return this.#standbyQuery("list the standbys", odata`RowKey ge ${STANDBY_ROW_PREFIX} and RowKey lt ${STANDBY_ROW_END}`, options);
+  }
+
+  async deleteStandby(utype: string, uuid: string, options?: StoreCallOptions): Promise<void> {
+    await guard("delete a standby", async () => {
+      try {
+        // Unconditional: the row is only ever the uuid's own announcement.
+        await this.client.deleteEntity(utype, `${STANDBY_ROW_PREFIX}${uuid}`, { abortSignal: options?.abortSignal });
+      } catch (error) {
+        if (!isEntityNotFound(error)) throw error;
+      }
+    });
+  }
+
+  async #standbyQuery(what: string, filter: string, options: StoreCallOptions | undefined): Promise<StandbyRecord[]> {
+    return guard(what, async () => {
+      const standbys: StandbyRecord[] = [];
+      const entities = this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter }, abortSignal: options?.abortSignal });
+      for await (const entity of entities) {
+        const address = entity["address"];
+        standbys.push(toStandbyRecord({ utype: entity.partitionKey, uuid: entity["uuid"], address: address === "" ? null : address, seenAt: toNumber(entity["seenAt"]) }, STORE));
+      }
+      return standbys;
+    });
+  }
+
   async #update(
     entity: Record<string, unknown> & { partitionKey: string; rowKey: string },
     mode: "Merge" | "Replace",
@@ -202,6 +254,7 @@ function toEntity(lease: LeaseState): LeaseEntity {
     ...(lease.startedAt === undefined ? {} : { startedAt: int64(lease.startedAt) }),
     revoked: lease.revoked,
     endedUuids: JSON.stringify(lease.endedUuids),
+    ...(lease.handover === undefined ? {} : { handover: JSON.stringify(lease.handover) }),
   };
 }
 
@@ -223,13 +276,14 @@ function toRecord(entity: StoredEntity): LeaseRecord {
       startedAt: toNumber(entity["startedAt"]),
       revoked: entity["revoked"],
       endedUuids: parseJsonArray(entity["endedUuids"]),
+      handover: parseJsonArray(entity["handover"]),
       etag: entity.etag,
     },
     STORE,
   );
 }
 
-/** The stored JSON array; absent stays absent, and what does not parse is passed on to be refused. */
+/** The stored JSON (an array, or the handover's object); absent stays absent, and what does not parse is passed on to be refused. */
 function parseJsonArray(value: unknown): unknown {
   if (typeof value !== "string") return value;
   try {

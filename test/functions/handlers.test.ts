@@ -25,7 +25,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
   it("GetPrimary costs exactly one point read", async () => {
     const reply = await send(runtime, "GET", "/primary/scheduler");
-    expect(reply).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(reply).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000, handover: null } });
     expect(store.calls).toEqual(["read"]);
   });
 
@@ -150,7 +150,7 @@ describe("handlers over a counting store: the cost of each call", () => {
     store.reset();
     const released = await send(runtime, "DELETE", `/primary/scheduler?uuid=a&lease=${encodeURIComponent(lease)}`);
     // No primary now, but the role's epoch is still the released term's.
-    expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 1, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 1, intervalMs: 1000, timeoutMs: 5000, handover: null } });
     expect(store.calls).toEqual(["read", "replace", "recordTerm"]);
     const next = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
     expect(primaryOf(next)).toMatchObject({ uuid: "b", epoch: 2 });
@@ -249,6 +249,8 @@ describe("handlers over a store that is down", () => {
     ["PUT", "/primary/scheduler", { uuid: "a" }],
     ["DELETE", "/primary/scheduler?uuid=a", undefined],
     ["GET", "/primary", undefined],
+    ["POST", "/primary/scheduler/handover", {}],
+    ["GET", "/primary/scheduler?standbys=true", undefined],
   ])("%s %s answers 503 StoreUnavailable with no store detail", async (method, path, body) => {
     const warnings: unknown[] = [];
     const context = new InvocationContext({ logHandler: (_level, ...args) => warnings.push(...args) });
@@ -278,6 +280,10 @@ describe("handlers over a store that is down", () => {
       ping: (options) => hang(options),
       recordTerm: (_term, options) => hang(options),
       readTerms: (_utype, options) => hang(options),
+      upsertStandby: (_standby, options) => hang(options),
+      readStandbys: (_utype, options) => hang(options),
+      listStandbys: (options) => hang(options),
+      deleteStandby: (_utype, _uuid, options) => hang(options),
     };
     const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, hanging, new FakeClock(WALL_START));
     const warnings: unknown[] = [];

@@ -60,6 +60,10 @@ describe("a heartbeat that loses the race to its own echo", () => {
       ping: (options) => memory.ping(options),
       recordTerm: (term, options) => memory.recordTerm(term, options),
       readTerms: (utype, options) => memory.readTerms(utype, options),
+      upsertStandby: (...args) => memory.upsertStandby(...args),
+      readStandbys: (...args) => memory.readStandbys(...args),
+      listStandbys: (...args) => memory.listStandbys(...args),
+      deleteStandby: (...args) => memory.deleteStandby(...args),
     };
     return new CountingStore(racing);
   }

@@ -32,6 +32,10 @@ class SlowStore {
     ping: (options) => this.#after("ping", () => this.inner.ping(options)),
     recordTerm: (term, options) => this.#after(`recordTerm ${term.utype}`, () => this.inner.recordTerm(term, options)),
     readTerms: (utype, options) => this.#after(`readTerms ${utype}`, () => this.inner.readTerms(utype, options)),
+    upsertStandby: (...args) => this.inner.upsertStandby(...args),
+    readStandbys: (...args) => this.inner.readStandbys(...args),
+    listStandbys: (...args) => this.inner.listStandbys(...args),
+    deleteStandby: (...args) => this.inner.deleteStandby(...args),
   };
 
   async #after<T>(what: string, call: () => Promise<T>): Promise<T> {

@@ -80,6 +80,7 @@ describe("the Azure Functions registration", () => {
       "metricsMethodNotAllowed",
       "openapiJsonMethodNotAllowed",
       "primaryMethodNotAllowed",
+      "primaryUtypeHandoverMethodNotAllowed",
       "primaryUtypeHistoryMethodNotAllowed",
       "primaryUtypeMethodNotAllowed",
     ]);

@@ -150,6 +150,10 @@ describe("term history when its write fails after the entry write", () => {
       list: (...args) => memory.list(...args),
       ping: (...args) => memory.ping(...args),
       readTerms: (...args) => memory.readTerms(...args),
+      upsertStandby: (...args) => memory.upsertStandby(...args),
+      readStandbys: (...args) => memory.readStandbys(...args),
+      listStandbys: (...args) => memory.listStandbys(...args),
+      deleteStandby: (...args) => memory.deleteStandby(...args),
       recordTerm: async (...args) => {
         if (historyDown) throw new StoreUnavailableError("Could not record a term in the test store (down).");
         return memory.recordTerm(...args);
@@ -216,6 +220,10 @@ describe("the row marking a role's creation", () => {
       list: (...args) => memory.list(...args),
       ping: (...args) => memory.ping(...args),
       readTerms: (...args) => memory.readTerms(...args),
+      upsertStandby: (...args) => memory.upsertStandby(...args),
+      readStandbys: (...args) => memory.readStandbys(...args),
+      listStandbys: (...args) => memory.listStandbys(...args),
+      deleteStandby: (...args) => memory.deleteStandby(...args),
       recordTerm: async () => {
         throw new StoreUnavailableError("Could not record a term in the test store (down).");
       },

@@ -13,7 +13,7 @@ export function primaryView(primary: Partial<PrimaryView> & { uuid: string }): P
 
 /** `epoch` defaults to the primary's, or 0 (a role that never had a holder). */
 export function leaseView(utype: string, primary: PrimaryView | null, timing = { intervalMs: I, timeoutMs: T }, epoch = primary?.epoch ?? 0): LeaseView {
-  return { utype, primary, epoch, ...timing };
+  return { utype, primary, epoch, ...timing, handover: null };
 }
 
 type Method = "getPrimary" | "heartbeat" | "release";

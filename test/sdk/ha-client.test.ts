@@ -30,7 +30,7 @@ describe("HaClient against the real service", () => {
   afterAll(() => host.close());
 
   it("acquires, renews on the fast path, refuses a second holder with a typed outcome, and releases", async () => {
-    expect(await client.getPrimary("svc-a")).toEqual({ utype: "svc-a", primary: null, epoch: 0, ...timing });
+    expect(await client.getPrimary("svc-a")).toEqual({ utype: "svc-a", primary: null, epoch: 0, ...timing, handover: null });
     const first = await client.heartbeat("svc-a", { uuid: "u1", address: "10.0.0.1:80" });
     expect(first.outcome).toBe("accepted");
     if (first.outcome !== "accepted") return;
@@ -45,7 +45,7 @@ describe("HaClient against the real service", () => {
 
     expect((await client.listPrimaries()).map((view) => view.utype)).toContain("svc-a");
     if (renewed.outcome !== "accepted") return;
-    expect(await client.release("svc-a", "u1", { lease: renewed.lease })).toEqual({ outcome: "released", view: { utype: "svc-a", primary: null, epoch: 1, ...timing } });
+    expect(await client.release("svc-a", "u1", { lease: renewed.lease })).toEqual({ outcome: "released", view: { utype: "svc-a", primary: null, epoch: 1, ...timing, handover: null } });
     // u2's DELETE retired it: that uuid can never hold the lease; a new one can.
     expect(await client.heartbeat("svc-a", { uuid: "u2" })).toMatchObject({ outcome: "revoked" });
     const next = await client.heartbeat("svc-a", { uuid: "u3" });
@@ -302,7 +302,7 @@ describe("HaClient refuses answers it cannot trust", () => {
       return { status: 409, body: view("scheduler", { error: { code: "Conflict", message: "lost" } }) };
     };
     const result = await new HaClient({ endpoint, apiKey: "k1" }).heartbeat("scheduler", { uuid: "me", address: "h:1", lease: "tok" });
-    expect(result).toEqual({ outcome: "conflict", view: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(result).toEqual({ outcome: "conflict", view: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000, handover: null } });
     expect(seen).toEqual({ method: "PUT", url: "/api/primary/scheduler", key: "k1" });
   });
 

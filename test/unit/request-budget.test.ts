@@ -35,6 +35,10 @@ describe("the request's time budget (HA_STORE_TIMEOUT_MS), on injected clocks", 
       ping: (options) => memory.ping(options),
       recordTerm: (term, options) => memory.recordTerm(term, options),
       readTerms: (utype, options) => memory.readTerms(utype, options),
+      upsertStandby: (...args) => memory.upsertStandby(...args),
+      readStandbys: (...args) => memory.readStandbys(...args),
+      listStandbys: (...args) => memory.listStandbys(...args),
+      deleteStandby: (...args) => memory.deleteStandby(...args),
     };
     const store = new CountingStore(slow);
     const service = new LeaseService({
@@ -105,6 +109,10 @@ describe("the store calls' abort signal is what is left of the budget", () => {
       ping: async () => undefined,
       recordTerm: async () => undefined,
       readTerms: async () => [],
+      upsertStandby: async () => undefined,
+      readStandbys: async () => [],
+      listStandbys: async () => [],
+      deleteStandby: async () => undefined,
     };
     const service = new LeaseService({
       store: hanging,

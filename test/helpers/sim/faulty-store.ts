@@ -1,6 +1,6 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, WriteOutcome } from "../../../shared/lease/lease-store.js";
+import type { LeaseRenewal, LeaseStore, StandbyRecord, WriteOutcome } from "../../../shared/lease/lease-store.js";
 import { StoreUnavailableError } from "../../../shared/lease/store-unavailable-error.js";
 import type { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";
@@ -76,6 +76,22 @@ export class FaultyStoreLink implements LeaseStore {
 
   readTerms(utype: string): Promise<TermRecord[]> {
     return this.#call(false, () => this.target.readTerms(utype));
+  }
+
+  upsertStandby(standby: StandbyRecord): Promise<void> {
+    return this.#call(true, () => this.target.upsertStandby(standby));
+  }
+
+  readStandbys(utype: string): Promise<StandbyRecord[]> {
+    return this.#call(false, () => this.target.readStandbys(utype));
+  }
+
+  listStandbys(): Promise<StandbyRecord[]> {
+    return this.#call(false, () => this.target.listStandbys());
+  }
+
+  deleteStandby(utype: string, uuid: string): Promise<void> {
+    return this.#call(true, () => this.target.deleteStandby(utype, uuid));
   }
 
   #call<T>(write: boolean, perform: () => Promise<T>): Promise<T> {

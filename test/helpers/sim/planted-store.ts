@@ -1,6 +1,6 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
+import type { LeaseRenewal, LeaseStore, StandbyRecord, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
 import type { Prng } from "./prng.js";
 import type { PlantedBug } from "./scenario.js";
 
@@ -54,6 +54,22 @@ export class PlantedStore implements LeaseStore {
 
   readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]> {
     return this.inner.readTerms(utype, options);
+  }
+
+  upsertStandby(standby: StandbyRecord, options?: StoreCallOptions): Promise<void> {
+    return this.inner.upsertStandby(standby, options);
+  }
+
+  readStandbys(utype: string, options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    return this.inner.readStandbys(utype, options);
+  }
+
+  listStandbys(options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    return this.inner.listStandbys(options);
+  }
+
+  deleteStandby(utype: string, uuid: string, options?: StoreCallOptions): Promise<void> {
+    return this.inner.deleteStandby(utype, uuid, options);
   }
 
   #loseThisWrite(): boolean {

@@ -1,6 +1,6 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
+import type { LeaseRenewal, LeaseStore, StandbyRecord, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../../shared/store/memory-store.js";
 
 /** One write the store made: the entry just before and just after it. */
@@ -74,6 +74,22 @@ export class RecordingStore implements LeaseStore {
 
   readTerms(utype: string, _options?: StoreCallOptions): Promise<TermRecord[]> {
     return this.#inner.readTerms(utype);
+  }
+
+  upsertStandby(standby: StandbyRecord, _options?: StoreCallOptions): Promise<void> {
+    return this.#inner.upsertStandby(standby);
+  }
+
+  readStandbys(utype: string, _options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    return this.#inner.readStandbys(utype);
+  }
+
+  listStandbys(_options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    return this.#inner.listStandbys();
+  }
+
+  deleteStandby(utype: string, uuid: string, _options?: StoreCallOptions): Promise<void> {
+    return this.#inner.deleteStandby(utype, uuid);
   }
 
   async #write(method: StoreWrite["method"], utype: string, write: () => Promise<WriteOutcome>): Promise<WriteOutcome> {
