@@ -1,8 +1,7 @@
-import { HaClient } from "../sdk/ha-client.js";
 import { checkId, checkOptionalString } from "../sdk/option-checks.js";
 import { describeUnfixable, unfixableCallHint } from "./call-failures.js";
 import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientSettings, onlyUtype } from "./client-flags.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype } from "./client-flags.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { EXIT } from "./exit-codes.js";
 import { note } from "./output-lines.js";
@@ -36,7 +35,7 @@ export async function releaseCommand({ values, positionals }: CommandLine, env: 
   if (lease !== undefined && uuid === undefined) {
     throw new UsageError("--lease needs --uuid: a lease token belongs to one uuid, the holder that got it.");
   }
-  const ha = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
+  const ha = clientOf(client);
   try {
     // Who holds it now: a DELETE is always for one uuid, and a script should not have to ask first.
     const now = await ha.getPrimary(utype);

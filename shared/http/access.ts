@@ -77,6 +77,8 @@ export function createAccess(config: AuthConfig, options: TokenVerifierOptions =
   const how = [verifier === undefined ? undefined : `a Microsoft Entra token for ${config.identity?.audiences.join(" or ")} in Authorization: Bearer`, config.keys.length > 0 ? "a key in x-functions-key" : undefined]
     .filter((text) => text !== undefined)
     .join(", or ");
+  // A wrong key is told what a missing one is: nothing about which keys exist.
+  const askFor = verifier === undefined ? "Send the API key in the x-functions-key header." : `Send ${how}.`;
   return {
     authLevel: "anonymous",
     async authenticate(request) {
@@ -97,10 +99,10 @@ export function createAccess(config: AuthConfig, options: TokenVerifierOptions =
       const given = request.headers.get("x-functions-key") ?? request.query.get("code");
       if (given !== null && config.keys.length > 0) {
         const key = matchingKey(config.keys, given);
-        return key === undefined ? unauthorized("The key is not one of this service's keys.") : { kind: "key", name: key.name };
+        return key === undefined ? unauthorized(askFor) : { kind: "key", name: key.name };
       }
       if (!checks) return { kind: "unchecked" };
-      return unauthorized(`Send ${how}.`);
+      return unauthorized(askFor);
     },
     authorize(operation, request, caller) {
       const grants = config.grants;

@@ -143,7 +143,7 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
       ["--input-type=module", "-e", "const sdk = await import('ha-module/sdk'); console.log(Object.keys(sdk).sort().join(' '));"],
       { cwd: consumer, timeout: 30_000 },
     );
-    expect(stdout.trim()).toBe("CorruptedMessageError ElectorMembership EndpointNotFoundError HaClient HaRequestError MemberSession MembersWatcher PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError systemElectorClock");
+    expect(stdout.trim()).toBe("CorruptedMessageError ElectorMembership EndpointNotFoundError ForbiddenError HaClient HaRequestError ManagedIdentityCredential MemberSession MembersWatcher PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError systemElectorClock");
   });
 
   it("runs the README worker unchanged against a service that requires a key; SIGINT (Ctrl-C) releases the lease", async () => {
