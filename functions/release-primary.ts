@@ -50,5 +50,6 @@ export const releasePrimaryDoc: OperationDoc = {
   errors: [
     { code: "LeaseHeld", with: "LeaseView" },
     { code: "Conflict", with: "LeaseView" },
+    { code: "Forbidden", with: "LeaseView" },
   ],
 };
