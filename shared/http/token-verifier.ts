@@ -87,7 +87,9 @@ export class TokenVerifier {
     this.#checkClaims(payload);
     const key = await this.#key(kid);
     const signed = Buffer.from(`${headerPart}.${payloadPart}`, "ascii");
-    if (!verify(algorithm, signed, key, Buffer.from(signaturePart, "base64url"))) {
+    const signature = Buffer.from(signaturePart, "base64url");
+    // Only the one encoding of the signature: another spelling of the same bytes is not the token that was issued.
+    if (signature.toString("base64url") !== signaturePart || !verify(algorithm, signed, key, signature)) {
       throw new TokenRefusedError("The token's signature does not verify.");
     }
     return { objectId: stringClaim(payload, "oid"), appId: stringClaim(payload, "appid") ?? stringClaim(payload, "azp") };

@@ -68,6 +68,15 @@ describe("TokenVerifier", () => {
     expect(await refusal(issuer.token(HEAD_A, { key: stray }))).toMatch(/signature does not verify/);
   });
 
+  it("refuses another spelling of the same signature bytes (base64url's unused low bits changed): only the token as issued", async () => {
+    const [header, payload, signature = ""] = issuer.token(HEAD_A).split(".");
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(signature.at(-1) ?? "A");
+    const respelled = `${signature.slice(0, -1)}${alphabet[last ^ 1]}`;
+    expect(Buffer.from(respelled, "base64url")).toEqual(Buffer.from(signature, "base64url"));
+    expect(await refusal(`${header}.${payload}.${respelled}`)).toMatch(/signature does not verify/);
+  });
+
   it("refuses alg none and HS256 (the public key used as an HMAC secret)", async () => {
     expect(await refusal(issuer.token(HEAD_A, { unsigned: true }))).toMatch(/not a signed JWT/);
     expect(await refusal(`${issuer.token(HEAD_A, { unsigned: true })}AAAA`)).toMatch(/algorithm "none" is not accepted/);
