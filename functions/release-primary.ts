@@ -3,6 +3,8 @@ import type { HttpResponseInit } from "../shared/http/azure-functions.js";
 import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
+import type { Granted } from "../shared/http/access.js";
+import type { RouteLog } from "../shared/http/route.js";
 import { parseId, parseLease } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/lease/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
@@ -13,12 +15,12 @@ import { ID_SCHEMA } from "../shared/contract/json-schema.js";
  * release (a standby may take over at once); without it, a revoke (the holder's next
  * heartbeat is refused, and nobody takes over before the lease expires on its own).
  */
-export async function releasePrimary(request: HandlerRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
+export async function releasePrimary(request: HandlerRequest, { service }: Runtime, arrival: RequestArrival, _log: RouteLog, granted: Granted): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, Object.keys(releasePrimaryDoc.query ?? {}));
   const utype = parseId("utype", request.params["utype"]);
   const uuid = parseId("uuid", request.query.get("uuid") ?? undefined);
   const lease = parseLease(request.query.get("lease") ?? undefined);
-  const result = await service.release({ utype, uuid, lease }, arrival);
+  const result = await service.release({ utype, uuid, lease }, arrival, granted.mayRevoke);
   switch (result.outcome) {
     case "released":
     case "revoked":
@@ -27,6 +29,12 @@ export async function releasePrimary(request: HandlerRequest, { service }: Runti
       return errorResponse("LeaseHeld", `${utype} is held by another uuid; only the holder can release it.`, result.view);
     case "conflict":
       return errorResponse("Conflict", `Another write to ${utype} won the race; read the primary and decide again.`, result.view);
+    case "forbidden":
+      return errorResponse(
+        "Forbidden",
+        `This DELETE would revoke ${utype}'s live holder (the lease token does not prove it is the caller's), and the caller's grants allow it to hold ${utype}, not to revoke it; nothing was written.`,
+        { ...result.view, missing: { revoke: utype } },
+      );
   }
 }
 
@@ -42,5 +50,6 @@ export const releasePrimaryDoc: OperationDoc = {
   errors: [
     { code: "LeaseHeld", with: "LeaseView" },
     { code: "Conflict", with: "LeaseView" },
+    { code: "Forbidden", with: "LeaseView" },
   ],
 };

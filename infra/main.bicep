@@ -55,6 +55,15 @@ param logRetentionInDays int = 30
 @description('Daily Log Analytics ingestion cap in GB (-1 for none). Every heartbeat is a logged request.')
 param logDailyQuotaGb int = 1
 
+@description('Accept Microsoft Entra tokens for this audience (HA_AUTH_AUDIENCE): the application id URI, such as api://ha-module, or client id of an app registration that stands for the service; workers\' managed identities request tokens for it. Empty: no tokens, only keys.')
+param authAudience string = ''
+
+@description('Who may write what (HA_GRANTS): a list of grants {callers, hold, revoke, join}, see docs/deploy.md#grants. Empty: every authenticated caller may write every role and group.')
+param grants array = []
+
+@description('Secret URI of a Key Vault secret holding named keys, name=key pairs separated by commas (HA_API_KEYS), for callers that cannot use an identity; the app reads it as its identity (grant it Key Vault Secrets User on the vault). Empty: none.')
+param apiKeysSecretUri string = ''
+
 @description('Tags applied to every resource.')
 param tags object = {}
 
@@ -168,6 +177,9 @@ module functionApp 'modules/function-app.bicep' = {
     cosmosContainerName: cosmosContainerName
     cosmosMembersContainerName: cosmosMembersContainerName
     sweepSchedule: sweepSchedule
+    authAudience: authAudience
+    grants: grants
+    apiKeysSecretUri: apiKeysSecretUri
     tags: tags
   }
 }

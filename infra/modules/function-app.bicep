@@ -78,6 +78,15 @@ param cosmosMembersContainerName string
 @description('NCRONTAB schedule of the membership sweeper timer (HA_SWEEP_SCHEDULE).')
 param sweepSchedule string
 
+@description('Audience of the Microsoft Entra tokens the app accepts (HA_AUTH_AUDIENCE); empty for none.')
+param authAudience string
+
+@description('The grants (HA_GRANTS); empty for none.')
+param grants array
+
+@description('Key Vault secret URI of the named keys (HA_API_KEYS); empty for none.')
+param apiKeysSecretUri string
+
 @description('Tags applied to the plan and the app.')
 param tags object
 
@@ -112,6 +121,8 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
   }
   properties: {
     serverFarmId: plan.id
+    // Key Vault references in the app settings (HA_API_KEYS) are resolved as this identity.
+    keyVaultReferenceIdentity: identityId
     httpsOnly: true
     clientAffinityEnabled: false
     siteConfig: {
@@ -171,6 +182,13 @@ var commonSettings = {
   HA_STORE_CREATE: 'false'
   // The sweepMembers timer trigger's schedule; the app also derives the sweep period from it.
   HA_SWEEP_SCHEDULE: sweepSchedule
+  // Who may call (docs/deploy.md#how-workers-authenticate). A blank setting is unset: with all
+  // four blank the platform checks function keys, as before; any of them makes the app check
+  // callers itself. Tokens of this tenant for the audience; named keys only from Key Vault.
+  HA_AUTH_TENANT_ID: empty(authAudience) ? '' : tenant().tenantId
+  HA_AUTH_AUDIENCE: authAudience
+  HA_GRANTS: empty(grants) ? '' : string(grants)
+  HA_API_KEYS: empty(apiKeysSecretUri) ? '' : '@Microsoft.KeyVault(SecretUri=${apiKeysSecretUri})'
 }
 
 var tableSettings = {

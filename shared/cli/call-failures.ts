@@ -13,9 +13,15 @@ export function unfixableCallHint(error: unknown, endpoint: string): string | un
   const status = error instanceof Error && "status" in error ? (error as { status?: unknown }).status : undefined;
   if (status === 401) {
     return (
-      "The function key is wrong or missing: pass --key KEY or set HA_API_KEY. In Azure, list the app's keys with " +
+      "The function key is wrong or missing: pass --key KEY or set HA_API_KEY (with --auth managed-identity: the token was refused; check --audience against the service's HA_AUTH_AUDIENCE). In Azure, list the app's keys with " +
       "`az functionapp keys list -g <group> -n <app>` (docs/deploy.md, \"Get a function key\"); " +
       "against `ha-module serve`, use the HA_API_KEY it was started with."
+    );
+  }
+  if (status === 403) {
+    return (
+      "The service knows this caller but none of its grants (HA_GRANTS) lets it write this role or group: " +
+      "use a role or group granted to this identity or key, or add a grant (docs/deploy.md, \"Grants\"). Retrying does not change a grant."
     );
   }
   if (status === 404) {
@@ -77,7 +83,7 @@ export interface AnsweringSource {
 
 /**
  * How `elect` and `run` report failed calls while they keep trying. Each failure a retry may
- * fix is printed. One that retrying cannot fix (401, 404) is printed once with its hint, and
+ * fix is printed. One that retrying cannot fix (401, 403, 404) is printed once with its hint, and
  * not again while the calls keep failing that way (the elector backs off meanwhile, up to T
  * between tries, and a lease held runs out: `run` stops its command as for any lost lease).
  * Once an answer comes again that is said, and the next such failure is printed again.
@@ -85,7 +91,7 @@ export interface AnsweringSource {
 export class FailureReport {
   #refused: number | undefined;
 
-  /** `stopping`: the command stops on a 401 or 404 (--exit-on-auth-error, --timeout 0), so it says no more than what went wrong. */
+  /** `stopping`: the command stops on a 401, 403 or 404 (--exit-on-auth-error, --timeout 0), so it says no more than what went wrong. */
   constructor(
     private readonly endpoint: string,
     private readonly note: (text: string) => void,

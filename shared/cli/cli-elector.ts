@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { PrimaryElector } from "../sdk/primary-elector.js";
-import type { ClientSettings } from "./client-flags.js";
+import { clientOf, type ClientSettings } from "./client-flags.js";
 import type { OptionSpec } from "./command-spec.js";
 import { UsageError } from "./usage.js";
 
@@ -14,7 +14,7 @@ export const CANDIDATE_OPTIONS: readonly OptionSpec[] = [
   },
   {
     name: "exit-on-auth-error",
-    help: "exit 1 on a 401 (wrong key) or 404 (wrong endpoint) answer; without it, such an\nanswer is reported once and retried, backing off, until it changes",
+    help: "exit 1 on a 401 (wrong key or token), 403 (no grant) or 404 (wrong endpoint) answer;\nwithout it, such an answer is reported once and retried, backing off, until it changes",
   },
 ];
 
@@ -35,14 +35,10 @@ export function asUsageError<T>(build: () => T): T {
  * an operator sees them and can name one in `ha-module handover --to`.
  */
 export function createCliElector(utype: string, client: ClientSettings, address: string | boolean | undefined): PrimaryElector {
-  return asUsageError(
-    () =>
-      new PrimaryElector({
-        utype,
-        endpoint: client.endpoint,
-        ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }),
-        address: typeof address === "string" ? address : hostname(),
-        announce: true,
-      }),
-  );
+  return asUsageError(() => new PrimaryElector({ utype, transport: clientOf(client), address: typeof address === "string" ? address : hostname(), announce: true }));
+}
+
+/** The first line of `elect` and `run`: whom they ask, and who they are to it. */
+export function identityLine(client: ClientSettings): string {
+  return `authenticating to ${client.endpoint} as ${clientOf(client).identity}`;
 }

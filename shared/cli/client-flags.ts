@@ -1,24 +1,54 @@
 import type { OptionSpec } from "./command-spec.js";
 import { UsageError } from "./usage.js";
+import { HaClient } from "../sdk/ha-client.js";
+import { ManagedIdentityCredential, type BearerTokenProvider } from "../sdk/managed-identity.js";
 
 export const DEFAULT_ENDPOINT = "http://127.0.0.1:7071/api";
 
 export interface ClientSettings {
   readonly endpoint: string;
   readonly apiKey: string | undefined;
+  /** With --auth managed-identity (HA_AUTH), the identity's tokens; null: send the key, if any. */
+  readonly credential: BearerTokenProvider | null;
 }
 
 /** The options every client command takes (primary, elect, run, release). */
 export const CLIENT_OPTIONS: readonly OptionSpec[] = [
   { name: "endpoint", value: "URL", help: `the service's base URL, ending in /api (env HA_ENDPOINT,\ndefault ${DEFAULT_ENDPOINT})` },
   { name: "key", value: "KEY", help: "the function key, sent in x-functions-key (env HA_API_KEY)" },
+  { name: "auth", value: "MODE", help: "key (default), or managed-identity: send this machine's managed identity's\nMicrosoft Entra token instead of a key (env HA_AUTH)" },
+  { name: "client-id", value: "ID", help: "with managed-identity: the user-assigned identity's client id (env HA_CLIENT_ID;\ndefault: the system-assigned one)" },
+  { name: "audience", value: "AUD", help: "with managed-identity: the service's audience, api://… or its client id\n(env HA_AUTH_AUDIENCE)" },
 ];
 
 /** --endpoint and --key, with the environment filling what the flags leave out. */
 export function clientSettings(values: Readonly<Record<string, string | boolean | undefined>>, env: NodeJS.ProcessEnv): ClientSettings {
   const endpoint = stringValue(values["endpoint"]) ?? nonEmpty(env["HA_ENDPOINT"]) ?? DEFAULT_ENDPOINT;
   const apiKey = stringValue(values["key"]) ?? nonEmpty(env["HA_API_KEY"]);
-  return { endpoint, apiKey };
+  const auth = (stringValue(values["auth"]) ?? nonEmpty(env["HA_AUTH"]) ?? "key").toLowerCase();
+  if (auth !== "key" && auth !== "managed-identity") throw new UsageError(`--auth must be key or managed-identity (got ${JSON.stringify(auth)}).`);
+  if (auth === "key") return { endpoint, apiKey, credential: null };
+  const audience = stringValue(values["audience"]) ?? nonEmpty(env["HA_AUTH_AUDIENCE"]?.split(",")[0]);
+  if (audience === undefined) {
+    throw new UsageError("--auth managed-identity needs --audience (or HA_AUTH_AUDIENCE): the service's application id URI (api://…) or client id, what its HA_AUTH_AUDIENCE accepts.");
+  }
+  const clientId = stringValue(values["client-id"]) ?? nonEmpty(env["HA_CLIENT_ID"]);
+  try {
+    return { endpoint, apiKey, credential: new ManagedIdentityCredential({ audience, ...(clientId === undefined ? {} : { clientId }), env }) };
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** The HaClient of the client flags: the managed identity's tokens, or the key. */
+export function clientOf(client: ClientSettings): HaClient {
+  try {
+    return new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }), credential: client.credential });
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 function stringValue(value: string | boolean | undefined): string | undefined {

@@ -1,6 +1,6 @@
 import { systemElectorClock } from "../sdk/elector-clock.js";
 import { FailureReport, untilUnfixable } from "./call-failures.js";
-import { CANDIDATE_OPTIONS, createCliElector } from "./cli-elector.js";
+import { CANDIDATE_OPTIONS, createCliElector, identityLine } from "./cli-elector.js";
 import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration } from "./client-flags.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { describeNotElected, untilGivenUp } from "./election-timeout.js";
@@ -43,8 +43,9 @@ export async function electCommand({ values, positionals }: CommandLine, env: No
   guardOutput();
   printElectorEvents(elector);
   const say = (text: string): void => note(`ha-module elect: ${text}`);
+  say(identityLine(client));
   const exitOnAuthError = values["exit-on-auth-error"] === true;
-  // Without --exit-on-auth-error a 401 or 404 is reported and retried: it never resolves.
+  // Without --exit-on-auth-error a 401, 403 or 404 is reported and retried: it never resolves.
   const unfixable = exitOnAuthError ? untilUnfixable(elector, client.endpoint, say) : new Promise<never>(() => undefined);
   if (!exitOnAuthError) new FailureReport(client.endpoint, say, timeoutMs === 0).watch(elector);
   const givenUp = timeoutMs === undefined ? new Promise<never>(() => undefined) : untilGivenUp(elector, timeoutMs, systemElectorClock);

@@ -23,7 +23,7 @@ export const EXIT = {
 /** The table of `ha-module --help`, in code order. */
 export const EXIT_CODE_HELP: ReadonlyArray<readonly [code: number, meaning: string]> = [
   [EXIT.ok, "success; primary <utype>: the role has a live primary"],
-  [EXIT.failure, "failure: the service refused or could not be reached (a 401 or 404 comes with a hint)"],
+  [EXIT.failure, "failure: the service refused or could not be reached (a 401, 403 or 404 comes with a hint)"],
   [EXIT.usage, "usage: a wrong flag, argument or setting; nothing was done"],
   [EXIT.noPrimary, "primary <utype>, release, handover: the role has no live primary (the JSON is still printed)"],
   [EXIT.timedOut, "elect, run --timeout: not elected in time"],

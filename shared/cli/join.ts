@@ -1,7 +1,7 @@
 import { MemberSession } from "../sdk/index.js";
 import { untilUnfixable } from "./call-failures.js";
 import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientSettings } from "./client-flags.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings } from "./client-flags.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { EXIT } from "./exit-codes.js";
 import { printSessionEvents } from "./member-event-lines.js";
@@ -49,8 +49,7 @@ export async function joinCommand({ values, positionals }: CommandLine, env: Nod
       new MemberSession({
         group,
         member,
-        endpoint: client.endpoint,
-        ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }),
+        transport: clientOf(client),
         ...(typeof address === "string" ? { address } : {}),
       }),
   );

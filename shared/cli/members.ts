@@ -1,8 +1,8 @@
-import { HaClient, MembersWatcher } from "../sdk/index.js";
+import { MembersWatcher } from "../sdk/index.js";
 import { checkId } from "../sdk/option-checks.js";
 import { describeUnfixable, unfixableCallHint, untilUnfixable } from "./call-failures.js";
 import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientSettings } from "./client-flags.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings } from "./client-flags.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { EXIT } from "./exit-codes.js";
 import { printWatcherEvents } from "./member-event-lines.js";
@@ -42,12 +42,12 @@ export async function membersCommand({ values, positionals }: CommandLine, env: 
   if (values["json"] === true && values["watch"] === true) throw new UsageError("--json and --watch do not go together: --watch prints JSON lines already.");
   const client = clientSettings(values, env);
   const group = positionals[0] === undefined ? undefined : asUsageError(() => checkId("group", positionals[0]));
-  const connection = { endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) };
+  const ha = clientOf(client);
+  const connection = { transport: ha };
   if (values["watch"] === true) {
     if (group === undefined) throw new UsageError("members --watch needs a group.");
     return watch(asUsageError(() => new MembersWatcher({ group, ...connection })), client.endpoint);
   }
-  const ha = asUsageError(() => new HaClient(connection));
   try {
     if (group === undefined) {
       const groups = await ha.listGroups();

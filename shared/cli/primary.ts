@@ -1,9 +1,9 @@
 import { systemElectorClock } from "../sdk/elector-clock.js";
-import { HaClient } from "../sdk/ha-client.js";
+import { type HaClient } from "../sdk/ha-client.js";
 import { checkId } from "../sdk/option-checks.js";
 import { describeUnfixable, unfixableCallHint } from "./call-failures.js";
 import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientSettings, type ClientSettings } from "./client-flags.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings, type ClientSettings } from "./client-flags.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { EXIT } from "./exit-codes.js";
 import { note, printEvent } from "./output-lines.js";
@@ -33,7 +33,7 @@ export async function primaryCommand({ values, positionals }: CommandLine, env: 
   if (positionals.length > 1) throw new UsageError(`primary takes at most one utype (got ${positionals.length}).`);
   const client = clientSettings(values, env);
   const utype = positionals[0] === undefined ? undefined : asUsageError(() => checkId("utype", positionals[0]));
-  const ha = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
+  const ha = clientOf(client);
   if (values["watch"] === true) {
     if (utype === undefined) throw new UsageError("primary --watch needs a utype: the role to watch.");
     return watch(ha, utype, client);

@@ -1,8 +1,7 @@
-import { HaClient } from "../sdk/ha-client.js";
 import { checkId, checkOptionalString } from "../sdk/option-checks.js";
 import { describeUnfixable, unfixableCallHint } from "./call-failures.js";
 import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientSettings, onlyUtype } from "./client-flags.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype } from "./client-flags.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { EXIT } from "./exit-codes.js";
 import { note } from "./output-lines.js";
@@ -49,7 +48,7 @@ export async function releaseCommand({ values, positionals }: CommandLine, env: 
   }
   const revoke = values["revoke"] === true;
   if (revoke && lease !== undefined) throw new UsageError("--revoke and --lease exclude each other: with the token it is a release, without it a revoke.");
-  const ha = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
+  const ha = clientOf(client);
   try {
     // Who holds it now: a DELETE is always for one uuid, and a script should not have to ask first.
     const now = await ha.getPrimary(utype);

@@ -1,10 +1,9 @@
 import { systemElectorClock } from "../sdk/elector-clock.js";
-import { HaClient } from "../sdk/ha-client.js";
 import { FailureReport, untilUnfixable } from "./call-failures.js";
 import { CHECK_HOST_DEFAULT, startCheckPrimaryServer } from "./check-primary-server.js";
 import { ChildSupervisor, type CommandExit } from "./child-supervisor.js";
-import { asUsageError, CANDIDATE_OPTIONS, createCliElector } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration, parseMs, parsePort } from "./client-flags.js";
+import { CANDIDATE_OPTIONS, createCliElector, identityLine } from "./cli-elector.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype, parseDuration, parseMs, parsePort } from "./client-flags.js";
 import { findCommandProblem } from "./command-lookup.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { describeNotElected, untilGivenUp } from "./election-timeout.js";
@@ -107,8 +106,9 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   const health = parseHealthFlags(values);
   const exitOnAuthError = values["exit-on-auth-error"] === true;
   const elector = createCliElector(utype, client, values["address"]);
-  const transport = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
+  const transport = clientOf(client);
   const say = (text: string): void => note(`ha-module run: ${text}`);
+  say(identityLine(client));
   // A typo must not cost an election (and an epoch) per try: look before competing.
   const missing = findCommandProblem(command, env);
   if (missing !== undefined) {
@@ -139,7 +139,7 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
     const failures = new FailureReport(client.endpoint, say, exitOnAuthError || timeoutMs === 0);
     const timing = await learnServiceTiming(transport, utype, beforeCompeting.signal, (error) => {
       const unfixable = failures.failed(error);
-      // Retried, unless --exit-on-auth-error says to stop on a 401 or 404, or --timeout 0 allows one attempt only.
+      // Retried, unless --exit-on-auth-error says to stop on a 401, 403 or 404, or --timeout 0 allows one attempt only.
       if (timeoutMs !== 0 && !(unfixable && exitOnAuthError)) return true;
       if (timeoutMs === 0 && !unfixable) say(describeNotElected(utype, { reason: "failed", error }));
       refusal = EXIT.failure;
@@ -187,7 +187,7 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
       commandLease.hurry(`${signal} again`);
     };
     printElectorEvents(elector);
-    // Without --exit-on-auth-error a 401 or 404 is reported and retried: it never resolves.
+    // Without --exit-on-auth-error a 401, 403 or 404 is reported and retried: it never resolves.
     const unfixable = exitOnAuthError ? untilUnfixable(elector, client.endpoint, say) : new Promise<never>(() => undefined);
     if (!exitOnAuthError) failures.watch(elector);
     elector.on("elected", () => commandLease.update());

@@ -2,6 +2,8 @@ import { isIP } from "node:net";
 import { ConfigError } from "../config/config-error.js";
 import { readBoolean, readInteger, readListenAddress, readString, type Env } from "../config/env.js";
 import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
+import { loadAuthConfig, type AuthConfig } from "../config/auth-config.js";
+import { createAccess } from "../http/access.js";
 import { DataDirInUseError } from "../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
 import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
@@ -25,6 +27,8 @@ export interface ServeSettings {
   readonly dataDir: string;
   readonly inMemory: boolean;
   readonly apiKey: string | undefined;
+  /** Keys (HA_API_KEY as "default", HA_API_KEYS), tokens (HA_AUTH_TENANT_ID, HA_AUTH_AUDIENCE) and grants (HA_GRANTS); by default `apiKey` alone. */
+  readonly auth?: AuthConfig;
 }
 
 export interface RunningService {
@@ -35,12 +39,14 @@ export interface RunningService {
 
 /** The local host's own settings (the server's are in loadServerConfig). */
 export function loadServeSettings(env: Env): ServeSettings {
+  const apiKey = readString(env, "HA_API_KEY");
   return {
     host: readListenAddress(env, "HA_HOST", "127.0.0.1"),
     port: readInteger(env, "PORT", 7071, { min: 0, max: 65_535, example: 7071 }),
     dataDir: readString(env, "HA_DATA_DIR") ?? ".ha-data",
     inMemory: readBoolean(env, "HA_IN_MEMORY", false),
-    apiKey: readString(env, "HA_API_KEY"),
+    apiKey,
+    auth: loadAuthConfig(env, apiKey),
   };
 }
 
@@ -97,9 +103,10 @@ export async function startService(
     // Per process: GET /api/metrics serves what this process measured since it started.
     const metrics = createPrometheusMetrics(METER_NAME);
     closers.push(() => metrics.shutdown());
+    const auth = settings.auth ?? loadAuthConfig({}, settings.apiKey);
     const runtime = createRuntime(config, configured.store, undefined, configured.members, { meter: metrics.meter, metricsText: () => metrics.text() });
     const host = await listen(settings, () =>
-      startLocalHost({ operations, runtime: async () => runtime, port: settings.port, hostname: settings.host, apiKey: settings.apiKey }),
+      startLocalHost({ operations, runtime: async () => runtime, port: settings.port, hostname: settings.host, access: createAccess(auth) }),
     );
     closers.push(() => host.close());
     // The timer functions (the membership sweeper) run here as Azure would run them.
@@ -112,7 +119,7 @@ export async function startService(
       banner: [
         `ha-module listening on ${host.url}${reachableFrom(settings.host, host.url)}`,
         `  I = ${intervalMs} ms, T = ${timeoutMs} ms, store: ${storeLabel}`,
-        `  API key: ${settings.apiKey === undefined ? "not required (set HA_API_KEY to require one)" : "required in x-functions-key"}`,
+        `  callers: ${describeCallers(auth)}`,
         // The key itself is never printed: a browser takes it as ?code=, which the operator fills in.
         `  dashboard: ${host.url}/dashboard${settings.apiKey === undefined ? "" : "?code=<HA_API_KEY>"}`,
         ...[exposureWarning(settings)].filter((line) => line !== undefined).map((line) => `  warning: ${line}`),
@@ -177,8 +184,19 @@ export class StartupError extends Error {
   override readonly name = "StartupError";
 }
 
+/** The banner's line on who may call: what is checked, and whether grants limit writes. */
+function describeCallers({ identity, keys, grants }: AuthConfig): string {
+  const checks = [
+    ...(keys.length === 0 ? [] : [`${keys.length === 1 ? "a key" : `${keys.length} named keys`} in x-functions-key`]),
+    ...(identity === undefined ? [] : [`Microsoft Entra tokens of tenant ${identity.tenantId} for ${identity.audiences.join(", ")}`]),
+  ];
+  if (checks.length === 0) return "anyone (set HA_API_KEY or HA_API_KEYS to require a key)";
+  return `${checks.join(" or ")}; ${grants === undefined ? "no HA_GRANTS: every caller may write every role and group" : `writes limited by ${grants.length} grant(s) of HA_GRANTS`}`;
+}
+
 /** A service other machines can reach, with no key to ask for: anyone there could take a lease. */
-export function exposureWarning({ host, apiKey }: Pick<ServeSettings, "host" | "apiKey">): string | undefined {
+export function exposureWarning({ host, apiKey, auth }: Pick<ServeSettings, "host" | "apiKey"> & { auth?: AuthConfig }): string | undefined {
+  if (auth !== undefined && (auth.keys.length > 0 || auth.identity !== undefined)) return undefined;
   const loopback = host === "localhost" || host === "::1" || host.startsWith("127.");
   if (loopback || apiKey !== undefined) return undefined;
   return `HA_HOST ${host} lets other machines in, and no key is required: anyone who reaches the port can take a lease. Set HA_API_KEY.`;

@@ -8,6 +8,8 @@ import type { ObjectSchema } from "./json-schema.js";
 export const ERROR_STATUS = {
   InvalidRequest: 400,
   Unauthorized: 401,
+  /** The caller is authenticated, but no grant of HA_GRANTS lets it do this write; nothing was written. */
+  Forbidden: 403,
   NotFound: 404,
   MethodNotAllowed: 405,
   /** Local host: the request's headers or body did not arrive in time. */
@@ -35,6 +37,8 @@ export const ERROR_STATUS = {
   Overloaded: 503,
   /** Azure: a setting of the app is missing or wrong; the message names it and says what to change. Nothing was done. */
   Misconfigured: 503,
+  /** The tenant's signing keys could not be fetched to check a bearer token; nothing was done. */
+  IdentityUnavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

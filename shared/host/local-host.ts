@@ -3,6 +3,8 @@ import { isIP, type AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { allowedMethods, routesOf, type Operation } from "../http/route.js";
 import type { Runtime } from "../http/runtime.js";
+import { createAccess, type Access } from "../http/access.js";
+import { DEFAULT_KEY_NAME } from "../config/auth-config.js";
 import { answerClientError, answerConnect, type Exchange } from "./socket-answers.js";
 import { hostError } from "./host-errors.js";
 import { resolveHostTimeouts, type LocalHostTimeouts } from "./host-timeouts.js";
@@ -17,8 +19,10 @@ export interface LocalHostOptions {
   readonly port: number;
   /** The address to listen on (HA_HOST); 127.0.0.1 by default: this machine only. */
   readonly hostname?: string;
-  /** When set, every request must carry it in x-functions-key (or ?code=), as in Azure. */
+  /** When set, every request must carry it in x-functions-key (or ?code=), as in Azure. Ignored when `access` is given. */
   readonly apiKey?: string | undefined;
+  /** Keys, tokens and grants (shared/http/access.ts); by default `apiKey` alone, or nothing checked. */
+  readonly access?: Access;
   readonly log?: HostLog;
   /** Deadlines for a client to send a request; 5 s for the headers and 5 s for the body by default. */
   readonly timeouts?: LocalHostTimeouts;
@@ -33,7 +37,8 @@ export interface LocalHost {
 /**
  * Serves the route table over node:http under /api, the way the Functions host would:
  * the same handlers and dispatcher (given a LocalRequest, which shows them what the
- * Functions HttpRequest would), and the function-key check when an API key is configured.
+ * Functions HttpRequest would), and the same checks of keys, tokens and grants as the app
+ * makes in Azure when auth settings are given (shared/http/access.ts).
  * It exists because Core Tools cannot be installed everywhere.
  *
  * Guaranteed to any client, however hostile: every answer the host can still write is
@@ -46,7 +51,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   const log = options.log ?? ((level, message) => console[level](message));
   const routes = routesOf(options.operations);
   const compiled = routes.map(compileRoute);
-  const host: HostContext = { routes: compiled, runtime: options.runtime, apiKey: options.apiKey, timeouts, log };
+  const access = options.access ?? createAccess({ identity: undefined, keys: options.apiKey === undefined ? [] : [{ name: DEFAULT_KEY_NAME, value: options.apiKey }], grants: undefined });
+  const host: HostContext = { routes: compiled, runtime: options.runtime, access, timeouts, log };
   const everyMethod = [...new Set(routes.flatMap(allowedMethods))];
   const exchanges = new WeakMap<Duplex, Exchange>();
 

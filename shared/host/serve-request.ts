@@ -9,7 +9,8 @@ import type { Runtime } from "../http/runtime.js";
 import { closeWith } from "./socket-answers.js";
 import { hostError, rawErrorResponse } from "./host-errors.js";
 import type { HostTimeouts } from "./host-timeouts.js";
-import { declaredLength, hasKey, lacksHost } from "./request-checks.js";
+import { declaredLength, lacksHost } from "./request-checks.js";
+import { isCaller, type Access } from "../http/access.js";
 import { discardRest, readBody } from "./request-body.js";
 import { LocalRequest } from "./local-request.js";
 import { parseRequestTarget } from "./request-target.js";
@@ -20,13 +21,14 @@ export type HostLog = (level: "warn" | "error", message: string) => void;
 export interface HostContext {
   readonly routes: readonly CompiledRoute[];
   readonly runtime: () => Promise<Runtime>;
-  readonly apiKey: string | undefined;
+  /** Who may call, and what each caller may write (shared/http/access.ts). */
+  readonly access: Access;
   readonly timeouts: HostTimeouts;
   readonly log: HostLog;
 }
 
 /**
- * One request, checked in the order a caller can fix it: the target, the key, the
+ * One request, checked in the order a caller can fix it: the target, the caller (a key or a token), the
  * route, the method, the body's coding and size; only then is the request handed to
  * the route's handler, as a LocalRequest: what the Functions HttpRequest would show it. Whatever the host refuses it answers with the contract's
  * JSON error before reading the body, and then drops the body so the client can read it.
@@ -45,9 +47,8 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
   if (!target.ok) return refuse(hostError("InvalidRequest", target.message));
   if (lacksHost(request)) return refuse(hostError("InvalidRequest", "The Host header is required in HTTP/1.1."));
   const { url } = target;
-  if (host.apiKey !== undefined && !hasKey(request, url, host.apiKey)) {
-    return refuse(hostError("Unauthorized", "Send the API key in the x-functions-key header."));
-  }
+  const caller = await host.access.authenticate({ headers: { get: (name) => headerOf(request, name) ?? null }, query: url.searchParams });
+  if (!isCaller(caller)) return refuse(caller);
   const match = matchRoute(host.routes, url.pathname);
   if (match === undefined) {
     return refuse(hostError("NotFound", `No route ${url.pathname.slice(0, 200)}; see the REST contract in docs/api.md.`));
@@ -90,7 +91,7 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
     warn: (...args) => host.log("warn", args.map(String).join(" ")),
     error: (...args) => host.log("error", args.map(String).join(" ")),
   };
-  writeResponse(response, await handleRoute(route, handlerRequest, context, host.runtime));
+  writeResponse(response, await handleRoute(route, handlerRequest, context, host.runtime, host.access, caller));
 }
 
 /**

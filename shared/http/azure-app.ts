@@ -1,5 +1,7 @@
 import type { Meter } from "@opentelemetry/api";
 import { ConfigError } from "../config/config-error.js";
+import { checksCallersItself, loadAuthConfig, type AuthConfig } from "../config/auth-config.js";
+import { createAccess, PLATFORM_KEYS, type Access } from "./access.js";
 import type { Env } from "../config/env.js";
 import { DEFAULT_SWEEP_SCHEDULE } from "../config/members-config.js";
 import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
@@ -44,6 +46,10 @@ export interface AzureAppParts {
  *     never a throw out of the entry point (which would leave the host an app of no functions);
  *  3. the store's clients and the runtime are made.
  *
+ * With any auth setting (HA_AUTH_TENANT_ID, HA_AUTH_AUDIENCE, HA_API_KEYS, HA_GRANTS) the
+ * functions are registered anonymous and this code checks every caller and its grants
+ * (shared/http/access.ts); without, the Functions host checks its function keys, as before.
+ *
  * A bad or missing setting, or telemetry that cannot start, is logged once, here, and every
  * request, health included, is then answered 503 Misconfigured with the message that names
  * the setting and what to change (dispatch.ts); the timers skip their runs. A deployment that
@@ -57,11 +63,16 @@ export interface AzureAppParts {
 export async function startAzureApp(parts: AzureAppParts): Promise<void> {
   const logError = parts.logError ?? ((message: string) => console.error(message));
   let settings: ServerConfig | ConfigError;
+  let auth: AuthConfig | undefined;
   try {
     settings = loadServerConfig(parts.env);
+    auth = loadAuthConfig(parts.env);
   } catch (error) {
     settings = asConfigError(error, "HA_STORE");
   }
+  // Any auth setting makes this code check callers (anonymous at the platform); a bad one
+  // leaves every request to the runtime, which answers 503 Misconfigured: closed, never open.
+  const access = !checksCallersItself(parts.env) ? PLATFORM_KEYS : auth === undefined || settings instanceof ConfigError ? UNTIL_FIXED : createAccess(auth);
   // Requests that arrive before start-up is over wait for it.
   let serve: (() => Promise<Runtime>) | undefined;
   let startUpOver!: () => void;
@@ -71,7 +82,7 @@ export async function startAzureApp(parts: AzureAppParts): Promise<void> {
     return (serve as () => Promise<Runtime>)();
   };
   const schedule = settings instanceof ConfigError ? DEFAULT_SWEEP_SCHEDULE : settings.members.sweepSchedule;
-  registerFunctions(parts.app, parts.operations, runtime);
+  registerFunctions(parts.app, parts.operations, runtime, access);
   registerTimers(parts.app, parts.timers, runtime, schedule);
 
   let meter: Meter | undefined;
@@ -121,6 +132,9 @@ async function makeRuntime(config: ServerConfig, meter: Meter | undefined, creat
     return ready;
   };
 }
+
+/** Auth settings that do not load: every request reaches the runtime, which refuses it with the ConfigError. */
+const UNTIL_FIXED: Access = { authLevel: "anonymous", authenticate: () => Promise.resolve({ kind: "unchecked" }), authorize: () => ({ mayRevoke: false }) };
 
 /** The setting that turns telemetry on (Bicep always sets it). */
 const TELEMETRY_SETTING = "APPLICATIONINSIGHTS_CONNECTION_STRING";

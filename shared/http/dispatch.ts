@@ -6,6 +6,7 @@ import { OverloadedError } from "../lease/overloaded-error.js";
 import { errorResponse } from "./answers.js";
 import { announcesBody, codingRefusal } from "./content-coding.js";
 import { HttpError } from "./http-error.js";
+import { isCaller, PLATFORM_KEYS, type Access, type Caller } from "./access.js";
 import { allowedMethods, operationFor, type Route } from "./route.js";
 import type { Runtime } from "./runtime.js";
 import { processStallMonitor } from "./stall-monitor.js";
@@ -20,6 +21,8 @@ export async function handleRoute(
   request: HandlerRequest,
   context: HandlerContext,
   runtime: () => Promise<Runtime>,
+  access: Access = PLATFORM_KEYS,
+  authenticated?: Caller,
 ): Promise<HttpResponseInit> {
   // Taken first, before waiting for anything: the request's time budget runs from here,
   // or from the start of a stall of this process that it sat through (docs/protocol.md#the-request-budget-and-stalls-of-the-service).
@@ -30,14 +33,20 @@ export async function handleRoute(
   if (arrivedAt < reachedAt) {
     context.warn(`${name}: this process did not run for ${Math.round(reachedAt - arrivedAt)} ms; the request's time budget counts from before that.`);
   }
+  // Who calls, before anything else is told (the local host has asked already: `authenticated`).
+  const caller = authenticated ?? (await access.authenticate(request));
+  if (!isCaller(caller)) return caller;
   if (operation === undefined) return methodNotAllowed(route, request.method);
   const header = (name: string): string | undefined => request.headers.get(name) ?? undefined;
   // A body without Content-Length (a stream handed over by the Functions host) is still a body.
   const hasBody = announcesBody(header) || (header("content-length") === undefined && request.body !== null);
   const refused = codingRefusal(header, hasBody);
   if (refused !== undefined) return errorResponse(refused.code, refused.message);
+  // Before the runtime and any store call: a write outside the caller's grants writes nothing.
+  const granted = access.authorize(operation, request, caller);
+  if (!("mayRevoke" in granted)) return granted;
   try {
-    return await operation.handler(request, await runtime(), { arrivedAt }, { warn: (message) => context.warn(`${name}: ${message}`) });
+    return await operation.handler(request, await runtime(), { arrivedAt }, { warn: (message) => context.warn(`${name}: ${message}`) }, granted);
   } catch (error) {
     if (error instanceof HttpError) return errorResponse(error.code, error.message);
     if (error instanceof OverloadedError) return overloaded(error);

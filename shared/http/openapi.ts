@@ -47,13 +47,25 @@ export function buildOpenApi(operations: readonly Operation[], version: string):
       { name: "membership", description: "Who is in a group, and who has failed (docs/membership.md)." },
       { name: "operations", description: "Health and the service's own description." },
     ],
-    security: [{ functionKey: [] }, { functionKeyQuery: [] }],
+    security: [{ functionKey: [] }, { functionKeyQuery: [] }, { entraToken: [] }],
     paths,
     components: {
       schemas: SCHEMAS,
       securitySchemes: {
-        functionKey: { type: "apiKey", in: "header", name: "x-functions-key", description: "The function (or host) key; the local host's HA_API_KEY." },
+        functionKey: {
+          type: "apiKey",
+          in: "header",
+          name: "x-functions-key",
+          description: "The function (or host) key; or, where the app checks callers itself, one of its named keys (HA_API_KEYS; the local host's HA_API_KEY).",
+        },
         functionKeyQuery: { type: "apiKey", in: "query", name: "code", description: "The same key as a query parameter, for a browser navigation." },
+        entraToken: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description:
+            "A Microsoft Entra access token of the tenant HA_AUTH_TENANT_ID for the audience HA_AUTH_AUDIENCE, e.g. a managed identity's (docs/deploy.md#how-workers-authenticate).",
+        },
       },
       headers: {
         RetryAfter: { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 0 } },
@@ -63,7 +75,7 @@ export function buildOpenApi(operations: readonly Operation[], version: string):
   };
 }
 
-function operationObject({ name, route, doc }: Operation): JsonSchema {
+function operationObject({ name, route, method, doc }: Operation): JsonSchema {
   const parameters = [...pathParameters(route, doc), ...Object.entries(doc.query ?? {}).map(([key, param]) => parameter(key, "query", param))];
   return {
     operationId: name,
@@ -72,7 +84,11 @@ function operationObject({ name, route, doc }: Operation): JsonSchema {
     ...(doc.description === undefined ? {} : { description: doc.description }),
     ...(parameters.length === 0 ? {} : { parameters }),
     ...(doc.body === undefined ? {} : { requestBody: { required: doc.bodyRequired ?? true, content: { "application/json": { schema: closed(ref(doc.body)) } } } }),
-    responses: { [String("json" in doc.ok ? (doc.ok.status ?? 200) : 200)]: success(doc), ...errorResponses(doc.errors ?? []) },
+    // Every write may be outside the caller's grants (HA_GRANTS): 403 Forbidden, nothing written.
+    responses: {
+      [String("json" in doc.ok ? (doc.ok.status ?? 200) : 200)]: success(doc),
+      ...errorResponses([...(doc.errors ?? []), ...(method === "GET" ? [] : [{ code: "Forbidden" as const }])]),
+    },
   };
 }
 
@@ -129,7 +145,7 @@ function errorResponses(own: readonly ErrorDoc[]): Record<string, JsonSchema> {
   const responses: Record<string, JsonSchema> = {};
   for (const [status, branches] of [...byStatus].sort(([a], [b]) => a - b)) {
     const schemas = [...branches].map(([view, codes]) => ({
-      allOf: [errorBodySchema([...codes]), ...(view === undefined ? [] : [ref(view)])],
+      allOf: [errorBodySchema([...codes]), ...(view === undefined ? [] : [ref(view)]), ...(codes.has("Forbidden") ? [MISSING_GRANT] : [])],
       unevaluatedProperties: false,
     }));
     const codes = new Set([...branches.values()].flatMap((set) => [...set]));
@@ -141,6 +157,18 @@ function errorResponses(own: readonly ErrorDoc[]): Record<string, JsonSchema> {
   }
   return responses;
 }
+
+/** Beside a 403's error: the grant that is missing, e.g. {"hold": "scheduler", "caller": "key:head-a"}. */
+const MISSING_GRANT: JsonSchema = {
+  type: "object",
+  properties: {
+    missing: {
+      type: "object",
+      description: "The grant the caller lacks: hold, revoke or join with the role or group, and the caller as grants name it.",
+      additionalProperties: { type: "string" },
+    },
+  },
+};
 
 /** A named schema that admits no other property where it is used alone. */
 function closed(schema: JsonSchema): JsonSchema {

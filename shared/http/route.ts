@@ -3,6 +3,7 @@ import type { HttpMethod, HttpResponseInit } from "./azure-functions.js";
 import type { HandlerRequest } from "./handler-request.js";
 import type { RequestArrival } from "../lease/request-budget.js";
 import type { Runtime } from "./runtime.js";
+import type { Granted } from "./access.js";
 
 /** Where a handler logs what the caller is not told: the invocation's log (Application Insights in Azure). */
 export interface RouteLog {
@@ -12,9 +13,10 @@ export interface RouteLog {
 /**
  * `arrival` is when the request arrived: its store calls must fit in the budget from there.
  * `log` is for a handler that answers a failure itself (health's 503), so its cause still
- * reaches the operator.
+ * reaches the operator. `granted` is what the caller's grants allow beyond the route itself
+ * (shared/http/access.ts): whether a release that turns out a revoke may go ahead.
  */
-export type RouteHandler = (request: HandlerRequest, runtime: Runtime, arrival: RequestArrival, log: RouteLog) => Promise<HttpResponseInit>;
+export type RouteHandler = (request: HandlerRequest, runtime: Runtime, arrival: RequestArrival, log: RouteLog, granted: Granted) => Promise<HttpResponseInit>;
 
 /**
  * One operation of the REST contract, declared once in functions/routes.ts. In Azure each

@@ -15,7 +15,7 @@
 export type HeartbeatOutcome = "renewed" | "acquired" | "taken-over" | "rejected" | "conflict" | "revoked" | "unavailable";
 
 /** How a release (DELETE) ended: the answer's outcome, or `unavailable` when the store failed. */
-export type ReleaseOutcome = "released" | "revoked" | "held" | "conflict" | "unavailable";
+export type ReleaseOutcome = "released" | "revoked" | "held" | "conflict" | "forbidden" | "unavailable";
 
 export interface LeaseMetrics {
   heartbeat(outcome: HeartbeatOutcome): void;

@@ -21,6 +21,14 @@ import { missingEntryFence, roleCreated } from "./missing-entry.js";
 /** A request as the service takes it: the PUT body or DELETE query, with its route's utype. */
 type ForUtype<T> = T & { readonly utype: string };
 
+
+/**
+ * A release as the service answers it: the contract's outcomes, or `forbidden` when it
+ * would revoke a live holder and the caller may not revoke (the handler answers 403;
+ * the SDK never sees this outcome, only that 403).
+ */
+export type ServiceReleaseResult = ReleaseResult | { readonly outcome: "forbidden"; readonly view: LeaseView };
+
 export interface LeaseServiceDeps {
   readonly store: LeaseStore;
   /** ha_time: the wall clock the stored renewedAt values are compared with. */
@@ -140,9 +148,16 @@ export class LeaseService {
     return this.#admitted(input.lease === undefined ? "other" : "holder", () => this.#countedHeartbeat(input, arrival));
   }
 
-  /** A proven release (with the token) goes first too: it lets a standby take over at once. */
-  release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
-    return this.#admitted(input.lease === undefined ? "other" : "holder", () => this.#countedRelease(input, arrival));
+  /**
+   * A proven release (with the token) goes first too: it lets a standby take over at once.
+   * `mayRevoke` false (a caller granted only to hold the role): a DELETE that would revoke a
+   * live holder (no token, or one that does not prove the holder) writes nothing and is
+   * answered `forbidden`.
+   */
+  release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult>;
+  release(input: ForUtype<ReleaseQuery>, arrival: RequestArrival | undefined, mayRevoke: boolean): Promise<ServiceReleaseResult>;
+  release(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival, mayRevoke = true): Promise<ServiceReleaseResult> {
+    return this.#admitted(input.lease === undefined ? "other" : "holder", () => this.#countedRelease(input, arrival, mayRevoke));
   }
 
   #admitted<T>(priority: AdmissionPriority, work: () => Promise<T>): Promise<T> {
@@ -329,10 +344,10 @@ export class LeaseService {
   }
 
   /** Release (DELETE); its outcome is counted once, after the answer is known. */
-  async #countedRelease(input: ForUtype<ReleaseQuery>, arrival?: RequestArrival): Promise<ReleaseResult> {
-    let result: ReleaseResult | undefined;
+  async #countedRelease(input: ForUtype<ReleaseQuery>, arrival: RequestArrival | undefined, mayRevoke: boolean): Promise<ServiceReleaseResult> {
+    let result: ServiceReleaseResult | undefined;
     try {
-      result = await this.#release(input, arrival);
+      result = await this.#release(input, arrival, mayRevoke);
       return result;
     } finally {
       this.#metrics.release(result?.outcome ?? "unavailable");
@@ -345,7 +360,7 @@ export class LeaseService {
    * again and decides again, at most MAX_DECISIONS times: answering Conflict would leave
    * the caller not knowing whether a lease it wanted gone is still there.
    */
-  async #release(input: ForUtype<ReleaseQuery>, arrival: RequestArrival | undefined): Promise<ReleaseResult> {
+  async #release(input: ForUtype<ReleaseQuery>, arrival: RequestArrival | undefined, mayRevoke: boolean): Promise<ServiceReleaseResult> {
     const budget = this.#budget(arrival);
     const { utype, uuid } = input;
     const claims = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, { utype, uuid });
@@ -356,9 +371,10 @@ export class LeaseService {
       switch (action.kind) {
         case "none":
           return this.#released(utype, uuid, entry, haTime);
-        case "release":
         case "revoke":
+        case "release":
         case "retire": {
+          if (action.kind === "revoke" && !mayRevoke) return { outcome: "forbidden", view: this.#view(utype, entry, haTime) };
           if (entry === undefined) await this.#recordCreated(utype, uuid, haTime, budget);
           const outcome = await this.#write(action, entry, budget);
           if (!outcome.ok) {

@@ -19,12 +19,20 @@ import {
   parsePrimaryList,
 } from "./response-validation.js";
 import { UnauthorizedError } from "./unauthorized-error.js";
+import { ForbiddenError } from "./forbidden-error.js";
+import { ManagedIdentityCredential, type BearerTokenProvider } from "./managed-identity.js";
 
 export interface HaClientOptions {
   /** The service's base URL, e.g. http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api. Default: HA_ENDPOINT. */
   readonly endpoint?: string;
   /** The function key, sent in x-functions-key. Default: HA_API_KEY, if set. */
   readonly apiKey?: string;
+  /**
+   * Where bearer tokens come from (sent in Authorization instead of a key), e.g. a
+   * ManagedIdentityCredential. Default: with HA_AUTH=managed-identity, the managed identity
+   * (HA_CLIENT_ID for a user-assigned one) for HA_AUTH_AUDIENCE. `null`: none, whatever HA_AUTH says.
+   */
+  readonly credential?: BearerTokenProvider | null;
   /** The budget of a call that names no timeout of its own. Default 10 000 ms. */
   readonly timeoutInMs?: number;
 }
@@ -59,7 +67,10 @@ export function parseRetryAfter(value: string | null): number | undefined {
 export class HaClient implements LeaseTransport, MembersTransport {
   readonly endpoint: string;
   readonly #apiKey: string | undefined;
+  readonly #credential: BearerTokenProvider | undefined;
   readonly #timeoutMs: number;
+  /** Who this client authenticates as, for start lines: the managed identity and audience, "a function key", or "no credentials". */
+  readonly identity: string;
 
   constructor(options: HaClientOptions = {}) {
     if (typeof options !== "object" || options === null) {
@@ -71,6 +82,8 @@ export class HaClient implements LeaseTransport, MembersTransport {
     }
     this.endpoint = checkEndpoint(options.endpoint === undefined ? "HA_ENDPOINT" : "endpoint", endpoint);
     this.#apiKey = options.apiKey === undefined ? environmentDefault("HA_API_KEY") : checkOptionalString("apiKey", options.apiKey);
+    this.#credential = options.credential === undefined ? credentialFromEnvironment() : options.credential === null ? undefined : checkCredential(options.credential);
+    this.identity = this.#credential?.description ?? (this.#apiKey === undefined ? "no credentials" : "a function key");
     this.#timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
   }
 
@@ -79,7 +92,7 @@ export class HaClient implements LeaseTransport, MembersTransport {
     const what = `GetPrimary(${checkId("utype", utype)})`;
     const path = `/primary/${utype}`;
     const answer = await this.#call("GET", options.standbys === true ? `${path}?standbys=true` : path, undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this.endpoint, path);
+    if (answer.status !== 200) throw refused(what, answer, this, path);
     return parseLeaseView(answer.body, utype, answer.status, what);
   }
 
@@ -97,7 +110,7 @@ export class HaClient implements LeaseTransport, MembersTransport {
     if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedHeartbeat(answer.body, utype, uuid, answer.status, what) };
     const lost = lostOutcome(answer, utype, what);
     if (lost !== undefined) return lost;
-    throw refused(what, answer, this.endpoint, path);
+    throw refused(what, answer, this, path);
   }
 
   /**
@@ -118,7 +131,7 @@ export class HaClient implements LeaseTransport, MembersTransport {
     }
     const lost = lostOutcome(answer, utype, what);
     if (lost !== undefined) return lost;
-    throw refused(what, answer, this.endpoint, path);
+    throw refused(what, answer, this, path);
   }
 
   /**
@@ -140,7 +153,7 @@ export class HaClient implements LeaseTransport, MembersTransport {
       if (code === "NoSuchStandby") return { outcome: "no-such-standby", view, standbys: view.standbys ?? [] };
       if (code === "Conflict") return { outcome: "conflict", view };
     }
-    throw refused(what, answer, this.endpoint, path);
+    throw refused(what, answer, this, path);
   }
 
   /**
@@ -151,7 +164,7 @@ export class HaClient implements LeaseTransport, MembersTransport {
     const what = "ListPrimaries";
     const query = [options.standbys === true ? "standbys=true" : "", options.vacant === true ? "vacant=true" : ""].filter((part) => part !== "").join("&");
     const answer = await this.#call("GET", query === "" ? "/primary" : `/primary?${query}`, undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this.endpoint, "/primary");
+    if (answer.status !== 200) throw refused(what, answer, this, "/primary");
     return parsePrimaryList(answer.body, answer.status, what);
   }
 
@@ -162,7 +175,7 @@ export class HaClient implements LeaseTransport, MembersTransport {
     if (answer.status === 200 || (answer.status === 503 && parseErrorBody(answer.body)?.code === "StoreUnavailable")) {
       return parseHealth(answer.body, answer.status, what);
     }
-    throw refused(what, answer, this.endpoint, "/health");
+    throw refused(what, answer, this, "/health");
   }
 
   /**
@@ -181,7 +194,7 @@ export class HaClient implements LeaseTransport, MembersTransport {
     const code = answer.status === 409 ? parseErrorBody(answer.body)?.code : undefined;
     const outcome = (Object.keys(MEMBER_REFUSED_CODES) as (keyof typeof MEMBER_REFUSED_CODES)[]).find((candidate) => MEMBER_REFUSED_CODES[candidate] === code);
     if (outcome !== undefined) return { outcome, answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
-    throw refused(what, answer, this.endpoint, `/members/${group}/${member}`);
+    throw refused(what, answer, this, `/members/${group}/${member}`);
   }
 
   /** Goodbye: the session is leaving at once. `held` when the row belongs to another session. */
@@ -193,14 +206,14 @@ export class HaClient implements LeaseTransport, MembersTransport {
     if (code === "SessionHeld" || code === "Conflict") {
       return { outcome: code === "SessionHeld" ? "held" : "conflict", answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
     }
-    throw refused(what, answer, this.endpoint, `/members/${group}/${member}`);
+    throw refused(what, answer, this, `/members/${group}/${member}`);
   }
 
   /** The group's members with their states, judged by the service at one instant. */
   async listMembers(group: string, options: CallOptions = {}): Promise<MemberList> {
     const what = `ListMembers(${checkId("group", group)})`;
     const answer = await this.#call("GET", `/members/${group}`, undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this.endpoint, `/members/${group}`);
+    if (answer.status !== 200) throw refused(what, answer, this, `/members/${group}`);
     return parseMemberList(answer.body, group, answer.status, what);
   }
 
@@ -208,8 +221,18 @@ export class HaClient implements LeaseTransport, MembersTransport {
   async listGroups(options: CallOptions = {}): Promise<GroupList> {
     const what = "ListGroups";
     const answer = await this.#call("GET", "/members", undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this.endpoint, "/members");
+    if (answer.status !== 200) throw refused(what, answer, this, "/members");
     return parseGroupList(answer.body, answer.status, what);
+  }
+
+  /** The credential's token; one it cannot get is a failed call a retry may fix (IMDS or Entra busy). */
+  async #bearer(signal: AbortSignal, what: string): Promise<string> {
+    try {
+      return await (this.#credential as BearerTokenProvider).getToken({ abortSignal: signal });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new HaRequestError(`${what}: ${error instanceof Error ? error.message : String(error)}`, "CredentialUnavailable", undefined, { cause: error });
+    }
   }
 
   async #call(method: string, path: string, body: string | undefined, options: CallOptions, what: string): Promise<Answer> {
@@ -221,8 +244,9 @@ export class HaClient implements LeaseTransport, MembersTransport {
     const signal = callerSignal === undefined ? timeout : AbortSignal.any([callerSignal, timeout]);
     const headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
-    if (this.#apiKey !== undefined) headers["x-functions-key"] = this.#apiKey;
     try {
+      if (this.#credential !== undefined) headers["authorization"] = `Bearer ${await this.#bearer(signal, what)}`;
+      else if (this.#apiKey !== undefined) headers["x-functions-key"] = this.#apiKey;
       const response = await fetch(`${this.endpoint}${path}`, { method, headers, body, signal });
       const text = await response.text();
       // A 200 or 409 promises a JSON body; any other status may come from a proxy or the
@@ -236,11 +260,31 @@ export class HaClient implements LeaseTransport, MembersTransport {
       if (timeout.aborted) {
         throw new HaRequestError(`${what}: no answer from ${this.endpoint} within ${Math.ceil(timeoutMs)} ms.`, "Timeout", undefined, { cause: error });
       }
-      if (error instanceof CorruptedMessageError) throw error;
+      if (error instanceof CorruptedMessageError || error instanceof HaRequestError) throw error;
       const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
       throw new HaRequestError(`${what}: could not reach ${this.endpoint} (${reason}).`, "NetworkError", undefined, { cause: error });
     }
   }
+}
+
+/** HA_AUTH=managed-identity: the managed identity (HA_CLIENT_ID for a user-assigned one) for HA_AUTH_AUDIENCE; otherwise none. */
+function credentialFromEnvironment(env: NodeJS.ProcessEnv = process.env): BearerTokenProvider | undefined {
+  const auth = env["HA_AUTH"]?.trim().toLowerCase();
+  if (auth === undefined || auth === "" || auth === "key") return undefined;
+  if (auth !== "managed-identity") throw new TypeError(`HA_AUTH must be key or managed-identity (got ${JSON.stringify(env["HA_AUTH"])}).`);
+  const audience = env["HA_AUTH_AUDIENCE"]?.split(",")[0]?.trim();
+  if (audience === undefined || audience === "") {
+    throw new TypeError("HA_AUTH=managed-identity needs HA_AUTH_AUDIENCE: the service's application id URI (api://…) or client id, what its own HA_AUTH_AUDIENCE accepts.");
+  }
+  const clientId = env["HA_CLIENT_ID"]?.trim();
+  return new ManagedIdentityCredential({ audience, ...(clientId === undefined || clientId === "" ? {} : { clientId }), env });
+}
+
+function checkCredential(credential: BearerTokenProvider): BearerTokenProvider {
+  if (typeof credential?.getToken !== "function" || typeof credential.description !== "string") {
+    throw new TypeError("Expected `credential` to have getToken() and a description, e.g. new ManagedIdentityCredential({ audience: \"api://ha-module\" }).");
+  }
+  return credential;
 }
 
 function looksLikeJson(text: string): boolean {
@@ -259,10 +303,11 @@ function lostOutcome(answer: Answer, utype: string, what: string): { outcome: Re
   return { outcome, view: parseLeaseView(answer.body, utype, answer.status, what) };
 }
 
-function refused(what: string, answer: Answer, endpoint: string, path: string): HaRequestError {
+function refused(what: string, answer: Answer, { endpoint, identity }: { endpoint: string; identity: string }, path: string): HaRequestError {
   const error = parseErrorBody(answer.body);
   // Errors no retry can fix get classes of their own, so a program can tell them apart.
   if (answer.status === 401) return new UnauthorizedError(what, endpoint, error?.message);
+  if (answer.status === 403 && error?.code === "Forbidden") return new ForbiddenError(what, identity, error.message);
   if (answer.status === 404) return new EndpointNotFoundError(what, `${endpoint}${path}`, error?.message);
   const options = { retryAfterMs: answer.retryAfterMs };
   if (error === undefined) {

@@ -34,6 +34,8 @@ export type { LeaseTiming } from "../contract/timing.js";
 export { CorruptedMessageError } from "./corrupted-message-error.js";
 export { HaRequestError } from "./ha-request-error.js";
 export { UnauthorizedError } from "./unauthorized-error.js";
+export { ForbiddenError } from "./forbidden-error.js";
+export { ManagedIdentityCredential, type BearerTokenProvider, type ManagedIdentityOptions } from "./managed-identity.js";
 export { EndpointNotFoundError } from "./endpoint-not-found-error.js";
 export { SlowRoundTripWarning } from "./slow-round-trip-warning.js";
 export { TermEndedError } from "./term-ended-error.js";

@@ -8,6 +8,8 @@ import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { ResponseChecker } from "../helpers/openapi-responses.js";
+import { createAccess } from "../../shared/http/access.js";
+import { loadAuthConfig } from "../../shared/config/auth-config.js";
 import { send, sendWithHeaders, WALL_START } from "../helpers/route-requests.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
@@ -86,6 +88,27 @@ describe("GET /api/openapi.json", () => {
     expect(checker.problems({ ...ok, status: 418 })).toEqual(["PUT /api/primary/scheduler → 418: /api/primary/{utype} put documents no 418"]);
     const badTerm = { ...history.body, terms: [{ ...(history.body["terms"] as object[])[0], endedBy: "vanished" }] };
     expect(checker.problems({ ...ok, method: "GET", path: "/api/primary/scheduler/history", body: badTerm }).join("\n")).toMatch(/endedBy must be equal to one of the allowed values/);
+  });
+
+  it("describes the security schemes (keys and Entra bearer tokens) and a 403 on every write, which a real refusal matches", async () => {
+    const schemes = (document["components"] as { securitySchemes: Record<string, Record<string, unknown>> }).securitySchemes;
+    expect(schemes["entraToken"]).toMatchObject({ type: "http", scheme: "bearer", bearerFormat: "JWT" });
+    expect(schemes["functionKey"]).toMatchObject({ type: "apiKey", in: "header", name: "x-functions-key" });
+    expect(document["security"]).toEqual(expect.arrayContaining([{ entraToken: [] }, { functionKey: [] }]));
+    const responses = (operation: Operation): Record<string, unknown> =>
+      (document.paths[`/api/${operation.route}`]?.[operation.method.toLowerCase()] as unknown as { responses: Record<string, unknown> }).responses;
+    for (const operation of operations) expect(Object.hasOwn(responses(operation), "403"), operation.name).toBe(operation.method !== "GET");
+    const access = createAccess(loadAuthConfig({ HA_API_KEYS: "head-a=head-a-key-0123456789", HA_GRANTS: '[{"callers":["key:head-a"],"hold":["mine"]}]' }));
+    const headers = { "x-functions-key": "head-a-key-0123456789" };
+    const checker = new ResponseChecker(document as never);
+    const held = await sendWithHeaders(runtime, "PUT", "/primary/mine", { uuid: "a" }, undefined, headers, access);
+    const forbidden = await sendWithHeaders(runtime, "PUT", "/primary/theirs", { uuid: "a" }, undefined, headers, access);
+    const revoke = await sendWithHeaders(runtime, "DELETE", "/primary/mine?uuid=a&lease=forged", undefined, undefined, headers, access);
+    expect([held.status, forbidden.status, revoke.status]).toEqual([200, 403, 403]);
+    const answer = { contentType: "application/json", status: 403 };
+    expect(checker.problems({ ...answer, method: "PUT", path: "/api/primary/theirs", body: forbidden.body })).toEqual([]);
+    expect(checker.problems({ ...answer, method: "DELETE", path: "/api/primary/mine", body: revoke.body })).toEqual([]);
+    expect(checker.problems({ ...answer, method: "PUT", path: "/api/primary/theirs", body: { ...forbidden.body, surprise: 1 } }).join("\n")).toMatch(/unevaluated properties/);
   });
 
   it("takes a non-JSON route (HTML, assets of several types, Prometheus text) by its doc alone, and stays valid", async () => {

@@ -4,6 +4,7 @@ import { handleRoute } from "../../shared/http/dispatch.js";
 import { routesOf } from "../../shared/http/route.js";
 import { compileRoute, matchRoute } from "../../shared/host/route-table.js";
 import type { Runtime } from "../../shared/http/runtime.js";
+import type { Access } from "../../shared/http/access.js";
 
 /** Where handler tests start their FakeClock: ha_time as a real wall-clock time, for renewedAt. */
 export const WALL_START = Date.UTC(2026, 10, 20, 10, 0, 0);
@@ -29,6 +30,7 @@ export async function sendWithHeaders(
   body?: unknown,
   context = new InvocationContext(),
   headers: Record<string, string> = {},
+  access?: Access,
 ): Promise<Reply & { headers: Record<string, string> }> {
   const url = new URL(`http://localhost/api${path}`);
   // The local host's own matcher: the same params, decoded the same way.
@@ -42,7 +44,7 @@ export async function sendWithHeaders(
     headers,
     ...(body === undefined ? {} : { body: { string: typeof body === "string" ? body : JSON.stringify(body) } }),
   });
-  const response = await handleRoute(route, request, context, async () => runtime);
+  const response = await handleRoute(route, request, context, async () => runtime, access);
   return {
     status: response.status ?? 200,
     body: (response.jsonBody ?? {}) as Record<string, unknown>,

@@ -105,6 +105,7 @@ const EXPECTED_ON_FIXTURE: Record<keyof typeof CHECKS, string[]> = {
   appSettingsKeyless: [
     "app setting AzureWebJobsStorage carries a key or connection string",
     "app setting HA_COSMOS_KEY carries a key or connection string",
+    "app setting HA_API_KEYS carries a key or connection string",
     "AzureWebJobsStorage__credential must be 'managedidentity'",
     "app setting HA_INTERVAL_MS is missing",
   ],
@@ -177,6 +178,21 @@ describe("what the template deploys", () => {
       expect(settings.get("APPLICATIONINSIGHTS_CONNECTION_STRING")?.text).toBe("appInsights.properties.ConnectionString");
       expect(settings.get("APPLICATIONINSIGHTS_AUTHENTICATION_STRING")?.text).toBe("'ClientId=${identityClientId};Authorization=AAD'");
     }
+  });
+
+  it("gives the app its auth settings: tokens of this tenant for authAudience, the grants parameter, named keys only as a Key Vault reference resolved as the app's identity", () => {
+    for (const settings of appSettingsVariants(infra)) {
+      expect(settings.get("HA_AUTH_TENANT_ID")?.text).toBe("empty(authAudience) ? '' : tenant().tenantId");
+      expect(settings.get("HA_AUTH_AUDIENCE")?.text).toBe("authAudience");
+      expect(settings.get("HA_GRANTS")?.text).toBe("empty(grants) ? '' : string(grants)");
+      expect(settings.get("HA_API_KEYS")?.text).toBe("empty(apiKeysSecretUri) ? '' : '@Microsoft.KeyVault(SecretUri=${apiKeysSecretUri})'");
+    }
+    const [site] = resourcesOfType(infra, "Microsoft.Web/sites");
+    expect(property(site!.body, "properties", "keyVaultReferenceIdentity")?.text).toBe("identityId");
+    const main = infra.find((file) => file.path === "infra/main.bicep")!;
+    const defaults = Object.fromEntries(parameters(main).map((parameter) => [parameter.name, parameter.value?.text]));
+    // The defaults keep the platform's function keys: every auth setting blank.
+    expect({ authAudience: defaults["authAudience"], grants: defaults["grants"], apiKeysSecretUri: defaults["apiKeysSecretUri"] }).toEqual({ authAudience: "''", grants: "[]", apiKeysSecretUri: "''" });
   });
 
   it("is what the packaged app is tested and measured with: test/helpers/bicep-settings.json names every app setting of each variant", () => {

@@ -268,6 +268,7 @@ export const appSettingsKeyless: Check = (files) => {
     for (const settings of objectVariants(resource.file, property(resource.body, "properties"))) {
       for (const name of settings.keys()) {
         if (name === "APPLICATIONINSIGHTS_CONNECTION_STRING") continue; // an ingestion address; ingestion itself needs Entra ID (DisableLocalAuth)
+        if (isKeyVaultReference(settings.get(name)?.text ?? "")) continue; // the secret stays in Key Vault
         if (/KEY|CONNECTION_?STRING|PASSWORD|SAS/i.test(name) || name === "AzureWebJobsStorage") {
           problems.push(`${where(resource)}: app setting ${name} carries a key or connection string`);
         }
@@ -285,6 +286,12 @@ export const appSettingsKeyless: Check = (files) => {
   }
   return problems;
 };
+
+/** A setting whose value is only a Key Vault reference to a secret URI parameter (or blank when that parameter is empty). */
+function isKeyVaultReference(value: string): boolean {
+  const reference = String.raw`'@Microsoft\.KeyVault\(SecretUri=\$\{[A-Za-z]+\}\)'`;
+  return new RegExp(String.raw`^(empty\([A-Za-z]+\) \? '' : )?${reference}$`).test(value);
+}
 
 /** Every parameter, in every file, says what it is for. */
 export const parametersDescribed: Check = (files) =>

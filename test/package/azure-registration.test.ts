@@ -22,6 +22,7 @@ import { timers } from "../../functions/timers.js";
 import { DEFAULT_SWEEP_SCHEDULE } from "../../shared/config/members-config.js";
 import { allowedMethods, ROUTE_METHODS, routesOf } from "../../shared/http/route.js";
 import { BICEP_COSMOS_SETTINGS, BICEP_TABLE_SETTINGS } from "../helpers/bicep-settings.js";
+import { GRANTS, KEYS } from "../helpers/grants-fixture.js";
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
@@ -108,6 +109,45 @@ const get = (name: string, route: string, params: Record<string, string> = {}): 
 const linesWith = (text: string, fragment: string): number => text.split("\n").filter((line) => line.includes(fragment)).length;
 
 describe("the packaged app registers with the Functions worker", () => {
+  /** declared(), with every HTTP function anonymous at the platform: the app checks callers itself. */
+  const anonymous = (schedule: string): Record<string, Omit<Binding, "direction">> =>
+    Object.fromEntries(Object.entries(declared(schedule)).map(([name, binding]) => [name, binding.type === "httpTrigger" ? { ...binding, authLevel: "anonymous" } : binding]));
+  const grantEnv = { ...BICEP_SETTINGS, HA_API_KEYS: `head-a=${KEYS["head-a"]},head-b=${KEYS["head-b"]},ops=${KEYS.ops}`, HA_GRANTS: JSON.stringify(GRANTS.filter((grant) => grant.callers.every((caller) => caller.startsWith("key:")))) };
+
+  it("with named keys and grants registers every function anonymous and checks callers itself: 401 without a key, 403 outside the grant", async () => {
+    const body = JSON.stringify({ uuid: "intruder" });
+    const loaded = await load(grantEnv, [
+      get("getPrimary", "primary/cluster-a.scheduler", { utype: "cluster-a.scheduler" }),
+      get("health", "health"),
+      [
+        "updateHeartBeat",
+        {
+          method: "PUT",
+          url: "https://app.azurewebsites.net/api/primary/cluster-a.scheduler",
+          params: { utype: "cluster-a.scheduler" },
+          headers: { "x-functions-key": KEYS["head-b"], "content-type": "application/json", "content-length": String(body.length) },
+          body,
+        },
+      ],
+    ]);
+    expect(loaded.loaded).toBe("ok");
+    expect(registered(loaded)).toEqual(anonymous(BICEP_SETTINGS["HA_SWEEP_SCHEDULE"]!));
+    const [read, health, write] = loaded.answers;
+    expect([read?.status, health?.status, write?.status]).toEqual([401, 401, 403]);
+    expect(JSON.parse(write!.body)).toMatchObject({ error: { code: "Forbidden" }, missing: { hold: "cluster-a.scheduler", caller: "key:head-b" } });
+    expect(loaded.stderr).not.toMatch(/ha-module:/);
+  }, 90_000);
+
+  it("with a bad HA_GRANTS keeps every function anonymous and answers each request 503 Misconfigured naming HA_GRANTS, logged once", async () => {
+    const loaded = await load({ ...grantEnv, HA_GRANTS: '[{"callers":["key:nobody"],"hold":["*"]}]' }, [get("health", "health"), get("getPrimary", "primary/x", { utype: "x" })]);
+    expect(registered(loaded)).toEqual(anonymous(BICEP_SETTINGS["HA_SWEEP_SCHEDULE"]!));
+    for (const answer of loaded.answers) {
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body)).toMatchObject({ error: { code: "Misconfigured", message: expect.stringContaining("HA_GRANTS") } });
+    }
+    expect(linesWith(loaded.stderr, "503 Misconfigured")).toBe(1);
+  }, 90_000);
+
   it("registers every function of functions/routes.ts and functions/timers.ts with the Bicep's settings, telemetry on: name, trigger, route, methods and auth level", async () => {
     const loaded = await load(BICEP_SETTINGS, [get("openApi", "openapi.json"), get("dashboardAsset", "dashboard/app.css", { asset: "app.css" }), [
       "primaryUtypeMethodNotAllowed",

@@ -144,7 +144,7 @@ describe("ha-module/sdk, packed and installed into a fresh project", () => {
       { cwd: consumer, timeout: 30_000 },
     );
     expect(stdout.trim()).toBe(
-      "CorruptedMessageError ElectorMembership EndpointNotFoundError FencedOutError FencedWriteContendedError HaClient HaRequestError MemberSession MembersWatcher PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError fencedBlob fencedCosmosItem fencedTableEntity systemElectorClock",
+      "CorruptedMessageError ElectorMembership EndpointNotFoundError FencedOutError FencedWriteContendedError ForbiddenError HaClient HaRequestError ManagedIdentityCredential MemberSession MembersWatcher PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError fencedBlob fencedCosmosItem fencedTableEntity systemElectorClock",
     );
   });
 

@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadServerConfig, type ServerConfig } from "../../shared/config/server-config.js";
+import { checksCallersItself, loadAuthConfig } from "../../shared/config/auth-config.js";
 import {
   call,
   listBicepFiles,
@@ -111,6 +112,10 @@ describe("the app settings infra/ emits", () => {
     // storage primaryEndpoints.table and Cosmos documentEndpoint both end with a slash.
     HA_TABLE_ENDPOINT: `${TABLE_ENDPOINT}/`,
     HA_COSMOS_ENDPOINT: COSMOS_ENDPOINT,
+    // The auth settings at main.bicep's defaults (no authAudience, no grants, no keys): blank.
+    HA_AUTH_TENANT_ID: "",
+    HA_GRANTS: "",
+    HA_API_KEYS: "",
   };
 
   function environmentOf(settings: Map<string, Node>): Record<string, string> {
@@ -134,6 +139,10 @@ describe("the app settings infra/ emits", () => {
   it("emits exactly these HA_* settings for the Table store", () => {
     const { env } = configFor("table");
     expect(Object.keys(env).filter((name) => name.startsWith("HA_")).sort()).toEqual([
+      "HA_API_KEYS",
+      "HA_AUTH_AUDIENCE",
+      "HA_AUTH_TENANT_ID",
+      "HA_GRANTS",
       "HA_INTERVAL_MS",
       "HA_LEASE_SECRET",
       "HA_MEMBERS_TABLE_NAME",
@@ -149,10 +158,14 @@ describe("the app settings infra/ emits", () => {
   it("emits exactly these HA_* settings for the Cosmos store", () => {
     const { env } = configFor("cosmos");
     expect(Object.keys(env).filter((name) => name.startsWith("HA_")).sort()).toEqual([
+      "HA_API_KEYS",
+      "HA_AUTH_AUDIENCE",
+      "HA_AUTH_TENANT_ID",
       "HA_COSMOS_CONTAINER",
       "HA_COSMOS_DATABASE",
       "HA_COSMOS_ENDPOINT",
       "HA_COSMOS_MEMBERS_CONTAINER",
+      "HA_GRANTS",
       "HA_INTERVAL_MS",
       "HA_LEASE_SECRET",
       "HA_STORE",
@@ -160,6 +173,14 @@ describe("the app settings infra/ emits", () => {
       "HA_SWEEP_SCHEDULE",
       "HA_TIMEOUT_MS",
     ]);
+  });
+
+  it("keeps, at the template's defaults, the platform's function keys: no auth setting is effective", () => {
+    for (const store of ["table", "cosmos"] as const) {
+      const { env } = configFor(store);
+      expect(checksCallersItself(env), store).toBe(false);
+      expect(loadAuthConfig(env)).toEqual({ identity: undefined, keys: [], grants: undefined });
+    }
   });
 
   it("is accepted as a Table identity configuration with the template's timing", () => {

@@ -112,7 +112,7 @@ describe("server configuration", () => {
 
 describe("local host settings", () => {
   it("defaults to port 7071, data in .ha-data, on disk, no key", () => {
-    expect(loadServeSettings({})).toEqual({ host: "127.0.0.1", port: 7071, dataDir: ".ha-data", inMemory: false, apiKey: undefined });
+    expect(loadServeSettings({})).toEqual({ host: "127.0.0.1", port: 7071, dataDir: ".ha-data", inMemory: false, apiKey: undefined, auth: { identity: undefined, keys: [], grants: undefined } });
   });
 
   it.each([
