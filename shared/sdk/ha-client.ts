@@ -74,11 +74,15 @@ export class HaClient implements LeaseTransport, MembersTransport {
     this.#timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
   }
 
-  /** GetPrimary: the live primary of `utype`, or `primary: null`. */
-  async getPrimary(utype: string, options: CallOptions = {}): Promise<LeaseView> {
+  /**
+   * GetPrimary: the live primary of `utype`, or `primary: null`. `standbys: true` adds the
+   * role's standbys seen within T (one more read on the service).
+   */
+  async getPrimary(utype: string, options: CallOptions & { readonly standbys?: boolean } = {}): Promise<LeaseView> {
     const what = `GetPrimary(${checkId("utype", utype)})`;
     const path = `/primary/${utype}`;
-    const answer = await this.#call("GET", path, undefined, options, what);
+    const query = checkOptionalFlag("standbys", options.standbys) ? "?standbys=true" : "";
+    const answer = await this.#call("GET", `${path}${query}`, undefined, options, what);
     if (answer.status !== 200) throw refused(what, answer, this.endpoint, path);
     return parseLeaseView(answer.body, utype, answer.status, what);
   }
@@ -120,10 +124,16 @@ export class HaClient implements LeaseTransport, MembersTransport {
     throw refused(what, answer, this.endpoint, path);
   }
 
-  /** Name resolving: the live primary of every utype. */
-  async listPrimaries(options: CallOptions = {}): Promise<LeaseView[]> {
+  /**
+   * Name resolving: the live primary of every utype. `standbys: true` adds each role's
+   * standbys; `vacant: true` adds the roles that had a primary and have none now, each with
+   * `vacantSince`.
+   */
+  async listPrimaries(options: CallOptions & { readonly standbys?: boolean; readonly vacant?: boolean } = {}): Promise<LeaseView[]> {
     const what = "ListPrimaries";
-    const answer = await this.#call("GET", "/primary", undefined, options, what);
+    const flags = (["standbys", "vacant"] as const).filter((name) => checkOptionalFlag(name, options[name]));
+    const query = flags.length === 0 ? "" : `?${flags.map((name) => `${name}=true`).join("&")}`;
+    const answer = await this.#call("GET", `/primary${query}`, undefined, options, what);
     if (answer.status !== 200) throw refused(what, answer, this.endpoint, "/primary");
     return parsePrimaryList(answer.body, answer.status, what);
   }
@@ -242,4 +252,10 @@ function refused(what: string, answer: Answer, endpoint: string, path: string): 
     return new HaRequestError(`${what}: unexpected ${answer.status} response without the contract's error body.`, "UnexpectedResponse", answer.status, options);
   }
   return new HaRequestError(`${what}: ${answer.status} ${error.code}: ${error.message}`, error.code, answer.status, options);
+}
+
+/** An optional boolean option: true, false or absent (false). */
+function checkOptionalFlag(name: string, value: unknown): boolean {
+  if (value === undefined || typeof value === "boolean") return value === true;
+  throw new TypeError(`Expected \`${name}\` to be true or false (got ${JSON.stringify(value)}).`);
 }

@@ -180,7 +180,7 @@ describe("the dashboard in a real Chromium", () => {
     await page.keyboard.press("Tab"); // the first role's button
     expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.textContent)).toBe(ROLE);
     await page.keyboard.press("Enter");
-    const button = page.locator(`#roles tr[data-utype="${ROLE}"] button`);
+    const button = page.locator(`#roles tr[data-utype="${ROLE}"] button.role`);
     expect(await button.getAttribute("aria-expanded")).toBe("true");
     expect(await page.locator("#history").isVisible()).toBe(true);
     await waitForText("#history-heading", `^Term history of ${ROLE}$`);
@@ -221,7 +221,9 @@ describe("the dashboard in a real Chromium", () => {
       await expect.poll(() => requests, { timeout: SHOWN_WITHIN_MS }).toBe(1);
       expect(await handoverButton().getAttribute("aria-disabled")).toBe("true");
       expect(await handoverButton().innerText()).toBe("Handing over…");
-      await handoverButton().click(); // ignored while the first is out: still one request
+      // Playwright itself waits for an aria-disabled button to be enabled again; force the click:
+      // the page ignores it while the first is out, so there is still one request.
+      await handoverButton().click({ force: true });
       letGo();
       await waitForText(handoverResult, "Not handed over: 409 NoSuchStandby: to: \"nobody-stands-by\" names no standby");
     } finally {
