@@ -17,6 +17,7 @@ const SIBLING = "\\./";
 const NODE = "node:";
 const CONTRACT = "\\.\\./contract/";
 const LEASE = "\\.\\./lease/";
+const SERVICE = "\\.\\./service/";
 
 const importZones = [
   {
@@ -24,14 +25,18 @@ const importZones = [
     rules: only([SIBLING], "shared/contract/ imports nothing: it is the REST contract every other part depends on."),
   },
   {
+    files: ["shared/service/**/*.ts"],
+    rules: only([SIBLING, CONTRACT, NODE], "shared/service/ (the plumbing both domains run on) imports only shared/contract/ and Node."),
+  },
+  {
     files: ["shared/lease/**/*.ts"],
-    rules: only([SIBLING, CONTRACT, NODE], "shared/lease/ (the domain) imports only shared/contract/ and Node: the store port lives here, adapters depend on it."),
+    rules: only([SIBLING, CONTRACT, SERVICE, NODE], "shared/lease/ (the domain) imports only shared/contract/, shared/service/ and Node: the store port lives here, adapters depend on it."),
   },
   {
     files: ["shared/members/**/*.ts"],
     rules: only(
-      [SIBLING, CONTRACT, LEASE, NODE],
-      "shared/members/ (membership's domain) imports only shared/contract/, shared/lease/ (clocks, budgets, the store call options) and Node: its store port lives here, adapters depend on it.",
+      [SIBLING, CONTRACT, SERVICE, LEASE, NODE],
+      "shared/members/ (membership's domain) imports only shared/contract/, shared/service/, shared/lease/ (clocks, budgets, the store call options) and Node: its store port lives here, adapters depend on it.",
     ),
   },
   {

@@ -1,5 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { MAX_LEASE_TOKEN_LENGTH } from "../contract/input-rules.js";
+import { isCount, sameSecret, SignedToken } from "../service/signed-token.js";
 
 /**
  * What a lease token vouches for: the entry at `etag` is held by `uuid` at `epoch`, with
@@ -28,7 +28,7 @@ const VERSION = "v2";
  * renewal takes the read-decide-write path.
  */
 export class LeaseTokenSigner {
-  readonly #key: Buffer;
+  readonly #token: SignedToken;
   /**
    * The last token issued per utype, newest last. A holder renews with the token it was
    * just given, and a string equal to one this signer issued is exactly what the HMAC check
@@ -42,15 +42,11 @@ export class LeaseTokenSigner {
     secret?: string,
     private readonly remembered = 10_000,
   ) {
-    this.#key = secret === undefined ? randomBytes(32) : Buffer.from(secret, "utf8");
+    this.#token = new SignedToken(VERSION, secret);
   }
 
   issue(claims: LeaseTokenClaims): string {
-    const payload = Buffer.from(
-      JSON.stringify([claims.utype, claims.uuid, claims.epoch, claims.etag, claims.address]),
-      "utf8",
-    ).toString("base64url");
-    const token = `${VERSION}.${payload}.${this.#sign(payload)}`;
+    const token = this.#token.seal([claims.utype, claims.uuid, claims.epoch, claims.etag, claims.address]);
     this.#issued.delete(claims.utype);
     // Only claims the HMAC path would give back (parseClaims refuses any other epoch).
     if (Number.isSafeInteger(claims.epoch) && claims.epoch >= 1) this.#issued.set(claims.utype, { token, claims: { ...claims } });
@@ -65,44 +61,18 @@ export class LeaseTokenSigner {
   verify(token: string, caller: { utype: string; uuid: string }): LeaseTokenClaims | undefined {
     if (token.length > MAX_LEASE_TOKEN_LENGTH) return undefined;
     const issued = this.#issued.get(caller.utype);
-    // Compared in constant time, as the signature is below: the token is a secret's output.
+    // Compared in constant time, as the signature is: the token is a secret's output.
     if (issued !== undefined && sameSecret(issued.token, token)) return issued.claims.uuid === caller.uuid ? issued.claims : undefined;
-    const [version, payload, signature, ...rest] = token.split(".");
-    if (version !== VERSION || payload === undefined || signature === undefined || rest.length > 0) {
-      return undefined;
-    }
-    const expected = Buffer.from(this.#sign(payload), "utf8");
-    const given = Buffer.from(signature, "utf8");
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
-    const claims = parseClaims(payload);
-    if (claims === undefined || claims.utype !== caller.utype || claims.uuid !== caller.uuid) {
-      return undefined;
-    }
+    const opened = this.#token.open(token, 5, MAX_LEASE_TOKEN_LENGTH);
+    const claims = opened === undefined ? undefined : parseClaims(opened);
+    if (claims === undefined || claims.utype !== caller.utype || claims.uuid !== caller.uuid) return undefined;
     return claims;
   }
-
-  #sign(payload: string): string {
-    return createHmac("sha256", this.#key).update(`${VERSION}.${payload}`).digest("base64url");
-  }
 }
 
-function parseClaims(payload: string): LeaseTokenClaims | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-    if (!Array.isArray(value) || value.length !== 5) return undefined;
-    const [utype, uuid, epoch, etag, address] = value as unknown[];
-    if (typeof utype !== "string" || typeof uuid !== "string" || typeof etag !== "string") return undefined;
-    if (typeof epoch !== "number" || !Number.isSafeInteger(epoch) || epoch < 1) return undefined;
-    if (address !== null && typeof address !== "string") return undefined;
-    return { utype, uuid, epoch, etag, address };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether two token strings are equal, in time that does not depend on where they differ. */
-function sameSecret(a: string, b: string): boolean {
-  const left = Buffer.from(a, "utf8");
-  const right = Buffer.from(b, "utf8");
-  return left.length === right.length && timingSafeEqual(left, right);
+function parseClaims([utype, uuid, epoch, etag, address]: unknown[]): LeaseTokenClaims | undefined {
+  if (typeof utype !== "string" || typeof uuid !== "string" || typeof etag !== "string") return undefined;
+  if (!isCount(epoch) || epoch < 1) return undefined;
+  if (address !== null && typeof address !== "string") return undefined;
+  return { utype, uuid, epoch, etag, address };
 }

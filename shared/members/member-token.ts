@@ -1,5 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { MAX_MEMBER_TOKEN_LENGTH } from "../contract/input-rules.js";
+import { isCount, SignedToken } from "../service/signed-token.js";
 import type { ReplacedSession } from "./member.js";
 
 /**
@@ -30,56 +30,36 @@ const VERSION = "m1";
  * as absent (the slow path decides), never as an error.
  */
 export class MemberTokenSigner {
-  readonly #key: Buffer;
+  readonly #token: SignedToken;
 
   constructor(secret?: string) {
-    this.#key = secret === undefined ? randomBytes(32) : Buffer.from(secret, "utf8");
+    this.#token = new SignedToken(VERSION, secret);
   }
 
   issue(claims: MemberTokenClaims): string {
     const { group, member, session, heartbeats, joinedAt, renewedAt, address, previous, etag } = claims;
     const shownPrevious = previous === null ? null : [previous.session, previous.state, previous.at];
-    const payload = Buffer.from(
-      JSON.stringify([group, member, session, heartbeats, joinedAt, renewedAt, address, shownPrevious, etag]),
-      "utf8",
-    ).toString("base64url");
-    return `${VERSION}.${payload}.${this.#sign(payload)}`;
+    return this.#token.seal([group, member, session, heartbeats, joinedAt, renewedAt, address, shownPrevious, etag]);
   }
 
   /** The claims when the token is genuine and names this caller; otherwise undefined. */
   verify(token: string, caller: { group: string; member: string; session: string }): MemberTokenClaims | undefined {
-    if (token.length > MAX_MEMBER_TOKEN_LENGTH) return undefined;
-    const [version, payload, signature, ...rest] = token.split(".");
-    if (version !== VERSION || payload === undefined || signature === undefined || rest.length > 0) return undefined;
-    const expected = Buffer.from(this.#sign(payload), "utf8");
-    const given = Buffer.from(signature, "utf8");
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
-    const claims = parseClaims(payload);
+    const opened = this.#token.open(token, 9, MAX_MEMBER_TOKEN_LENGTH);
+    const claims = opened === undefined ? undefined : parseClaims(opened);
     if (claims === undefined || claims.group !== caller.group || claims.member !== caller.member || claims.session !== caller.session) {
       return undefined;
     }
     return claims;
   }
-
-  #sign(payload: string): string {
-    return createHmac("sha256", this.#key).update(`${VERSION}.${payload}`).digest("base64url");
-  }
 }
 
-function parseClaims(payload: string): MemberTokenClaims | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-    if (!Array.isArray(value) || value.length !== 9) return undefined;
-    const [group, member, session, heartbeats, joinedAt, renewedAt, address, previous, etag] = value as unknown[];
-    if (typeof group !== "string" || typeof member !== "string" || typeof session !== "string" || typeof etag !== "string") return undefined;
-    if (!isCount(heartbeats) || heartbeats < 1 || !isCount(joinedAt) || !isCount(renewedAt)) return undefined;
-    if (address !== null && typeof address !== "string") return undefined;
-    const parsedPrevious = parsePrevious(previous);
-    if (parsedPrevious === false) return undefined;
-    return { group, member, session, heartbeats, joinedAt, renewedAt, address, previous: parsedPrevious, etag };
-  } catch {
-    return undefined;
-  }
+function parseClaims([group, member, session, heartbeats, joinedAt, renewedAt, address, previous, etag]: unknown[]): MemberTokenClaims | undefined {
+  if (typeof group !== "string" || typeof member !== "string" || typeof session !== "string" || typeof etag !== "string") return undefined;
+  if (!isCount(heartbeats) || heartbeats < 1 || !isCount(joinedAt) || !isCount(renewedAt)) return undefined;
+  if (address !== null && typeof address !== "string") return undefined;
+  const parsedPrevious = parsePrevious(previous);
+  if (parsedPrevious === false) return undefined;
+  return { group, member, session, heartbeats, joinedAt, renewedAt, address, previous: parsedPrevious, etag };
 }
 
 function parsePrevious(value: unknown): ReplacedSession | null | false {
@@ -88,8 +68,4 @@ function parsePrevious(value: unknown): ReplacedSession | null | false {
   const [session, state, at] = value as unknown[];
   if (typeof session !== "string" || (state !== "unreachable" && state !== "leaving") || !isCount(at)) return false;
   return { session, state, at };
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }

@@ -9,9 +9,12 @@ import type { PrimaryView } from "../contract/lease-view.js";
  * is no longer at this elector's address. `epoch-changed`: a renewal was accepted with
  * another epoch than the one held, which only happens when the service lost its state;
  * `elected` with the new epoch follows at once. `resigned`: resign() gave the term up; the
- * lease is released and a new uuid competes, so the next term has a new epoch.
+ * lease is released and a new uuid competes, so the next term has a new epoch. `handover`:
+ * an operator asked for a planned handover (docs/protocol.md#planned-handover); as with
+ * `stopped` the handlers are awaited, then the lease is released with its token (the named
+ * standby takes over at once) and a new uuid competes after T.
  */
-export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed" | "resigned";
+export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed" | "resigned" | "handover";
 
 export interface ElectorEvents {
   /**
@@ -20,7 +23,7 @@ export interface ElectorEvents {
    * names the reason: hand it to the work done for this term.
    */
   elected: { readonly uuid: string; readonly epoch: number; readonly signal: AbortSignal };
-  /** It is no longer primary. Handlers of a `stopped` demotion are awaited before release. */
+  /** It is no longer primary. Handlers of a `stopped` or `handover` demotion are awaited before release. */
   demoted: { readonly reason: DemotionReason; readonly uuid: string; readonly epoch: number };
   /**
    * The primary this elector observes changed (another uuid or epoch, or none). `epoch` is

@@ -13,6 +13,7 @@ import {
   checkOptionalSignal,
   checkOptionalString,
   checkPositiveMs,
+  DEFAULT_RETRY_DELAY_MS,
 } from "./option-checks.js";
 
 export interface PrimaryElectorOptions {
@@ -52,6 +53,12 @@ export interface PrimaryElectorOptions {
    * and docs/operations.md). None by default.
    */
   readonly meter?: ElectorMeter;
+  /**
+   * Announce this participant as a standby while another holds the role (docs/protocol.md#standbys):
+   * about every T/2 one poll is a heartbeat with `announce` instead of a GetPrimary, so that
+   * operators see it (and can name it in a handover). Default true.
+   */
+  readonly announce?: boolean;
 }
 
 /** The options, checked, with every default filled in. */
@@ -62,13 +69,12 @@ export interface ElectorSettings {
   readonly transport: LeaseTransport;
   readonly retryDelayMs: number;
   readonly abortSignal: AbortSignal | undefined;
+  readonly announce: boolean;
   readonly clock: ElectorClock;
   readonly newUuid: () => string;
   readonly random: () => number;
   readonly meter: ElectorMeter | undefined;
 }
-
-const DEFAULT_RETRY_DELAY_MS = 1000;
 
 /** Checks every option where it enters, one rule per `if`, with a message that says what to change. */
 export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSettings {
@@ -95,6 +101,7 @@ export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSe
     newUuid: checkOptionalFunction("newUuid", options.newUuid) ?? randomUUID,
     random: checkOptionalFunction("random", options.random) ?? Math.random,
     meter: checkOptionalMeter(options.meter),
+    announce: checkOptionalBoolean("announce", options.announce) ?? false,
   };
 }
 
@@ -124,4 +131,9 @@ function resolveTransport(options: PrimaryElectorOptions): LeaseTransport {
   // HaClient takes HA_API_KEY when no apiKey is given.
   const apiKey = checkOptionalString("apiKey", options.apiKey);
   return new HaClient({ endpoint, ...(apiKey === undefined ? {} : { apiKey }) });
+}
+
+function checkOptionalBoolean(name: string, value: unknown): boolean | undefined {
+  if (value === undefined || typeof value === "boolean") return value;
+  throw new TypeError(`Expected \`${name}\` to be true or false, got ${typeof value}.`);
 }

@@ -53,7 +53,7 @@ export interface Elected {
 /** How a lead phase ended. `halted`: stop() ended the loop; the term is stop()'s to release. */
 export type LeadEnd =
   | { readonly reason: "rejected" | "revoked"; readonly term: Term; readonly view: LeaseView }
-  | { readonly reason: "lease-expired" | "affinity-lost" | "resigned" | "halted"; readonly term: Term };
+  | { readonly reason: "lease-expired" | "affinity-lost" | "resigned" | "halted" | "handover"; readonly term: Term };
 
 export type AcquireOutcome =
   | { readonly kind: "elected"; readonly elected: Elected }

@@ -4,7 +4,7 @@ import { environmentDefault } from "./environment.js";
 import { HaRequestError } from "./ha-request-error.js";
 import type { HeartbeatBody } from "../contract/heartbeat-body.js";
 import type { HealthView, LeaseView } from "../contract/lease-view.js";
-import { REFUSED_OUTCOME_CODES, type HeartbeatResult, type ReleaseResult } from "../contract/outcomes.js";
+import { REFUSED_OUTCOME_CODES, type HandoverResult, type HeartbeatResult, type ReleaseResult } from "../contract/outcomes.js";
 import type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
 import { MEMBER_REFUSED_CODES, type GroupList, type MemberHeartbeatBody, type MemberHeartbeatResult, type MemberLeaveResult, type MemberList } from "../contract/members.js";
 import { parseAcceptedMemberHeartbeat, parseGroupList, parseMemberAnswer, parseMemberList } from "./member-response-validation.js";
@@ -74,15 +74,11 @@ export class HaClient implements LeaseTransport, MembersTransport {
     this.#timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
   }
 
-  /**
-   * GetPrimary: the live primary of `utype`, or `primary: null`. `standbys: true` adds the
-   * role's standbys seen within T (one more read on the service).
-   */
+  /** GetPrimary: the live primary of `utype`, or `primary: null`; `standbys: true` adds the standbys seen within T. */
   async getPrimary(utype: string, options: CallOptions & { readonly standbys?: boolean } = {}): Promise<LeaseView> {
     const what = `GetPrimary(${checkId("utype", utype)})`;
     const path = `/primary/${utype}`;
-    const query = checkOptionalFlag("standbys", options.standbys) ? "?standbys=true" : "";
-    const answer = await this.#call("GET", `${path}${query}`, undefined, options, what);
+    const answer = await this.#call("GET", options.standbys === true ? `${path}?standbys=true` : path, undefined, options, what);
     if (answer.status !== 200) throw refused(what, answer, this.endpoint, path);
     return parseLeaseView(answer.body, utype, answer.status, what);
   }
@@ -94,7 +90,8 @@ export class HaClient implements LeaseTransport, MembersTransport {
     // Omitted keeps the stored address; null clears it: the difference is sent as given.
     const address = body.address === null ? null : checkOptionalAddress("address", body.address);
     const lease = checkOptionalString("lease", body.lease);
-    const sent = JSON.stringify({ uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }) });
+    const announce = body.announce === true ? { announce: true } : {};
+    const sent = JSON.stringify({ uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }), ...announce });
     const path = `/primary/${utype}`;
     const answer = await this.#call("PUT", path, sent, options, what);
     if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedHeartbeat(answer.body, utype, uuid, answer.status, what) };
@@ -125,15 +122,35 @@ export class HaClient implements LeaseTransport, MembersTransport {
   }
 
   /**
+   * A planned handover (docs/protocol.md#planned-handover): asks the primary of `utype` to
+   * step down, to the standby `to` names (its uuid or address) or to any. `requested`: the
+   * request stands (202); `no-primary` and `no-such-standby` (409) change nothing, the
+   * latter with the standbys known. The handover itself happens at the holder's next renewal.
+   */
+  async handover(utype: string, options: CallOptions & { readonly to?: string } = {}): Promise<HandoverResult> {
+    const what = `Handover(${checkId("utype", utype)})`;
+    const to = checkOptionalString("to", options.to);
+    const path = `/primary/${utype}/handover`;
+    const answer = await this.#call("POST", path, JSON.stringify(to === undefined ? {} : { to }), options, what);
+    if (answer.status === 202) return { outcome: "requested", view: parseLeaseView(answer.body, utype, answer.status, what) };
+    if (answer.status === 409) {
+      const code = parseErrorBody(answer.body)?.code;
+      const view = parseLeaseView(answer.body, utype, answer.status, what);
+      if (code === "NoPrimary") return { outcome: "no-primary", view };
+      if (code === "NoSuchStandby") return { outcome: "no-such-standby", view, standbys: view.standbys ?? [] };
+      if (code === "Conflict") return { outcome: "conflict", view };
+    }
+    throw refused(what, answer, this.endpoint, path);
+  }
+
+  /**
    * Name resolving: the live primary of every utype. `standbys: true` adds each role's
-   * standbys; `vacant: true` adds the roles that had a primary and have none now, each with
-   * `vacantSince`.
+   * standbys; `vacant: true` adds the roles that had a primary and have none now (`vacantSince`).
    */
   async listPrimaries(options: CallOptions & { readonly standbys?: boolean; readonly vacant?: boolean } = {}): Promise<LeaseView[]> {
     const what = "ListPrimaries";
-    const flags = (["standbys", "vacant"] as const).filter((name) => checkOptionalFlag(name, options[name]));
-    const query = flags.length === 0 ? "" : `?${flags.map((name) => `${name}=true`).join("&")}`;
-    const answer = await this.#call("GET", `/primary${query}`, undefined, options, what);
+    const query = [options.standbys === true ? "standbys=true" : "", options.vacant === true ? "vacant=true" : ""].filter((part) => part !== "").join("&");
+    const answer = await this.#call("GET", query === "" ? "/primary" : `/primary?${query}`, undefined, options, what);
     if (answer.status !== 200) throw refused(what, answer, this.endpoint, "/primary");
     return parsePrimaryList(answer.body, answer.status, what);
   }
@@ -252,10 +269,4 @@ function refused(what: string, answer: Answer, endpoint: string, path: string): 
     return new HaRequestError(`${what}: unexpected ${answer.status} response without the contract's error body.`, "UnexpectedResponse", answer.status, options);
   }
   return new HaRequestError(`${what}: ${answer.status} ${error.code}: ${error.message}`, error.code, answer.status, options);
-}
-
-/** An optional boolean option: true, false or absent (false). */
-function checkOptionalFlag(name: string, value: unknown): boolean {
-  if (value === undefined || typeof value === "boolean") return value === true;
-  throw new TypeError(`Expected \`${name}\` to be true or false (got ${JSON.stringify(value)}).`);
 }

@@ -26,8 +26,8 @@ export type {
 } from "../contract/members.js";
 export type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
 export type { HeartbeatBody } from "../contract/heartbeat-body.js";
-export type { HealthView, LeaseView, PrimaryList, PrimaryView } from "../contract/lease-view.js";
-export type { HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
+export type { HandoverView, HealthView, LeaseView, PrimaryList, PrimaryView, StandbyView } from "../contract/lease-view.js";
+export type { HandoverResult, HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
 export type { ErrorCode } from "../contract/error-codes.js";
 export type { LeaseTiming } from "../contract/timing.js";
 export { CorruptedMessageError } from "./corrupted-message-error.js";

@@ -64,3 +64,30 @@ function rethrowLater(error: unknown): void {
     throw error;
   });
 }
+
+/**
+ * The registry of an SDK object that has an `error` event (the elector, the member session,
+ * the members watcher): a handler that throws is reported through `error`; with no `error`
+ * listener, or when an `error` handler itself throws (feeding it back would loop), it is
+ * rethrown asynchronously, as Node's EventEmitter would: never dropped.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- interfaces have no index signature
+export class ReportingListeners<Events extends Record<keyof Events, any> & { error: Error }> extends Listeners<Events> {
+  constructor() {
+    super((error, event) => {
+      if (event === "error" || this.count("error") === 0) return false;
+      void this.emit("error", asError(error) as Events["error"]);
+      return true;
+    });
+  }
+
+  /** Tells the `error` listeners, if there are any (a failed call is no crash: nobody listening is fine). */
+  report(error: unknown): void {
+    if (this.count("error") > 0) void this.emit("error", asError(error) as Events["error"]);
+  }
+}
+
+/** Anything thrown, as an Error. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

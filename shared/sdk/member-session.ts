@@ -2,11 +2,12 @@ import { randomUUID } from "node:crypto";
 import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import type { MemberAnswer, MemberHeartbeatBody, MemberHeartbeatResult, MembersTiming } from "../contract/members.js";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
-import { Listeners } from "./listeners.js";
+import { heartbeatBudgetMs, releaseBudgetMs } from "./budgets.js";
+import { ReportingListeners } from "./listeners.js";
 import { isServiceAnswer, isServiceDown } from "./service-down.js";
 import { membersTransportOf } from "./members-transport-option.js";
 import type { MembersTransport } from "./members-transport.js";
-import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionalSignal, checkPositiveMs } from "./option-checks.js";
+import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionalSignal, checkPositiveMs, DEFAULT_RETRY_DELAY_MS } from "./option-checks.js";
 
 /**
  * Why a session is over. `replaced`: another session of this member took the row (ours had
@@ -59,7 +60,6 @@ type Role =
   | { readonly kind: "joined"; readonly session: string; readonly token: string; readonly acceptedSentAt: number }
   | { readonly kind: "stopping" | "stopped"; readonly session: string };
 
-const DEFAULT_RETRY_DELAY_MS = 1000;
 /** Goodbyes that lose a race to our own heartbeat are sent again, at most this many times. */
 const GOODBYE_ATTEMPTS = 3;
 
@@ -84,11 +84,7 @@ export class MemberSession {
   readonly #newSession: () => string;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
-  readonly #listeners = new Listeners<MemberSessionEvents>((error, event) => {
-    if (event === "error" || this.#listeners.count("error") === 0) return false;
-    void this.#listeners.emit("error", asError(error));
-    return true;
-  });
+  readonly #listeners = new ReportingListeners<MemberSessionEvents>();
 
   #role: Role = { kind: "idle" };
   #timing: MembersTiming | undefined;
@@ -193,7 +189,7 @@ export class MemberSession {
         const left = await this.#transport.leaveGroup(this.group, this.member, session, { timeoutInMs: this.#goodbyeBudget() });
         if (left.outcome !== "conflict") return;
       } catch (error) {
-        this.#report(asError(error));
+        this.#report(error);
         return;
       }
     }
@@ -223,7 +219,7 @@ export class MemberSession {
     const controller = new AbortController();
     const call = this.#call(controller, budget, (options) => this.#transport.memberHeartbeat(this.group, this.member, body, options))
       .then((outcome) => this.#settle(role.session, sentAt, outcome))
-      .catch((error: unknown) => this.#report(asError(error)))
+      .catch((error: unknown) => this.#report(error))
       .finally(() => {
         if (joining) this.#joinsInFlight -= 1;
         this.#inflight.delete(controller);
@@ -344,23 +340,23 @@ export class MemberSession {
     try {
       return { value: await send({ timeoutInMs: Math.max(1, Math.ceil(budgetMs)), abortSignal: controller.signal }) };
     } catch (error) {
-      if (!controller.signal.aborted) this.#report(asError(error));
+      if (!controller.signal.aborted) this.#report(error);
       return { error };
     }
   }
 
-  /** As the elector's: half of T − I, but at least I (the retry delay before the first answer). */
+  /** As the elector's heartbeat (budgets.ts). */
   #heartbeatBudget(): number {
-    if (this.#timing === undefined) return this.#retryDelayMs;
-    return Math.max(this.#timing.intervalMs, (this.#timing.timeoutMs - this.#timing.intervalMs) / 2);
+    return heartbeatBudgetMs(this.#timing, this.#retryDelayMs);
   }
 
+  /** As the elector's release (budgets.ts). */
   #goodbyeBudget(): number {
-    return this.#timing === undefined ? this.#retryDelayMs : this.#timing.timeoutMs - this.#timing.intervalMs;
+    return releaseBudgetMs(this.#timing, this.#retryDelayMs);
   }
 
-  #report(error: Error): void {
-    if (this.#listeners.count("error") > 0) void this.#listeners.emit("error", error);
+  #report(error: unknown): void {
+    this.#listeners.report(error);
   }
 }
 
@@ -369,6 +365,3 @@ function endedReason(answer: MemberAnswer, session: string): LostReason {
   return answer.member !== null && answer.member.session !== session ? "replaced" : "ended";
 }
 
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}

@@ -1,9 +1,9 @@
 import type { MemberList, MembersTiming, MemberState, MemberView } from "../contract/members.js";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
-import { Listeners } from "./listeners.js";
+import { ReportingListeners } from "./listeners.js";
 import { membersTransportOf } from "./members-transport-option.js";
 import type { MembersTransport } from "./members-transport.js";
-import { checkId, checkOptionalFunction, checkOptionalSignal, checkPositiveMs } from "./option-checks.js";
+import { checkId, checkOptionalFunction, checkOptionalSignal, checkPositiveMs, DEFAULT_RETRY_DELAY_MS } from "./option-checks.js";
 
 /** One state change of one session, as a watcher saw it. `removed`: the sweeper deleted its row. */
 export interface MemberEvent {
@@ -47,7 +47,6 @@ export interface MembersWatcherOptions {
 
 /** Polls are I·(1 ± JITTER/2) apart, so that watchers started together do not poll together. */
 const JITTER = 0.2;
-const DEFAULT_RETRY_DELAY_MS = 1000;
 
 /** What the watcher last told about a member: its session, and the state it reported with that session's heartbeat count then. */
 interface Known {
@@ -89,11 +88,7 @@ export class MembersWatcher {
   readonly #wallClock: () => number;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
-  readonly #listeners = new Listeners<MembersWatcherEvents>((error, event) => {
-    if (event === "error" || this.#listeners.count("error") === 0) return false;
-    void this.#listeners.emit("error", asError(error));
-    return true;
-  });
+  readonly #listeners = new ReportingListeners<MembersWatcherEvents>();
   readonly #known = new Map<string, Known>();
   #members: readonly MemberView[] = [];
   #timing: MembersTiming | undefined;
@@ -181,7 +176,7 @@ export class MembersWatcher {
       // machine or a slow network never saw an answer at all.
       list = await this.#transport.listMembers(this.group, { timeoutInMs: Math.ceil(this.#timing?.timeoutMs ?? this.#retryDelayMs), abortSignal: controller.signal });
     } catch (error) {
-      if (!controller.signal.aborted) this.#report(asError(error));
+      if (!controller.signal.aborted) this.#report(error);
       return;
     } finally {
       if (this.#inflight === controller) this.#inflight = undefined;
@@ -253,11 +248,8 @@ export class MembersWatcher {
     emit(EVENT_OF[view.state], view.member, known, view.state);
   }
 
-  #report(error: Error): void {
-    if (this.#listeners.count("error") > 0) void this.#listeners.emit("error", error);
+  #report(error: unknown): void {
+    this.#listeners.report(error);
   }
 }
 
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}

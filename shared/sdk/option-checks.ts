@@ -5,6 +5,9 @@
 
 import { addressLength, hasControlCharacter, ID_PATTERN, isDotSegment, MAX_ADDRESS_LENGTH } from "../contract/input-rules.js";
 
+/** The SDK's wait before its first answer tells it I (`retryDelayInMs`), for every SDK object alike. */
+export const DEFAULT_RETRY_DELAY_MS = 1000;
+
 function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
   if (typeof value === "number" || typeof value === "boolean" || value === null || value === undefined) return String(value);
@@ -58,6 +61,14 @@ export function checkPositiveMs(name: string, value: unknown, fallback: number):
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
     throw new TypeError(`Expected \`${name}\` to be a positive number of milliseconds, got ${describe(value)}.`);
+  }
+  return value;
+}
+
+export function checkNonNegativeMs(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`Expected \`${name}\` to be 0 or a positive number of milliseconds, got ${describe(value)}.`);
   }
   return value;
 }

@@ -13,10 +13,11 @@ import type { LeaseView } from "../contract/lease-view.js";
 import type { LeaseTiming } from "../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "./lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
-import { Listeners } from "./listeners.js";
+import { ReportingListeners } from "./listeners.js";
 import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "./poll-delays.js";
-import { checkId } from "./option-checks.js";
+import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
+import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -53,16 +54,7 @@ export class PrimaryElector {
   readonly #random: () => number;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
-  /**
-   * A throwing handler is reported through `error`. With no `error` listener, or when an
-   * `error` handler itself throws (feeding it back would loop), Listeners rethrows it
-   * asynchronously, as Node's EventEmitter would: never dropped.
-   */
-  readonly #listeners = new Listeners<ElectorEvents>((error, event) => {
-    if (event === "error" || this.#listeners.count("error") === 0) return false;
-    void this.#listeners.emit("error", asError(error));
-    return true;
-  });
+  readonly #listeners = new ReportingListeners<ElectorEvents>();
   readonly #stats = new ElectorStatistics();
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
@@ -84,6 +76,13 @@ export class PrimaryElector {
   #unobserve: (() => void) | undefined;
   /** Aborted by resign(): ends the lead phase of the term held. A new one for every acquired term. */
   #resignation = new AbortController();
+  /** The cool-down the last resign() asked for: how long after its release this elector only watches. */
+  #resignCooldownMs = 0;
+  /** No acquire or takeover before this time (monotonic): a resign()'s cool-down. Polls go on. */
+  #competeAt = Number.NEGATIVE_INFINITY;
+  readonly #announce: boolean;
+  /** The uuid last announced as a standby, and when (monotonic): see #announceDue. */
+  #announced: { readonly uuid: string; readonly at: number } | undefined;
 
   constructor(options: PrimaryElectorOptions) {
     const settings = resolveElectorOptions(options);
@@ -96,6 +95,7 @@ export class PrimaryElector {
     this.#random = settings.random;
     this.#retryDelayMs = settings.retryDelayMs;
     this.#abortSignal = settings.abortSignal;
+    this.#announce = settings.announce;
     this.#meter = settings.meter;
     this.#uuid = checkId("newUuid()", this.#newUuid());
     this.membership =
@@ -161,7 +161,7 @@ export class PrimaryElector {
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
     this.#stats.startClock(this.#clock.now());
     if (this.#meter !== undefined) this.#unobserve = observeElectorStats(this.#meter, this.utype, () => this.stats());
-    this.#loop = this.#run().catch((error: unknown) => this.#report(asError(error)));
+    this.#loop = this.#run().catch((error: unknown) => this.#report(error));
     this.membership?.start();
     return this;
   }
@@ -173,9 +173,16 @@ export class PrimaryElector {
    * included, holds a new epoch: for work that must never run twice under one fencing
    * token (`ha-module run` after it stopped its command). Returns false, and does nothing,
    * when no term is held (or stop() is under way).
+   *
+   * `cooldownMs`: after the release, the new incarnation only watches (GetPrimary every I,
+   * `primaryChanged` as usual) and neither acquires nor takes over for that long, so that a
+   * standby wins the role: for a primary whose work stalled (`ha-module run --health-cmd`).
+   * 0 (the default) competes again at once.
    */
-  resign(): boolean {
+  resign(options: { readonly cooldownMs?: number } = {}): boolean {
+    const cooldownMs = checkNonNegativeMs("cooldownMs", options.cooldownMs, 0);
     if (this.#termHeldNow() === undefined || this.#resignation.signal.aborted) return false;
+    this.#resignCooldownMs = cooldownMs;
     this.#resignation.abort();
     return true;
   }
@@ -249,7 +256,8 @@ export class PrimaryElector {
         this.#role = { kind: "releasing", term: elected.term };
         return;
       }
-      const next = this.#afterTerm(await this.#lead(elected));
+      const end = await this.#lead(elected);
+      const next = end.reason === "handover" ? await this.#handOver(end.term) : this.#afterTerm(end);
       if (next === undefined || this.#halt.signal.aborted) return;
       start = next;
     }
@@ -262,23 +270,17 @@ export class PrimaryElector {
   async #follow(start: FollowStart): Promise<Elected | undefined> {
     const halt = this.#halt.signal;
     let { pollAt, takeoverAt } = start;
-    // True while this uuid may hold a term this elector does not lead: an acquire of it
-    // went unanswered (it may have landed), was accepted too late, or an answer named it.
-    // Such a uuid is kept only while the service shows it as the live primary (then the
-    // next acquire renews it: the fast recovery); an answer showing another primary or
-    // none draws a new uuid. If its term ended unseen it must never start another
-    // (docs/protocol.md#ended-uuids), and the service remembers only the last 8 ended uuids. (A takeover is armed
-    // only by an answer showing another primary, so it never sends such a uuid.)
+    // Whether this uuid may hold a term this elector does not lead (see judgeUuid).
     let unconfirmed = false;
-    const judgeUuid = (view: LeaseView): void => {
-      if (view.primary?.uuid === this.#uuid) {
-        unconfirmed = true;
-      } else if (unconfirmed) {
-        this.#uuid = this.#newUuid();
-        unconfirmed = false;
-      }
+    const judge = (event: UuidEvent): void => {
+      const judgement = judgeUuid(unconfirmed, event);
+      unconfirmed = judgement.unconfirmed;
+      if (judgement.drawNew) this.#uuid = this.#newUuid();
     };
+    const shown = (view: LeaseView): UuidEvent => ({ kind: "shown", holder: view.primary === null ? "none" : view.primary.uuid === this.#uuid ? "self" : "other" });
     for (;;) {
+      // A resign()'s cool-down holds back a takeover (it only watches until then).
+      if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
       // Retry-After holds back the takeover too: the service said it would refuse it.
       const wakeAt = Math.max(takeoverAt === undefined ? pollAt : Math.min(pollAt, takeoverAt), this.#notBefore);
       await sleep(this.#clock, wakeAt - this.#clock.now(), halt);
@@ -300,6 +302,9 @@ export class PrimaryElector {
       if (takeoverAt !== undefined && this.#clock.now() >= takeoverAt) {
         takeoverAt = undefined;
         attempt = await this.#acquire();
+      } else if (this.#announceDue()) {
+        // A standby's announcement: a heartbeat that, refused, records it (docs/protocol.md#standbys).
+        attempt = await this.#acquire(true);
       } else {
         // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
         const takeoverAlarm = new DeadlineAlarm(this.#clock);
@@ -312,31 +317,30 @@ export class PrimaryElector {
           continue;
         }
         this.#observe(view);
-        judgeUuid(view);
-        pollAt = startedAt + view.intervalMs * stretch;
+        judge(shown(view));
+        pollAt = startedAt + (handoverFor(view, this.#uuid) ? fastPollMs(view) : view.intervalMs * stretch);
         takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
-        if (view.primary === null || view.primary.uuid === this.#uuid) attempt = await this.#acquire();
+        if (view.primary === null || view.primary.uuid === this.#uuid) {
+          if (this.#clock.now() >= this.#competeAt) attempt = await this.#acquire();
+          else pollAt = Math.min(pollAt, this.#competeAt);
+        }
       }
       switch (attempt?.kind) {
         case "elected":
           return attempt.elected;
         case "refused":
-          if (attempt.ended) {
-            // This uuid's term ended (an earlier acquire of ours landed and was revoked or
-            // taken over, or a release retired it): compete on as a new incarnation.
-            this.#uuid = this.#newUuid();
-            unconfirmed = false;
-          } else {
-            judgeUuid(attempt.view);
-          }
+          // Ended: an earlier acquire of ours landed and was revoked or taken over, or a
+          // release retired it: compete on as a new incarnation.
+          judge(attempt.ended ? { kind: "ended" } : shown(attempt.view));
           takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#clock.now());
+          if (handoverFor(attempt.view, this.#uuid)) pollAt = Math.min(pollAt, startedAt + fastPollMs(attempt.view));
           break;
         case "too-late":
-          unconfirmed = true;
+          judge({ kind: "too-late" });
           pollAt = this.#clock.now();
           break;
         case "unanswered":
-          unconfirmed = true;
+          judge({ kind: "unanswered" });
           pollAt = this.#afterFailure(pollAt, startedAt);
           break;
       }
@@ -350,15 +354,15 @@ export class PrimaryElector {
    * stop() waits for its answer (bounded by its budget) to release what it got, with the
    * token. Accepted after stop(): no `elected`, only the release.
    */
-  async #acquire(): Promise<AcquireOutcome> {
+  async #acquire(announce = false): Promise<AcquireOutcome> {
     const sentAt = this.#clock.now();
     const uuid = this.#uuid;
     this.#role = { kind: "acquiring" };
-    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), NEVER_ABORTED, (options) =>
-      this.#transport.heartbeat(this.utype, { uuid, address: this.address ?? null }, options),
-    );
+    const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce } : { uuid, address: this.address ?? null };
+    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), NEVER_ABORTED, (options) => this.#transport.heartbeat(this.utype, body, options));
     this.#role = { kind: "following" };
     if (result === undefined) return { kind: "unanswered" };
+    if (announce) this.#announced = { uuid, at: sentAt };
     const epoch = epochHeldBy(result.view, uuid);
     if (result.outcome === "accepted" && epoch === undefined) {
       this.#fail(acceptedForAnother(this.utype));
@@ -444,6 +448,8 @@ export class PrimaryElector {
         term.deadline = sentAt + (result.view.timeoutMs - result.view.intervalMs);
         renewAt = sentAt + result.view.intervalMs;
         alarm.arm(term.deadline);
+        // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
+        if (result.view.handover?.phase === "pending" && this.#role.kind === "leading") return { reason: "handover", term };
         if (this.affinity !== undefined && this.#role.kind === "leading") {
           const holds = await this.#affinityHolds(this.affinity, Math.max(1, term.deadline - this.#clock.now()), wake, true);
           const afterAffinity = ended();
@@ -475,6 +481,43 @@ export class PrimaryElector {
     void this.#listeners.emit("demoted", { reason: "epoch-changed", uuid: old.uuid, epoch: old.epoch });
     void this.#listeners.emit("elected", { uuid: term.uuid, epoch, signal: term.ended.signal });
     return term;
+  }
+
+  /**
+   * A planned handover (docs/protocol.md#planned-handover): the holder steps down exactly as
+   * stop() does — no longer primary at once, the term's signal aborted, `demoted`
+   * {reason: "handover"} with its handlers awaited (no renewal meanwhile: the work must end
+   * within the time left, as `run` ends its command before the deadline) — then releases with
+   * its token, awaited, so that the named standby takes over at once. A new uuid then only
+   * watches for T (the resign cool-down), so that a handover to any goes to a standby rather
+   * than back to this process. Undefined when stop() came meanwhile (the release is done).
+   */
+  async #handOver(term: Term): Promise<FollowStart | undefined> {
+    this.#role = { kind: "releasing", term };
+    this.#uuid = this.#newUuid();
+    this.#stats.demoted();
+    term.ended.abort(new TermEndedError("handover", term.uuid, term.epoch));
+    await this.#listeners.emit("demoted", { reason: "handover", uuid: term.uuid, epoch: term.epoch });
+    try {
+      const released = await this.#transport.release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs), lease: term.lease });
+      this.#observe(released.view);
+    } catch (error) {
+      this.#fail(error);
+    }
+    // Released (or tried): nothing is left for stop() to release.
+    this.#role = this.#halt.signal.aborted ? { kind: "releasing", term: undefined } : { kind: "following" };
+    if (this.#halt.signal.aborted) return undefined;
+    const now = this.#clock.now();
+    this.#competeAt = now + (this.#timing?.timeoutMs ?? 0);
+    return { pollAt: now, takeoverAt: undefined };
+  }
+
+  /** A standby announces itself on its first poll as this uuid and about every T/2 after; never while it may not compete. */
+  #announceDue(): boolean {
+    if (!this.#announce || this.#clock.now() < this.#competeAt) return false;
+    const last = this.#announced;
+    if (last === undefined || last.uuid !== this.#uuid) return true;
+    return this.#timing !== undefined && this.#clock.now() - last.at >= this.#timing.timeoutMs / 2;
   }
 
   /**
@@ -515,6 +558,7 @@ export class PrimaryElector {
     }
     void this.#listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
     const now = this.#clock.now();
+    if (reason === "resigned") this.#competeAt = now + this.#resignCooldownMs;
     if (!refused) return { pollAt: now, takeoverAt: undefined };
     this.#observe(end.view);
     return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
@@ -572,12 +616,23 @@ export class PrimaryElector {
     if (isRefusal(error)) this.#refusals += 1;
     const retryAfterMs = retryAfterOf(error);
     if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#clock.now() + retryAfterMs);
-    this.#report(asError(error));
+    this.#report(error);
   }
 
-  #report(error: Error): void {
-    if (this.#listeners.count("error") > 0) void this.#listeners.emit("error", error);
+  #report(error: unknown): void {
+    this.#listeners.report(error);
   }
+}
+
+/** A pending handover to this uuid or to any: the standby polls fast so that the gap after the release stays far below I. */
+function handoverFor(view: LeaseView, uuid: string): boolean {
+  const handover = view.handover;
+  return handover !== null && handover !== undefined && handover.phase === "pending" && (handover.to === null || handover.to === uuid);
+}
+
+/** A standby's poll while a handover to it (or to any) is pending: max(50 ms, I/10), never more than T. */
+function fastPollMs(view: LeaseTiming): number {
+  return Math.min(view.timeoutMs, Math.max(50, view.intervalMs / 10));
 }
 
 /** The signal of a call that only its own budget ends (see #acquire). */
@@ -588,6 +643,3 @@ function acceptedForAnother(utype: string): CorruptedMessageError {
   return new CorruptedMessageError(`UpdateHeartBeat(${utype}): corrupted message (the accepted heartbeat names another primary).`, 200);
 }
 
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}

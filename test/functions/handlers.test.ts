@@ -249,6 +249,8 @@ describe("handlers over a store that is down", () => {
     ["PUT", "/primary/scheduler", { uuid: "a" }],
     ["DELETE", "/primary/scheduler?uuid=a", undefined],
     ["GET", "/primary", undefined],
+    ["POST", "/primary/scheduler/handover", {}],
+    ["GET", "/primary/scheduler?standbys=true", undefined],
   ])("%s %s answers 503 StoreUnavailable with no store detail", async (method, path, body) => {
     const warnings: unknown[] = [];
     const context = new InvocationContext({ logHandler: (_level, ...args) => warnings.push(...args) });

@@ -30,7 +30,7 @@ describe("HaClient against the real service", () => {
   afterAll(() => host.close());
 
   it("acquires, renews on the fast path, refuses a second holder with a typed outcome, and releases", async () => {
-    expect(await client.getPrimary("svc-a")).toEqual({ utype: "svc-a", primary: null, epoch: 0, ...timing });
+    expect(await client.getPrimary("svc-a")).toEqual({ utype: "svc-a", primary: null, epoch: 0, ...timing, handover: null });
     const first = await client.heartbeat("svc-a", { uuid: "u1", address: "10.0.0.1:80" });
     expect(first.outcome).toBe("accepted");
     if (first.outcome !== "accepted") return;
@@ -302,7 +302,7 @@ describe("HaClient refuses answers it cannot trust", () => {
       return { status: 409, body: view("scheduler", { error: { code: "Conflict", message: "lost" } }) };
     };
     const result = await new HaClient({ endpoint, apiKey: "k1" }).heartbeat("scheduler", { uuid: "me", address: "h:1", lease: "tok" });
-    expect(result).toEqual({ outcome: "conflict", view: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(result).toEqual({ outcome: "conflict", view: { utype: "scheduler", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000, handover: null } });
     expect(seen).toEqual({ method: "PUT", url: "/api/primary/scheduler", key: "k1" });
   });
 

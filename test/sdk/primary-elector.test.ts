@@ -757,6 +757,68 @@ describe("PrimaryElector and the end of a term (docs/protocol.md)", () => {
     expect(elector.epoch).toBe(5);
   });
 
+  describe("resign({ cooldownMs }): step down, watch, and compete again only after the cool-down", () => {
+    const COOLDOWN = 3 * I;
+
+    /** Primary at epoch 4, resigned with the cool-down, release answered; returns at the first poll after it. */
+    const resigned = async (ctx: ReturnType<typeof setup>): Promise<void> => {
+      await ctx.becomePrimary(4);
+      expect(ctx.elector.resign({ cooldownMs: COOLDOWN })).toBe(true);
+      await ctx.clock.advance(0);
+      await ctx.answer(ctx.transport.take("release"), { outcome: "released", view: leaseView(UTYPE, null) });
+    };
+
+    it("keeps polling while nobody holds the role, and acquires only once the cool-down is over", async () => {
+      const ctx = setup();
+      await resigned(ctx);
+      const resignedAt = ctx.clock.now();
+      const changes: unknown[] = [];
+      ctx.elector.on("primaryChanged", (payload) => void changes.push(payload.primary?.uuid ?? null));
+      // The first poll, at once: another primary shows (it watches), then polls every I.
+      await ctx.answer(ctx.transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "standby", epoch: 5, expiresInMs: 4500 })));
+      ctx.transport.expectIdle();
+      await ctx.clock.advance(I);
+      // Nobody holds it now, yet no acquire before the cool-down is over.
+      while (ctx.clock.now() < resignedAt + COOLDOWN) {
+        await ctx.answer(ctx.transport.take("getPrimary"), leaseView(UTYPE, null));
+        ctx.transport.expectIdle();
+        await ctx.clock.advance(Math.min(I, resignedAt + COOLDOWN - ctx.clock.now()));
+      }
+      expect(changes).toEqual(["standby", null]);
+      await ctx.answer(ctx.transport.take("getPrimary"), leaseView(UTYPE, null));
+      const put = ctx.transport.take("heartbeat");
+      expect(put.request?.uuid).toBe("uuid-2");
+      expect(ctx.clock.now()).toBe(resignedAt + COOLDOWN);
+    });
+
+    it("holds a takeover of an expiring lease back until the cool-down is over, polling every I meanwhile", async () => {
+      const ctx = setup();
+      await resigned(ctx);
+      const competeAt = ctx.clock.now() + COOLDOWN;
+      const expiring = leaseView(UTYPE, primaryView({ uuid: "standby", epoch: 5, expiresInMs: 100 }));
+      await ctx.answer(ctx.transport.take("getPrimary"), expiring);
+      // The lease it saw expires 101 ms later, but the takeover waits for the cool-down; the polls go on every I.
+      for (let poll = 1; poll < COOLDOWN / I; poll += 1) {
+        await ctx.clock.advance(I);
+        await ctx.answer(ctx.transport.take("getPrimary"), expiring);
+        ctx.transport.expectIdle();
+      }
+      await ctx.clock.advance(competeAt - ctx.clock.now() - 1);
+      ctx.transport.expectIdle();
+      await ctx.clock.advance(1);
+      expect(ctx.transport.take("heartbeat").request?.uuid).toBe("uuid-2");
+    });
+
+    it("refuses a cool-down that is not 0 or a positive number of milliseconds, and then changes nothing", async () => {
+      const ctx = setup();
+      await ctx.becomePrimary(4);
+      for (const cooldownMs of [-1, Number.NaN, Number.POSITIVE_INFINITY, "5000"]) {
+        expect(() => ctx.elector.resign({ cooldownMs: cooldownMs as number })).toThrow(/Expected `cooldownMs` to be 0 or a positive number of milliseconds/);
+      }
+      expect(ctx.elector.isPrimary()).toBe(true);
+    });
+  });
+
   describe("a follower whose acquire went unanswered (it may hold a term it never heard of)", () => {
     const unavailable = new HaRequestError("UpdateHeartBeat(scheduler): 503 StoreUnavailable", "StoreUnavailable", 503);
     /** start() → GetPrimary "none" → the acquire of uuid-1 fails; returns at the next poll. */

@@ -76,6 +76,92 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
     const serviceOver = (store: LeaseStore, clock: FakeClock, warn: (message: string) => void = () => {}): LeaseService =>
       new LeaseService({ store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, warn });
 
+    describe("a planned handover", () => {
+      it("goes to the named standby at once and only to it, through announce, request, renewal, proven release", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const utype = "handover";
+        const a = await service.heartbeat({ utype, uuid: "a", address: "host-a:1" });
+        // Two standbys announce themselves on refused polls; one more poll without the flag writes nothing.
+        expect((await service.heartbeat({ utype, uuid: "b", address: "host-b:1", announce: true })).outcome).toBe("held");
+        await clock.advance(100);
+        expect((await service.heartbeat({ utype, uuid: "c", address: "host-c:1", announce: true })).outcome).toBe("held");
+        const shown = await service.getPrimary(utype, undefined, { standbys: true });
+        expect(shown.standbys?.map((standby) => standby.uuid)).toEqual(["b", "c"]);
+        expect(shown.standbys?.[0]).toEqual({ uuid: "b", address: "host-b:1", seenAt: new Date(WALL_START).toISOString() });
+
+        expect((await service.handover(utype, "nobody")).outcome).toBe("no-such-standby");
+        // Named by its address.
+        const requested = await service.handover(utype, "host-b:1");
+        expect(requested).toMatchObject({ outcome: "requested", view: { primary: { uuid: "a" }, handover: { to: "b", phase: "pending" } } });
+
+        // The holder's token no longer matches the entry: its renewal is decided on it and shows the handover.
+        await clock.advance(200);
+        const renewal = await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) });
+        expect(renewal).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "a" }, handover: { to: "b", phase: "pending" } } });
+        // Its next renewal too (no fast path while pending), still within T of the request.
+        const again = await service.heartbeat({ utype, uuid: "a", lease: leaseOf(renewal) });
+        expect(again).toMatchObject({ outcome: "accepted", view: { handover: { to: "b" } } });
+
+        // It steps down: a proven release reserves the role for b.
+        const released = await service.release({ utype, uuid: "a", lease: leaseOf(again) });
+        expect(released).toMatchObject({ outcome: "released", view: { primary: null, handover: { to: "b", phase: "reserved" } } });
+        expect((await service.heartbeat({ utype, uuid: "c" })).outcome).toBe("held");
+        const taken = await service.heartbeat({ utype, uuid: "b", address: "host-b:1" });
+        expect(taken).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "b", epoch: 2 }, handover: null } });
+        // The new holder's renewal is one write again (no handover pending).
+        const counted = new CountingStore(store);
+        await serviceOver(counted, clock).heartbeat({ utype, uuid: "b", lease: leaseOf(taken) });
+        expect(counted.calls).toEqual(["renew"]);
+        // b holds: it is no standby any more; c still is.
+        expect((await service.getPrimary(utype, undefined, { standbys: true })).standbys?.map((standby) => standby.uuid)).toEqual(["c"]);
+      });
+
+      it("refuses the holder's renewals after the request + T when it never steps down, and lets anyone take over after the release + T", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const utype = "stubborn";
+        let token = leaseOf(await service.heartbeat({ utype, uuid: "a" }));
+        expect((await service.handover(utype, undefined)).outcome).toBe("requested");
+        for (let step = 0; step < 4; step++) {
+          await clock.advance(1000);
+          token = leaseOf(await service.heartbeat({ utype, uuid: "a", lease: token }));
+        }
+        await clock.advance(1001);
+        expect((await service.heartbeat({ utype, uuid: "a", lease: token })).outcome).toBe("revoked");
+        // Its lease runs out from its last accepted renewal, as a revoke's does.
+        expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("held");
+        await clock.advance(T);
+        expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("accepted");
+        expect((await service.handover("never-held", undefined)).outcome).toBe("no-primary");
+      });
+
+      it("lists vacant roles with since when, and standbys, only when asked", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const a = await service.heartbeat({ utype: "released-role", uuid: "a" });
+        await service.heartbeat({ utype: "expired-role", uuid: "x" });
+        await service.heartbeat({ utype: "live-role", uuid: "l" });
+        await service.heartbeat({ utype: "live-role", uuid: "s", address: "s:1", announce: true });
+        await service.release({ utype: "released-role", uuid: "a", lease: leaseOf(a) });
+        const releasedAt = clock.now();
+        await clock.advance(T + 1);
+        await service.heartbeat({ utype: "live-role", uuid: "l" });
+        await service.heartbeat({ utype: "live-role", uuid: "s", address: "s:1", announce: true });
+        expect((await service.listPrimaries()).map((view) => view.utype)).toEqual(["live-role"]);
+        const all = await service.listPrimaries(undefined, { vacant: true, standbys: true });
+        expect(all.map((view) => [view.utype, view.vacantSince ?? null])).toEqual([
+          ["expired-role", new Date(WALL_START + T).toISOString()],
+          ["live-role", null],
+          ["released-role", new Date(releasedAt).toISOString()],
+        ]);
+        expect(all.find((view) => view.utype === "live-role")?.standbys).toEqual([{ uuid: "s", address: "s:1", seenAt: new Date(clock.now()).toISOString() }]);
+      });
+    });
+
     describe("an entry deleted behind the service", () => {
       it("is not granted again at a lower epoch, nor before the deleted term could have run out", async () => {
         const { store, deleteEntry } = await target.createStore();

@@ -257,6 +257,45 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       expect(byEpoch(await store.readTerms("scheduler"))).toEqual(terms);
     });
 
+    it("round-trips a pending handover (to a standby or to any); a replace without it drops it; a renewal keeps it", async () => {
+      await fresh();
+      const pending = lease({ handover: { to: "standby-2", requestedAt: 1_763_632_800_456 } });
+      const created = await store.create(pending);
+      const read = await store.read("scheduler");
+      expect(read?.handover).toEqual({ to: "standby-2", requestedAt: 1_763_632_800_456 });
+      const renewed = await store.renew("scheduler", { renewedAt: 1_763_632_801_000 }, created.ok ? created.etag : "unreachable");
+      expect((await store.read("scheduler"))?.handover).toEqual({ to: "standby-2", requestedAt: 1_763_632_800_456 });
+      const anyStandby = await store.replace(lease({ handover: { to: null, requestedAt: 7 } }), renewed.ok ? renewed.etag : "unreachable");
+      expect((await store.read("scheduler"))?.handover).toEqual({ to: null, requestedAt: 7 });
+      await store.replace(lease(), anyStandby.ok ? anyStandby.etag : "unreachable");
+      expect((await store.read("scheduler"))?.handover).toBeUndefined();
+      expect((await store.list())[0]?.handover).toBeUndefined();
+    });
+
+    it("keeps standby rows per role beside the entry: upsert, read, list, delete, never seen as a lease or a term", async () => {
+      await fresh();
+      const created = await store.create(lease());
+      await store.upsertStandby({ utype: "scheduler", uuid: "standby-1", address: "10.0.0.5:5800", seenAt: 1_000 });
+      await store.upsertStandby({ utype: "scheduler", uuid: "standby-2", address: null, seenAt: 2_000 });
+      await store.upsertStandby({ utype: "broker.v2:eu-1_a", uuid: "standby-3", address: "b:1", seenAt: 3_000 });
+      // Its own row written again: the newer announcement replaces it.
+      await store.upsertStandby({ utype: "scheduler", uuid: "standby-1", address: "10.0.0.5:5801", seenAt: 4_000 });
+      const byUuid = (rows: { uuid: string }[]): unknown[] => [...rows].sort((a, b) => (a.uuid < b.uuid ? -1 : 1));
+      expect(byUuid(await store.readStandbys("scheduler"))).toEqual([
+        { utype: "scheduler", uuid: "standby-1", address: "10.0.0.5:5801", seenAt: 4_000 },
+        { utype: "scheduler", uuid: "standby-2", address: null, seenAt: 2_000 },
+      ]);
+      expect(byUuid(await store.listStandbys())).toHaveLength(3);
+      // Standby rows contend with nothing: the entry's ETag did not move.
+      const read = await store.read("scheduler");
+      expect(read?.etag).toBe(created.ok ? created.etag : "unreachable");
+      expect((await store.list()).map((entry) => entry.utype)).toEqual(["scheduler"]);
+      expect(await store.readTerms("scheduler")).toEqual([]);
+      await store.deleteStandby("scheduler", "standby-1");
+      await store.deleteStandby("scheduler", "never-there");
+      expect(await store.readStandbys("scheduler")).toEqual([{ utype: "scheduler", uuid: "standby-2", address: null, seenAt: 2_000 }]);
+    });
+
     it("answers ping when reachable", async () => {
       await fresh();
       await expect(store.ping()).resolves.toBeUndefined();

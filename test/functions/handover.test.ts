@@ -1,0 +1,107 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
+import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
+import { CountingStore } from "../helpers/counting-store.js";
+import { errorCodeOf, primaryOf, send, sendWithHeaders, WALL_START } from "../helpers/route-requests.js";
+import { FakeClock } from "../helpers/fake-clock.js";
+
+const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
+const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
+
+/** POST /api/primary/{utype}/handover and the standbys in view (docs/api.md, docs/protocol.md#planned-handover). */
+describe("POST /api/primary/{utype}/handover", () => {
+  let clock: FakeClock;
+  let store: CountingStore;
+  let runtime: Runtime;
+  let token: string;
+
+  beforeEach(async () => {
+    clock = new FakeClock(WALL_START);
+    store = new CountingStore(new MemoryLeaseStore());
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
+    token = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", address: "10.0.0.4:5800" })).body["lease"] as string;
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby-b", address: "10.0.0.5:5800", announce: true });
+    await clock.advance(100);
+    store.reset();
+  });
+
+  it("to any, with an empty body: 202 with the view and the pending handover, one read and one write", async () => {
+    const { status, body } = await sendWithHeaders(runtime, "POST", "/primary/scheduler/handover", undefined, undefined, { "content-length": "0" });
+    expect(status).toBe(202);
+    expect(body).toMatchObject({ utype: "scheduler", primary: { uuid: "holder" }, handover: { to: null, phase: "pending", requestedAt: new Date(WALL_START + 100).toISOString(), until: new Date(WALL_START + 5100).toISOString() } });
+    expect(store.calls).toEqual(["read", "replace"]);
+    // `{}` is the same request: nothing more is written.
+    store.reset();
+    expect((await send(runtime, "POST", "/primary/scheduler/handover", {})).status).toBe(202);
+    expect(store.calls).toEqual(["read"]);
+  });
+
+  it("to a standby named by uuid or by address; the holder's renewal then carries it", async () => {
+    const byAddress = await send(runtime, "POST", "/primary/scheduler/handover", { to: "10.0.0.5:5800" });
+    expect(byAddress.status).toBe(202);
+    expect(byAddress.body["handover"]).toMatchObject({ to: "standby-b", phase: "pending" });
+    expect((await send(runtime, "POST", "/primary/scheduler/handover", { to: "standby-b" })).body["handover"]).toMatchObject({ to: "standby-b" });
+    const renewal = await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: token });
+    expect(renewal.status).toBe(200);
+    expect(renewal.body["handover"]).toMatchObject({ to: "standby-b", phase: "pending" });
+  });
+
+  it("409 NoSuchStandby naming `to` and the standbys known; nothing written", async () => {
+    const reply = await send(runtime, "POST", "/primary/scheduler/handover", { to: "10.9.9.9:1" });
+    expect(reply.status).toBe(409);
+    expect(errorCodeOf(reply)).toBe("NoSuchStandby");
+    expect((reply.body["error"] as { message: string }).message).toMatch(/^to: "10\.9\.9\.9:1" names no standby of scheduler.*known: standby-b \(10\.0\.0\.5:5800\)/);
+    expect(reply.body["standbys"]).toEqual([{ uuid: "standby-b", address: "10.0.0.5:5800", seenAt: new Date(WALL_START).toISOString() }]);
+    expect(store.calls.filter((call) => call !== "read" && call !== "readStandbys")).toEqual([]);
+    // The holder itself is no standby.
+    expect(errorCodeOf(await send(runtime, "POST", "/primary/scheduler/handover", { to: "holder" }))).toBe("NoSuchStandby");
+  });
+
+  it("409 NoPrimary when nobody holds the role", async () => {
+    const reply = await send(runtime, "POST", "/primary/nobody-here/handover", {});
+    expect(reply.status).toBe(409);
+    expect(errorCodeOf(reply)).toBe("NoPrimary");
+    expect(reply.body).toMatchObject({ utype: "nobody-here", primary: null, handover: null });
+  });
+
+  it.each([
+    [{ to: 5 }, /^to must be a standby's uuid or address/],
+    [{ to: "" }, /^to must be a standby's uuid or address/],
+    [{ too: "x" }, /^Unknown field "too": the body takes only to\./],
+    ["[1]", /must be a JSON object/],
+  ])("400 InvalidRequest naming the field for %j; nothing changes", async (body, message) => {
+    const reply = await send(runtime, "POST", "/primary/scheduler/handover", body);
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual({ error: { code: "InvalidRequest", message: expect.stringMatching(message) } });
+    expect(store.calls).toEqual([]);
+  });
+
+  it("GET ?standbys=true adds the standbys seen within T (two reads side by side); without it one read", async () => {
+    await send(runtime, "GET", "/primary/scheduler");
+    expect(store.calls).toEqual(["read"]);
+    store.reset();
+    const shown = await send(runtime, "GET", "/primary/scheduler?standbys=true");
+    expect([...store.calls].sort()).toEqual(["read", "readStandbys"]);
+    expect(shown.body["standbys"]).toEqual([{ uuid: "standby-b", address: "10.0.0.5:5800", seenAt: new Date(WALL_START).toISOString() }]);
+    expect(primaryOf(shown)).toMatchObject({ uuid: "holder" });
+    // Not announced for T: out of view, and its row deleted by that read.
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: token });
+    await clock.advance(5000);
+    const aged = await send(runtime, "GET", "/primary/scheduler?standbys=true");
+    expect(aged.body["standbys"]).toEqual([]);
+    expect(store.calls).toContain("deleteStandby");
+    expect(errorCodeOf(await send(runtime, "GET", "/primary/scheduler?standbys=yes"))).toBe("InvalidRequest");
+    expect((await send(runtime, "GET", "/primary/scheduler?standbys=yes")).body).toMatchObject({ error: { message: expect.stringMatching(/^standbys must be true or false/) } });
+  });
+
+  it("a heartbeat's announce must be a boolean; a refused poll without it writes nothing", async () => {
+    const bad = await send(runtime, "PUT", "/primary/scheduler", { uuid: "c", announce: "yes" });
+    expect(bad.body).toEqual({ error: { code: "InvalidRequest", message: "announce must be true or false." } });
+    store.reset();
+    expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "c" })).status).toBe(409);
+    expect(store.calls).toEqual(["read"]);
+    store.reset();
+    expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "c", announce: true })).status).toBe(409);
+    expect(store.calls).toEqual(["read", "upsertStandby"]);
+  });
+});
