@@ -45,7 +45,7 @@ describe("HaClient against the real service", () => {
 
     expect((await client.listPrimaries()).map((view) => view.utype)).toContain("svc-a");
     if (renewed.outcome !== "accepted") return;
-    expect(await client.release("svc-a", "u1", { lease: renewed.lease })).toEqual({ outcome: "released", view: { utype: "svc-a", primary: null, epoch: 1, ...timing } });
+    expect(await client.release("svc-a", "u1", { lease: renewed.lease })).toEqual({ outcome: "released", view: { utype: "svc-a", primary: null, epoch: 1, ...timing, handover: null } });
     // u2's DELETE retired it: that uuid can never hold the lease; a new one can.
     expect(await client.heartbeat("svc-a", { uuid: "u2" })).toMatchObject({ outcome: "revoked" });
     const next = await client.heartbeat("svc-a", { uuid: "u3" });
