@@ -31,7 +31,8 @@ export function asUsageError<T>(build: () => T): T {
 /**
  * The elector of `elect` and `run`, from the shared client flags and --address; without
  * --address, the host's name (as the SDK's example does), so that GetPrimary never shows a
- * primary nobody can find.
+ * primary nobody can find. Both announce themselves as standbys (docs/protocol.md#standbys), so
+ * an operator sees them and can name one in `ha-module handover --to`.
  */
 export function createCliElector(utype: string, client: ClientSettings, address: string | boolean | undefined): PrimaryElector {
   return asUsageError(
@@ -41,6 +42,7 @@ export function createCliElector(utype: string, client: ClientSettings, address:
         endpoint: client.endpoint,
         ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }),
         address: typeof address === "string" ? address : hostname(),
+        announce: true,
       }),
   );
 }

@@ -17,7 +17,7 @@ export const electSpec: CommandSpec = {
   details: [
     "Competes for <utype> until Ctrl-C or SIGTERM, printing one JSON line per event:",
     '  {"event":"elected","utype":…,"uuid":…,"epoch":3,"at":"<ISO time>"}',
-    '  {"event":"demoted",…,"reason":"rejected|revoked|lease-expired|affinity-lost|epoch-changed|resigned|stopped",…}',
+    '  {"event":"demoted",…,"reason":"rejected|revoked|lease-expired|affinity-lost|epoch-changed|resigned|handover|stopped",…}',
     '  {"event":"primaryChanged","utype":…,"primary":{…}|null,"epoch":…,"at":…}',
     "On SIGTERM or SIGINT it steps down and releases the lease (a standby takes over within",
     "about I) and exits 0. A wrong key (401) or endpoint (404) is reported once, with a hint, and",

@@ -125,6 +125,7 @@ export class LeaseBoundCommand {
    */
   demoted(reason: DemotionReason): Promise<void> | undefined {
     if (reason === "stopped") return this.shutDown();
+    if (reason === "handover") return this.handedOver();
     if (reason === "revoked") this.revoked();
     else this.update();
     return undefined;
@@ -152,6 +153,31 @@ export class LeaseBoundCommand {
       );
     }
     this.update();
+  }
+
+  /**
+   * The elector was demoted `handover`: an operator asked for a planned handover (ha-module
+   * handover, or release). As for a revoke the command is stopped within the lease (SIGTERM
+   * now, SIGKILL after the grace or at the lease's deadline), but the returned promise makes
+   * the elector release the lease only once the command's group is gone, so that the
+   * successor never starts while this command still runs.
+   */
+  async handedOver(): Promise<void> {
+    if (this.#shuttingDown) return;
+    const command = this.#command;
+    const term = command.term;
+    if (command.state !== "idle" && term !== undefined && term === this.#ranIn) {
+      const now = this.#o.clock.now();
+      const killAt = Math.min(now + this.#o.graceMs, this.#heldUntil);
+      this.#revoked = term;
+      command.stop(
+        killAt,
+        `an operator asked for a planned handover (ha-module handover or release); ${Math.max(0, Math.floor(this.#heldUntil - now))} ms are left of the lease, ` +
+          "which is released once the command is gone",
+      );
+    }
+    this.update();
+    await command.whenIdle();
   }
 
   /**

@@ -13,6 +13,7 @@ import { joinCommand, joinSpec } from "./join.js";
 import { membersCommand, membersSpec } from "./members.js";
 import { primaryCommand, primarySpec } from "./primary.js";
 import { releaseCommand, releaseSpec } from "./release.js";
+import { handoverCommand, handoverSpec } from "./handover.js";
 import { runCommand, runSpec } from "./run.js";
 import { serveSpec } from "./serve-spec.js";
 import { renderCommandHelp, renderUsage, renderUsageLine, UsageError } from "./usage.js";
@@ -29,6 +30,7 @@ const COMMANDS: readonly Command[] = [
   { spec: electSpec, run: electCommand },
   { spec: runSpec, run: runCommand },
   { spec: releaseSpec, run: releaseCommand },
+  { spec: handoverSpec, run: handoverCommand },
   { spec: membersSpec, run: membersCommand },
   { spec: joinSpec, run: joinCommand },
 ];

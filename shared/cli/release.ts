@@ -7,27 +7,38 @@ import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { EXIT } from "./exit-codes.js";
 import { note } from "./output-lines.js";
 import { UsageError } from "./usage.js";
+import { requestHandover } from "./handover.js";
 
 export const releaseSpec: CommandSpec = {
   name: "release",
   synopsis: "<utype> [options]",
-  summary: "make <utype>'s primary step down (revoke; --lease: release at once)",
+  summary: "make <utype>'s primary step down gracefully (--revoke: at once, the role waits out the lease)",
   details: [
-    "Without --lease it revokes: the holder (the live primary, or --uuid if it is the holder) is",
-    "told to step down at its next heartbeat, and nobody takes over before its lease runs out, since",
-    "it may still be working (docs/protocol.md, \"Release and revoke\"). With --lease, the holder's",
-    "token from its last accepted heartbeat, it releases: a standby may take over at once.",
-    "Prints {\"outcome\":\"revoked\"|\"released\",…LeaseView}. Exits 0 when done, 3 when the role has",
-    "no live primary, 1 when another uuid holds it or the call failed.",
+    "By default a graceful step-down: a planned handover to any standby (see `ha-module handover`).",
+    "The primary stops its work at its next heartbeat (`run`: SIGTERM, the grace, SIGKILL, within the",
+    "time left), releases with its token, and a standby takes over at once. Prints",
+    "{\"outcome\":\"requested\",…LeaseView}.",
+    "With --revoke it revokes instead: the holder is told to step down at its next heartbeat and nobody",
+    "takes over before its lease runs out, since it may still be working (docs/protocol.md, \"Release",
+    "and revoke\"): for a primary that does not answer. With --lease (the holder's token from its last",
+    "accepted heartbeat, with --uuid) it releases that lease at once. These print",
+    "{\"outcome\":\"revoked\"|\"released\",…LeaseView}.",
+    "Exits 0 when done, 3 when the role has no live primary, 1 when another uuid holds it or the call",
+    "failed.",
   ].join("\n"),
   options: [
     { name: "uuid", value: "U", help: "act only if U holds the lease (default: whoever holds it now)" },
-    { name: "lease", value: "TOKEN", help: "U's lease token: release at once instead of revoking (needs --uuid)" },
+    { name: "revoke", help: "revoke instead of a graceful step-down: nobody takes over before the lease runs out" },
+    { name: "lease", value: "TOKEN", help: "U's lease token: release at once (needs --uuid)" },
     ...CLIENT_OPTIONS,
   ],
 };
 
-/** `ha-module release <utype> [--uuid U] [--lease TOKEN]`: an operator's (or a script's) DELETE. */
+/**
+ * `ha-module release <utype> [--uuid U] [--revoke | --lease TOKEN]`: by default a graceful
+ * step-down (a handover to any standby); --revoke and --lease are an operator's (or a
+ * script's) DELETE, without and with the holder's token.
+ */
 export async function releaseCommand({ values, positionals }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
   const utype = asUsageError(() => checkId("utype", onlyUtype("release", positionals)));
   const client = clientSettings(values, env);
@@ -36,6 +47,8 @@ export async function releaseCommand({ values, positionals }: CommandLine, env: 
   if (lease !== undefined && uuid === undefined) {
     throw new UsageError("--lease needs --uuid: a lease token belongs to one uuid, the holder that got it.");
   }
+  const revoke = values["revoke"] === true;
+  if (revoke && lease !== undefined) throw new UsageError("--revoke and --lease exclude each other: with the token it is a release, without it a revoke.");
   const ha = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
   try {
     // Who holds it now: a DELETE is always for one uuid, and a script should not have to ask first.
@@ -50,6 +63,8 @@ export async function releaseCommand({ values, positionals }: CommandLine, env: 
       note(`ha-module release: ${utype} is held by ${now.primary.uuid}, not ${uuid}; nothing done.`);
       return EXIT.failure;
     }
+    // The graceful step-down: the holder stops its work and releases with its own token.
+    if (!revoke && lease === undefined) return await requestHandover("release", utype, undefined, client);
     const holder = uuid ?? now.primary.uuid;
     const result = await ha.release(utype, holder, lease === undefined ? {} : { lease });
     process.stdout.write(`${JSON.stringify({ outcome: result.outcome, ...result.view })}\n`);

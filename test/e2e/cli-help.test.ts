@@ -20,7 +20,8 @@ describe("ha-module --help and --version", () => {
     [["elect", "--help"], "elect", ["--address", "--timeout", "--endpoint", "--key"], ["--check-port", "--watch"]],
     [["primary", "-h"], "primary", ["--watch", "--endpoint", "--key"], ["--address", "--check-port", "--timeout"]],
     [["run", "x", "--help", "--", "true"], "run", ["--address", "--check-port", "--check-host", "--grace-ms", "--timeout"], ["--watch"]],
-    [["help", "release"], "release", ["--uuid", "--lease", "--endpoint"], ["--address"]],
+    [["help", "release"], "release", ["--uuid", "--revoke", "--lease", "--endpoint"], ["--address"]],
+    [["help", "handover"], "handover", ["--to", "--endpoint"], ["--address"]],
   ])("%j shows that command's usage with exactly the options it takes, exit 0", async (args, name, listed, absent) => {
     const { code, stdout, stderr } = await run(args);
     expect(code).toBe(0);

@@ -123,6 +123,7 @@ describe("ha-module primary", () => {
     [["primary", "--watch"], /primary --watch needs a utype/],
     [["primary", "x", "--vacant"], /--vacant is for the list \(no utype\)/],
     [["release", "x", "--lease", "t"], /--lease needs --uuid/],
+    [["release", "x", "--uuid", "u", "--lease", "t", "--revoke"], /--revoke and --lease exclude each other/],
   ])("%j prints the message and the command's usage line, and exits 2", async (args, message) => {
     const { code, stdout, stderr } = await run(args);
     expect(code).toBe(2);
@@ -162,7 +163,7 @@ describe("ha-module primary", () => {
     }
   });
 
-  it("release revokes the live primary: it steps down at its next heartbeat; a role with none exits 3", async () => {
+  it("release asks the live primary to step down gracefully (a handover to any); --revoke revokes it; a role with none exits 3", async () => {
     const utype = "e2e-release";
     const env = { HA_ENDPOINT: service.url, HA_API_KEY: KEY };
     const victim = new CliProcess("victim", ["elect", utype], env);
@@ -171,17 +172,40 @@ describe("ha-module primary", () => {
       const wrongUuid = await run(["release", utype, "--uuid", "someone-else"], env);
       expect(wrongUuid.code).toBe(1);
       expect(JSON.parse(wrongUuid.stdout)).toMatchObject({ outcome: "held", primary: { uuid: elected["uuid"] } });
-      const revoked = await run(["release", utype], env);
-      expect(revoked.code, revoked.stderr).toBe(0);
-      expect(JSON.parse(revoked.stdout)).toMatchObject({ outcome: "revoked", primary: { uuid: elected["uuid"], revoked: true }, epoch: 1 });
-      expect(revoked.stderr).toMatch(/it steps down at its next heartbeat/);
-      await victim.waitFor((e) => e.event === "demoted" && e["reason"] === "revoked");
+      const next = new CliProcess("next", ["elect", utype], env);
+      try {
+        // `elect` announces itself as a standby: wait until the service shows it.
+        for (;;) {
+          const shown = (await (await fetch(`${service.url}/primary/${utype}?standbys=true`, { headers: { "x-functions-key": KEY } })).json()) as { standbys?: unknown[] };
+          if ((shown.standbys?.length ?? 0) > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const graceful = await run(["release", utype], env);
+        expect(graceful.code, graceful.stderr).toBe(0);
+        expect(JSON.parse(graceful.stdout)).toMatchObject({ outcome: "requested", primary: { uuid: elected["uuid"], revoked: false }, handover: { to: null, phase: "pending" } });
+        expect(graceful.stderr).toMatch(/asked \S+ \(epoch 1\) to step down: it stops its work at its next heartbeat .* and releases the lease; a standby takes over at once/);
+        await victim.waitFor((e) => e.event === "demoted" && e["reason"] === "handover" && e["uuid"] === elected["uuid"]);
+        // It released with its token: the standby takes the role, and the old one does not win it back.
+        const second = await next.waitFor((e) => e.event === "elected");
+        expect(second).toMatchObject({ epoch: 2 });
+
+        const revoked = await run(["release", utype, "--revoke"], env);
+        expect(revoked.code, revoked.stderr).toBe(0);
+        expect(JSON.parse(revoked.stdout)).toMatchObject({ outcome: "revoked", primary: { uuid: second["uuid"], revoked: true }, epoch: 2 });
+        expect(revoked.stderr).toMatch(/it steps down at its next heartbeat/);
+        await next.waitFor((e) => e.event === "demoted" && e["reason"] === "revoked");
+      } finally {
+        await next.kill();
+      }
     } finally {
       await victim.kill();
     }
     const none = await run(["release", "e2e-nobody"], env);
     expect(none.code).toBe(3);
     expect(JSON.parse(none.stdout)).toMatchObject({ outcome: "none", primary: null });
+    const noneToHand = await run(["handover", "e2e-nobody"], env);
+    expect(noneToHand.code).toBe(3);
+    expect(JSON.parse(noneToHand.stdout)).toMatchObject({ outcome: "no-primary", primary: null });
   });
 
   it("every answer the CLI processes received is what the OpenAPI document says", async () => {

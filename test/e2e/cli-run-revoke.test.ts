@@ -3,7 +3,7 @@ import { CliProcess, isRunning, runCli } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
- * `ha-module release <role>` (a revoke: no token) while `run` works, with real processes.
+ * `ha-module release --revoke <role>` (no token) while `run` works, with real processes.
  * The service keeps a revoked lease, refusing any takeover, until it expires, so `run`
  * has time left: its command gets SIGTERM and the grace inside that time, then SIGKILL,
  * and `run` says so itself (not its watchdog's "deadline passed").
@@ -34,7 +34,7 @@ describe("ha-module run when an operator revokes its lease", () => {
     const started = await runner.waitFor((e) => e.event === "started");
     await runner.waitForStderr(/worker up/);
 
-    const released = await runCli(["release", utype, "--endpoint", service.url]);
+    const released = await runCli(["release", utype, "--revoke", "--endpoint", service.url]);
     expect(released.code, released.stderr).toBe(0);
     expect(JSON.parse(released.stdout)).toMatchObject({ primary: { revoked: true } });
 
