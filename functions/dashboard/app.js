@@ -31,6 +31,8 @@ const roleRows = new Map(); // utype → { row, cells, view, expiresAt, vacantAt
 const memberStates = new Map(); // "group/member" → state, for announcing changes
 let selectedRole = null;
 let lastSuccess = null;
+/** The service's clock less the browser's, from the last read that told it: stamps the page's own messages. */
+let clockOffsetMs = 0;
 let firstLoad = true;
 
 class ApiError extends Error {
@@ -246,7 +248,8 @@ function showStandbys(entry, view, serviceNow) {
               { dataset: { uuid: standby.uuid } },
               el("span", { className: "standby-address" }, standby.address ?? "no address"),
               " ",
-              el("code", { title: standby.uuid }, standby.uuid),
+              // The uuid's first 8 characters, all of it on hover: the address names the standby.
+              el("code", { title: standby.uuid }, `${standby.uuid.slice(0, 8)}…`),
               serviceNow === null ? null : el("span", { className: "seen" }, ` seen ${seconds(serviceNow - Date.parse(standby.seenAt))} ago`),
             ),
           ),
@@ -278,7 +281,7 @@ async function requestHandover(utype) {
   target.disabled = true;
   handover.textContent = "Handing over…";
   result.textContent = "";
-  const stamp = () => new Date().toLocaleTimeString([], { hour12: false });
+  const stamp = () => new Date(Date.now() + clockOffsetMs).toLocaleTimeString([], { hour12: false });
   try {
     const answer = await call("POST", `/primary/${encodeURIComponent(utype)}/handover`, to === "" ? {} : { to });
     const view = { ...answer.body, standbys: entry.view?.standbys };
@@ -470,8 +473,10 @@ function showFailure(error) {
   $("status").textContent = `Not live: ${text}`;
 }
 
-function showSuccess(roles, groups) {
-  lastSuccess = new Date();
+/** `serviceNow`: the service's clock at the read, so that every time on the page is the service's; else the browser's. */
+function showSuccess(roles, groups, serviceNow) {
+  if (serviceNow !== null) clockOffsetMs = serviceNow - Date.now();
+  lastSuccess = new Date(Date.now() + clockOffsetMs);
   const banner = $("banner");
   banner.hidden = true;
   banner.replaceChildren();
@@ -536,7 +541,7 @@ async function refresh() {
     }
     const failed = [roles, groups].find((outcome) => outcome.status === "rejected");
     if (failed === undefined) {
-      showSuccess(roleRows.size, groups.value.length);
+      showSuccess(roleRows.size, groups.value.length, roles.value.serviceNow);
       firstLoad = false;
     } else {
       showFailure(failed.reason);
