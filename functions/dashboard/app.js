@@ -223,19 +223,10 @@ function handoverText(view) {
   return handover.phase === "pending" ? `handing over to ${to} …` : `reserved for ${to} until ${clockText(handover.until)}`;
 }
 
-/**
- * The role's standbys, one per address: an elector that competes again under a new uuid
- * announces that one while its old row is still fresh, and the latest announcement (the
- * service lists them oldest first) is the one a handover to that address reaches.
- */
-function distinctStandbys(view) {
-  const byAddress = new Map();
-  for (const standby of view.standbys ?? []) byAddress.set(standby.address ?? `uuid:${standby.uuid}`, standby);
-  return [...byAddress.values()];
-}
-
 function showStandbys(entry, view, serviceNow) {
-  const standbys = distinctStandbys(view);
+  // As the service lists them (oldest announcement first), each by its uuid: two may share
+  // an address (two electors on one host, or one that competes again under a new uuid).
+  const standbys = view.standbys ?? [];
   entry.cells.standbys.replaceChildren(
     standbys.length === 0
       ? el("span", { className: "empty" }, "none seen")
@@ -261,7 +252,7 @@ function showStandbys(entry, view, serviceNow) {
 function showHandoverControls(entry, view) {
   const { controls, target } = entry.cells;
   controls.hidden = view.primary === null || view.primary.revoked;
-  const options = [["", "any standby"], ...distinctStandbys(view).map((standby) => [standby.uuid, standby.address === null ? standby.uuid : `${standby.address} (${standby.uuid})`])];
+  const options = [["", "any standby"], ...(view.standbys ?? []).map((standby) => [standby.uuid, standby.address === null ? standby.uuid : `${standby.address} (${standby.uuid.slice(0, 8)}…)`])];
   const key = options.map(([value, label]) => `${value}\u0000${label}`).join("\u0001");
   if (target.dataset.options === key) return; // unchanged: an open list or a choice is left alone
   const chosen = target.value;
