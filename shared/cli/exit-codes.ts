@@ -25,7 +25,7 @@ export const EXIT_CODE_HELP: ReadonlyArray<readonly [code: number, meaning: stri
   [EXIT.ok, "success; primary <utype>: the role has a live primary"],
   [EXIT.failure, "failure: the service refused or could not be reached (a 401 or 404 comes with a hint)"],
   [EXIT.usage, "usage: a wrong flag, argument or setting; nothing was done"],
-  [EXIT.noPrimary, "primary <utype>, release: the role has no live primary (the JSON is still printed)"],
+  [EXIT.noPrimary, "primary <utype>, release, handover: the role has no live primary (the JSON is still printed)"],
   [EXIT.timedOut, "elect, run --timeout: not elected in time"],
   [EXIT.cannotExecute, "run: the command is not executable"],
   [EXIT.commandNotFound, "run: the command was not found"],

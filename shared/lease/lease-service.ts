@@ -297,6 +297,9 @@ export class LeaseService {
         case "create":
         case "renew":
         case "take-over": {
+          // An announcement never starts a term: a copy delivered late could otherwise land
+          // after its sender was told "held" and start a term nobody knows of. Nothing is written.
+          if (input.announce === true && action.kind !== "renew") return [{ outcome: "conflict", view: this.#view(input.utype, entry, haTime) }, "conflict"];
           if (entry === undefined) await this.#recordCreated(input.utype, input.uuid, haTime, budget);
           const outcome = await this.#write(action, entry, budget);
           if (!outcome.ok) {

@@ -304,7 +304,12 @@ export class PrimaryElector {
         attempt = await this.#acquire();
       } else if (this.#announceDue()) {
         // A standby's announcement: a heartbeat that, refused, records it (docs/protocol.md#standbys).
+        // It never acquires (Conflict where it would): a free role is acquired at once by a plain one.
         attempt = await this.#acquire(true);
+        if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
+          judge(shown(attempt.view));
+          attempt = await this.#acquire();
+        }
       } else {
         // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
         const takeoverAlarm = new DeadlineAlarm(this.#clock);

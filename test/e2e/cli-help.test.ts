@@ -10,8 +10,8 @@ describe("ha-module --help and --version", () => {
   it("--help lists every command and the exit codes scripts can test, on stdout, exit 0", async () => {
     const { code, stdout } = await run(["--help"]);
     expect(code).toBe(0);
-    for (const command of ["serve", "primary [utype]", "elect <utype>", "run <utype>", "release <utype>"]) expect(stdout).toContain(`  ${command}`);
-    expect(stdout).toMatch(/^ {2}3 +primary <utype>, release: the role has no live primary/m);
+    for (const command of ["serve", "primary [utype]", "elect <utype>", "run <utype>", "release <utype>", "handover <utype>"]) expect(stdout).toContain(`  ${command}`);
+    expect(stdout).toMatch(/^ {2}3 +primary <utype>, release, handover: the role has no live primary/m);
     expect(stdout).toMatch(/^ {2}4 +elect, run --timeout: not elected in time/m);
     expect(stdout).toMatch(/^ {2}127 +run: the command was not found/m);
   });

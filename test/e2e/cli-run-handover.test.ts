@@ -28,8 +28,8 @@ describe("ha-module handover with run supervisors", () => {
     await service?.stop();
   });
 
-  const runner = (name: string): CliProcess => {
-    const made = new CliProcess(name, ["run", "e2e-handover", "--endpoint", service.url, "--address", `${name}:1`, "--grace-ms", String(GRACE), "--", process.execPath, "-e", STUBBORN]);
+  const runner = (name: string, utype = "e2e-handover"): CliProcess => {
+    const made = new CliProcess(name, ["run", utype, "--endpoint", service.url, "--address", `${name}:1`, "--grace-ms", String(GRACE), "--", process.execPath, "-e", STUBBORN]);
     runners.push(made);
     return made;
   };
@@ -80,5 +80,25 @@ describe("ha-module handover with run supervisors", () => {
     expect(b.events.some((e) => e.event === "elected")).toBe(false);
     // The old supervisor lives on, a standby again.
     expect(a.child.exitCode).toBeNull();
+  }, 90_000);
+
+  it("release is the graceful step-down: SIGTERM before SIGKILL within the lease, then a standby takes over at once", async () => {
+    const utype = "e2e-release-run";
+    const a = runner("rel-a", utype);
+    const started = await a.waitFor((e) => e.event === "started");
+    await a.waitForStderr(/worker up 1/);
+    const b = runner("rel-b", utype);
+    const released = await runCli(["release", utype, "--endpoint", service.url]);
+    expect(released.code, released.stderr).toBe(0);
+    expect(JSON.parse(released.stdout)).toMatchObject({ outcome: "requested", handover: { to: null, phase: "pending" } });
+    expect(released.stderr).toMatch(/asked \S+ \(epoch 1\) to step down: it stops its work at its next heartbeat/);
+    await a.waitFor((e) => e.event === "demoted" && e["reason"] === "handover");
+    const exited = await a.waitFor((e) => e.event === "exited" && e["pid"] === started["pid"]);
+    expect(exited).toMatchObject({ signal: "SIGKILL" });
+    expect(a.stderr.indexOf("worker got SIGTERM")).toBeGreaterThan(a.stderr.indexOf("planned handover"));
+    expect(a.stderr).not.toMatch(/lease deadline passed without word from its supervisor/);
+    const elected = await b.waitFor((e) => e.event === "elected");
+    expect(elected).toMatchObject({ epoch: 2 });
+    expect(Date.parse(String(elected["at"]))).toBeGreaterThanOrEqual(Date.parse(String(exited["at"])));
   }, 90_000);
 });

@@ -233,6 +233,38 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
     expect(Object.keys(reply.body["paths"] as object)).toEqual(expect.arrayContaining(["/api/primary/{utype}", "/api/primary/{utype}/history", "/api/members/{group}/{member}"]));
   });
 
+  it("hands a role over to a named standby: announce, request by address, the holder's renewal shows it, proven release, only the named standby takes over", async () => {
+    const utype = freshUtype();
+    const first = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" });
+    expect((await call(api, "PUT", `/primary/${utype}`, { uuid: "standby-b", address: "10.0.0.5:5800", announce: true })).status).toBe(409);
+    expect((await call(api, "PUT", `/primary/${utype}`, { uuid: "standby-c", address: "10.0.0.6:5800", announce: true })).status).toBe(409);
+    const shown = await call(api, "GET", `/primary/${utype}?standbys=true`);
+    expect((shown.body["standbys"] as Array<{ uuid: string }>).map((standby) => standby.uuid).sort()).toEqual(["standby-b", "standby-c"]);
+
+    const unknown = await call(api, "POST", `/primary/${utype}/handover`, { to: "10.9.9.9:1" });
+    expect(unknown.status).toBe(409);
+    expect(errorCodeOf(unknown)).toBe("NoSuchStandby");
+    const requested = await call(api, "POST", `/primary/${utype}/handover`, { to: "10.0.0.6:5800" });
+    expect(requested.status).toBe(202);
+    expect(requested.body["handover"]).toMatchObject({ to: "standby-c", phase: "pending" });
+
+    const renewal = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease: first.body["lease"] });
+    expect(renewal.status).toBe(200);
+    expect(renewal.body["handover"]).toMatchObject({ to: "standby-c", phase: "pending" });
+    const released = await call(api, "DELETE", `/primary/${utype}?uuid=holder-a&lease=${encodeURIComponent(renewal.body["lease"] as string)}`);
+    expect(released.body).toMatchObject({ primary: null, handover: { to: "standby-c", phase: "reserved" } });
+    const other = await call(api, "PUT", `/primary/${utype}`, { uuid: "standby-b" });
+    expect(other.status).toBe(409);
+    expect(errorCodeOf(other)).toBe("LeaseHeld");
+    const taken = await call(api, "PUT", `/primary/${utype}`, { uuid: "standby-c" });
+    expect(taken.status).toBe(200);
+    expect(taken.body).toMatchObject({ primary: { uuid: "standby-c", epoch: 2 }, handover: null });
+
+    const vacant = await call(api, "GET", "/primary?vacant=true");
+    expect(vacant.status).toBe(200);
+    expect(errorCodeOf(await call(api, "POST", `/primary/${freshUtype()}/handover`))).toBe("NoPrimary");
+  });
+
   it("shows a role's term history: the live term, then the ended ones with how they ended", async () => {
     const utype = freshUtype();
     expect((await call(api, "GET", `/primary/${utype}/history`)).body).toEqual({ utype, epoch: 0, terms: [] });

@@ -64,7 +64,7 @@ describe("ended uuids never start a new term", () => {
     // A fresh utype: the DELETE of a stopping elector overtakes its own first acquire.
     let retired = await send(runtime, "DELETE", "/primary/fresh?uuid=stopping");
     // The placeholder that retires the uuid holds epoch 0: the first holder still gets 1.
-    expect(retired).toEqual({ status: 200, body: { utype: "fresh", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000 } });
+    expect(retired).toEqual({ status: 200, body: { utype: "fresh", primary: null, epoch: 0, intervalMs: 1000, timeoutMs: 5000, handover: null } });
     let late = await put("fresh", { uuid: "stopping" });
     expect(errorCodeOf(late)).toBe("LeaseRevoked");
     expect(primaryOf(await put("fresh", { uuid: "standby" }))).toMatchObject({ uuid: "standby", epoch: 1 });

@@ -104,4 +104,15 @@ describe("POST /api/primary/{utype}/handover", () => {
     expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "c", announce: true })).status).toBe(409);
     expect(store.calls).toEqual(["read", "upsertStandby"]);
   });
+
+  it("an announcement never starts a term: on a free role it is 409 Conflict and nothing is written", async () => {
+    store.reset();
+    const reply = await send(runtime, "PUT", "/primary/free-role", { uuid: "late-copy", announce: true });
+    expect(reply.status).toBe(409);
+    expect(errorCodeOf(reply)).toBe("Conflict");
+    expect(reply.body).toMatchObject({ primary: null, epoch: 0 });
+    expect(store.calls.filter((call) => call !== "read" && call !== "readTerms")).toEqual([]);
+    // The holder's own announcement (a renewal) is accepted as a renewal.
+    expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", announce: true })).status).toBe(200);
+  });
 });

@@ -20,6 +20,7 @@ const CASES: ReadonlyArray<{ plant: PlantedBug; invariant: Invariant; profile: P
   { plant: "no-request-budget", invariant: "no-phantom", profile: "safe", why: "a request queued in a frozen instance revives a lease" },
   { plant: "renew-ignores-etag", invariant: "no-phantom", profile: "safe", why: "a revoked holder renews" },
   { plant: "never-takes-over", invariant: "liveness", profile: "safe", why: "a crashed holder's lease never ends" },
+  { plant: "handover-releases-before-step-down", invariant: "one-primary", profile: "safe", why: "the successor takes over while the old holder still believes" },
 ];
 
 describe("each checker fails on a planted bug", () => {

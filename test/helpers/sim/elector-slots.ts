@@ -53,11 +53,18 @@ export class ElectorSlots {
       // The poll jitter, from a stream of its own: the run's faults draw the same numbers
       // whatever the electors draw, and the seed still replays the run exactly.
       random: jitterStream(scenario.seed, slot, n),
+      // Standbys announce themselves only where an operator may name one in a handover.
+      announce: scenario.handovers.length > 0,
     });
     const participant: Participant = { name: `e${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false };
     this.#current[slot] = participant;
     checker.watch(participant);
     process.post(() => elector.start());
+  }
+
+  /** The uuids of the running electors that are not primary now: the standbys an operator may name. */
+  standbys(): string[] {
+    return this.#current.filter((participant) => participant !== undefined && !participant.gone && !participant.elector.isPrimary()).map((participant) => participant!.elector.uuid);
   }
 
   /** Every empty slot gets an elector now. */

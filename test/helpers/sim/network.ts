@@ -18,6 +18,8 @@ export interface NetworkDeps {
   readonly stats: SimStats;
   /** Planted elector bug: every answer tells it T + I, so its deadline is sentAt + T. */
   readonly inflateTimeoutMs: number;
+  /** Planted elector bug: told of a pending handover, the holder releases at once and is not told (it believes until its deadline). */
+  readonly releaseBeforeStepDown: boolean;
   /** The service threw something other than StoreUnavailableError: a 500, which is a bug. */
   readonly onServiceError: (error: unknown) => void;
 }
@@ -40,10 +42,14 @@ export class SimTransport implements LeaseTransport {
   }
 
   heartbeat(utype: string, request: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
-    const input = { utype, uuid: request.uuid, address: request.address, lease: request.lease };
+    const input = { utype, uuid: request.uuid, address: request.address, lease: request.lease, ...(request.announce === true ? { announce: true } : {}) };
     return this.#send(async (service, arrival) => {
       const result = await service.heartbeat(input, arrival);
       this.deps.stats.count(HEARTBEAT_STAT[result.outcome]);
+      if (this.deps.releaseBeforeStepDown && result.outcome === "accepted" && result.view.handover?.phase === "pending") {
+        await service.release({ utype, uuid: input.uuid, lease: result.lease }, arrival);
+        return { ...result, view: { ...result.view, handover: null } };
+      }
       return result;
     }, options);
   }

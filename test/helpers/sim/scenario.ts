@@ -19,7 +19,9 @@ export type PlantedBug =
   /** The service has no request budget: a request queued in a frozen instance is applied on resume. */
   | "no-request-budget"
   /** Each elector is told T + I, so its deadline is sentAt + T instead of sentAt + (T − I). */
-  | "elector-deadline-sent-at-plus-t";
+  | "elector-deadline-sent-at-plus-t"
+  /** A holder told of a planned handover releases its lease before it steps down (it goes on believing until its deadline). */
+  | "handover-releases-before-step-down";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "renew-ignores-etag",
@@ -31,6 +33,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "never-takes-over",
   "no-request-budget",
   "elector-deadline-sent-at-plus-t",
+  "handover-releases-before-step-down",
 ];
 
 /** What the checker judges after every event; see checker.ts. */
@@ -106,6 +109,8 @@ export interface Scenario {
   readonly revokes: readonly { readonly at: number }[];
   /** An operator deletes the lease entry behind the service (its history rows stay). */
   readonly deletions: readonly { readonly at: number }[];
+  /** An operator asks for a planned handover: to a standby it names (`named`), or to any. */
+  readonly handovers: readonly { readonly at: number; readonly named: boolean }[];
   readonly plant?: PlantedBug;
   /** The invariants judged; all by default. */
   readonly invariants?: readonly Invariant[];
@@ -173,6 +178,11 @@ function safeScenario(seed: number, rng: Prng, plant: PlantedBug | undefined): S
     // Drawn last, so that the faults above are what they were for every seed; none with a
     // planted bug, whose runs are tuned to find it.
     deletions: plant === undefined ? Array.from({ length: rng.int(0, 2) }, () => ({ at: at() })) : [],
+    // Drawn after everything else, for the same reason.
+    handovers:
+      plant === undefined || plant === "handover-releases-before-step-down"
+        ? Array.from({ length: plant === undefined ? rng.int(0, 3) : rng.int(3, 6) }, () => ({ at: at(), named: rng.chance(0.5) }))
+        : [],
     ...(plant === undefined ? {} : { plant }),
   };
 }
@@ -203,6 +213,7 @@ function skewScenario(seed: number, rng: Prng, profile: Profile, epsilon: number
     stops: [],
     revokes: [],
     deletions: [],
+    handovers: [],
     ...(plant === undefined ? {} : { plant }),
   };
 }

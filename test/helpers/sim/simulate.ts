@@ -115,6 +115,7 @@ async function run(scenario: Scenario): Promise<Outcome> {
     faults: () => (healed ? HEALED_NETWORK : scenario.network),
     stats,
     inflateTimeoutMs: scenario.plant === "elector-deadline-sent-at-plus-t" ? timing.intervalMs : 0,
+    releaseBeforeStepDown: scenario.plant === "handover-releases-before-step-down",
     onServiceError: (error) => (serviceError ??= error),
   };
   const check = (): void => {
@@ -162,6 +163,19 @@ async function run(scenario: Scenario): Promise<Outcome> {
       rng
         .pick(instances)
         .serve((service, arrival) => service.release({ utype: UTYPE, uuid: holder, lease: undefined }, arrival))
+        .catch(() => undefined);
+    });
+  }
+
+  for (const { at, named } of scenario.handovers) {
+    world.schedule(at, () => {
+      // An operator asks for a planned handover, to a standby it names (by uuid) or to any.
+      if (healed) return;
+      const to = named ? rng.pick([...slots.standbys(), undefined]) : undefined;
+      stats.count("handovers");
+      rng
+        .pick(instances)
+        .serve((service, arrival) => service.handover(UTYPE, to, arrival))
         .catch(() => undefined);
     });
   }

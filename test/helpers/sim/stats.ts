@@ -27,6 +27,7 @@ export const STAT_NAMES = [
   "stops",
   "revokes",
   "entryDeletions",
+  "handovers",
   /** Not a fault: an ended uuid's second term, counted when `ended-stays-ended` is not judged. */
   "endedUuidsRestarted",
 ] as const;
