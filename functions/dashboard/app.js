@@ -2,10 +2,12 @@
 // no dependency, loaded under a strict Content-Security-Policy. Every value it shows is
 // set as text (never parsed as HTML), since addresses and names are callers' input.
 //
-// Every I it reads GET /primary (live roles), GET /members (groups) and each group's
-// members; roles seen earlier that lost their primary are read one by one, so a vacant
-// role stays on the page; the open role's term history is read again too. The lease
-// countdown runs between reads on the browser's monotonic clock.
+// Every I it reads GET /primary?standbys=true&vacant=true (live and vacant roles with their
+// standbys), GET /members (groups) and each group's members; the open role's term history
+// is read again too. The lease countdown and a vacancy's duration run between reads on the
+// browser's monotonic clock, from durations measured on the service's clock (never the
+// browser's wall clock, which may be set differently). Its one write is an operator's
+// "Hand over" (POST /primary/{utype}/handover).
 
 const page = document.body.dataset;
 const API_BASE = page.apiBase ?? "/api";
@@ -21,14 +23,16 @@ const KEY = new URLSearchParams(window.location.search).get("code");
 const CALL_TIMEOUT_MS = Math.round(Math.max(5000, 3 * INTERVAL_MS));
 const TICK_MS = 100;
 
-const SYMBOL = { held: "●", revoked: "✕", vacant: "○", joining: "◔", active: "●", unreachable: "▲", leaving: "○" };
+const SYMBOL = { held: "●", revoked: "✕", vacant: "◌", joining: "◔", active: "●", unreachable: "▲", leaving: "○" };
 
 const $ = (id) => document.getElementById(id);
 const rolesBody = $("roles").tBodies[0];
-const roleRows = new Map(); // utype → { row, cells, view, expiresAt }
+const roleRows = new Map(); // utype → { row, cells, view, expiresAt, vacantAt, busy }
 const memberStates = new Map(); // "group/member" → state, for announcing changes
 let selectedRole = null;
 let lastSuccess = null;
+/** The service's clock less the browser's, from the last read that told it: stamps the page's own messages. */
+let clockOffsetMs = 0;
 let firstLoad = true;
 
 class ApiError extends Error {
@@ -51,11 +55,17 @@ function apiUrl(path) {
   return url;
 }
 
-async function getJson(path) {
+/**
+ * One call to the service: its JSON body and the service's clock when it answered (from the
+ * Date header, to the second; null without one). A failure is an ApiError.
+ */
+async function call(method, path, body) {
   let response;
   try {
     response = await fetch(apiUrl(path), {
-      headers: { accept: "application/json" },
+      method,
+      headers: body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
       cache: "no-store",
       signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
     });
@@ -63,12 +73,17 @@ async function getJson(path) {
     const why = error instanceof DOMException && error.name === "TimeoutError" ? `no answer within ${CALL_TIMEOUT_MS} ms` : "the connection failed";
     throw new ApiError(0, "Unreachable", why, null);
   }
-  const body = await response.json().catch(() => null);
+  const answer = await response.json().catch(() => null);
   if (!response.ok) {
-    const error = body && typeof body === "object" && body.error ? body.error : {};
+    const error = answer && typeof answer === "object" && answer.error ? answer.error : {};
     throw new ApiError(response.status, String(error.code ?? ""), String(error.message ?? response.statusText), response.headers.get("retry-after"));
   }
-  return body;
+  const date = Date.parse(response.headers.get("date") ?? "");
+  return { body: answer, serviceDate: Number.isNaN(date) ? null : date };
+}
+
+async function getJson(path) {
+  return (await call("GET", path)).body;
 }
 
 /** el("td", { className: "x" }, "text", child…): an element with properties and text or element children. */
@@ -97,6 +112,18 @@ function seconds(ms) {
   return `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
 }
 
+/** A longer duration in whole units: "12 s", "4 min 5 s", "2 h 3 min". */
+function duration(ms) {
+  const total = Math.floor(Math.max(0, ms) / 1000);
+  if (total < 60) return `${total} s`;
+  if (total < 3600) return `${Math.floor(total / 60)} min ${total % 60} s`;
+  return `${Math.floor(total / 3600)} h ${Math.floor((total % 3600) / 60)} min`;
+}
+
+function clockText(iso) {
+  return new Date(iso).toLocaleTimeString([], { hour12: false });
+}
+
 function announce(message) {
   if (firstLoad) return;
   const line = el("p", {}, message);
@@ -112,17 +139,38 @@ function roleRow(utype) {
   if (existing !== undefined) return existing;
   const button = el("button", { type: "button", className: "role", "aria-expanded": "false", "aria-controls": "history" }, utype);
   button.addEventListener("click", () => toggleHistory(utype));
+  const target = el("select", { className: "handover-to", "aria-label": `Hand over ${utype} to` });
+  const handover = el("button", { type: "button", className: "handover" }, "Hand over");
+  handover.setAttribute("aria-label", `Hand over ${utype}`);
+  handover.addEventListener("click", () => void requestHandover(utype));
   const cells = {
     state: el("td", { className: "state" }),
+    detail: el("span", { className: "detail" }),
     primary: el("td", { className: "primary" }),
     address: el("td", { className: "address" }),
     epoch: el("td", { className: "epoch num" }),
     countdown: el("span", { className: "countdown", role: "timer", "aria-label": `Lease left for ${utype}` }),
     meter: el("meter", { min: 0, max: TIMEOUT_MS, low: INTERVAL_MS * 2, optimum: TIMEOUT_MS, "aria-hidden": "true" }),
+    standbys: el("td", { className: "standbys" }),
+    controls: el("span", { className: "controls" }, target, handover),
+    target,
+    handover,
+    result: el("span", { className: "handover-result", role: "status" }),
     button,
   };
-  const row = el("tr", { dataset: { utype } }, el("th", { scope: "row" }, button), cells.state, cells.primary, cells.address, cells.epoch, el("td", { className: "lease" }, cells.countdown, cells.meter));
-  const entry = { row, cells, view: null, expiresAt: 0 };
+  const row = el(
+    "tr",
+    { dataset: { utype } },
+    el("th", { scope: "row" }, button),
+    cells.state,
+    cells.primary,
+    cells.address,
+    cells.epoch,
+    el("td", { className: "lease" }, cells.countdown, cells.meter),
+    cells.standbys,
+    el("td", { className: "handover-cell" }, cells.controls, cells.result),
+  );
+  const entry = { row, cells, view: null, expiresAt: 0, vacantAt: null, busy: false };
   roleRows.set(utype, entry);
   // Rows stay put and are updated in place, so keyboard focus survives every refresh.
   const after = [...roleRows.keys()].sort().find((other) => other > utype);
@@ -130,37 +178,142 @@ function roleRow(utype) {
   return entry;
 }
 
-function showRole(view, receivedAt) {
+/** A standby's name for people: its address, else its uuid. */
+function standbyName(view, uuid) {
+  if (uuid === null) return "any standby";
+  const standby = (view.standbys ?? []).find((candidate) => candidate.uuid === uuid);
+  return standby?.address ?? uuid;
+}
+
+/**
+ * Shows one role's view. `serviceNow` is the service's clock when it answered and
+ * `receivedAt` the browser's performance.now() then: durations (vacant for, seen ago) are
+ * the service's, carried on by the monotonic clock between reads.
+ */
+function showRole(view, serviceNow, receivedAt) {
   const entry = roleRow(view.utype);
   const before = entry.view;
   const primary = view.primary;
   const state = primary === null ? "vacant" : primary.revoked ? "revoked" : "held";
   entry.view = view;
   entry.expiresAt = primary === null ? 0 : receivedAt + primary.expiresInMs;
+  // The moment the vacancy began, on the browser's monotonic clock; null when unknown.
+  entry.vacantAt = primary === null && view.vacantSince !== undefined && serviceNow !== null ? receivedAt - (serviceNow - Date.parse(view.vacantSince)) : null;
   entry.row.dataset.state = state;
-  entry.cells.state.replaceChildren(badge(state));
+  entry.row.dataset.handover = view.handover?.phase ?? "";
+  entry.cells.state.replaceChildren(badge(state), " ", entry.cells.detail);
   entry.cells.primary.replaceChildren(primary === null ? "—" : el("code", {}, primary.uuid));
   entry.cells.address.textContent = primary?.address ?? "—";
   entry.cells.epoch.textContent = String(primary?.epoch ?? view.epoch ?? 0);
   entry.cells.meter.max = view.timeoutMs ?? TIMEOUT_MS;
+  showStandbys(entry, view, serviceNow);
+  showHandoverControls(entry, view);
   if (before !== null && before.primary?.uuid !== primary?.uuid) {
     announce(primary === null ? `Role ${view.utype} has no primary.` : `Role ${view.utype}: new primary ${primary.address ?? primary.uuid}, epoch ${primary.epoch}.`);
   } else if (before === null && primary !== null) {
     announce(`Role ${view.utype}: primary ${primary.address ?? primary.uuid}, epoch ${primary.epoch}.`);
   }
+  if (view.handover !== null && view.handover?.phase !== before?.handover?.phase) announce(`Role ${view.utype}: ${handoverText(view)}.`);
   tickRole(entry, performance.now());
 }
 
+function handoverText(view) {
+  const { handover } = view;
+  const to = standbyName(view, handover.to);
+  return handover.phase === "pending" ? `handing over to ${to} …` : `reserved for ${to} until ${clockText(handover.until)}`;
+}
+
+function showStandbys(entry, view, serviceNow) {
+  // As the service lists them (oldest announcement first), each by its uuid: two may share
+  // an address (two electors on one host, or one that competes again under a new uuid).
+  const standbys = view.standbys ?? [];
+  entry.cells.standbys.replaceChildren(
+    standbys.length === 0
+      ? el("span", { className: "empty" }, "none seen")
+      : el(
+          "ul",
+          { className: "standby-list" },
+          ...standbys.map((standby) =>
+            el(
+              "li",
+              { dataset: { uuid: standby.uuid } },
+              el("span", { className: "standby-address" }, standby.address ?? "no address"),
+              " ",
+              // The uuid's first 8 characters, all of it on hover: the address names the standby.
+              el("code", { title: standby.uuid }, `${standby.uuid.slice(0, 8)}…`),
+              serviceNow === null ? null : el("span", { className: "seen" }, ` seen ${seconds(serviceNow - Date.parse(standby.seenAt))} ago`),
+            ),
+          ),
+        ),
+  );
+}
+
+/** The role's Hand over controls: for a live, unrevoked primary; the chosen standby kept across refreshes. */
+function showHandoverControls(entry, view) {
+  const { controls, target } = entry.cells;
+  controls.hidden = view.primary === null || view.primary.revoked;
+  const options = [["", "any standby"], ...(view.standbys ?? []).map((standby) => [standby.uuid, standby.address === null ? standby.uuid : `${standby.address} (${standby.uuid.slice(0, 8)}…)`])];
+  const key = options.map(([value, label]) => `${value}\u0000${label}`).join("\u0001");
+  if (target.dataset.options === key) return; // unchanged: an open list or a choice is left alone
+  const chosen = target.value;
+  target.replaceChildren(...options.map(([value, label]) => el("option", { value }, label)));
+  target.value = options.some(([value]) => value === chosen) ? chosen : "";
+  target.dataset.options = key;
+}
+
+/** POST /primary/{utype}/handover, to the chosen standby or to any; the answer or the refusal in words. */
+async function requestHandover(utype) {
+  const entry = roleRows.get(utype);
+  if (entry === undefined || entry.busy) return;
+  const { handover, target, result } = entry.cells;
+  const to = target.value;
+  entry.busy = true;
+  handover.setAttribute("aria-disabled", "true");
+  target.disabled = true;
+  handover.textContent = "Handing over…";
+  result.textContent = "";
+  const stamp = () => new Date(Date.now() + clockOffsetMs).toLocaleTimeString([], { hour12: false });
+  try {
+    const answer = await call("POST", `/primary/${encodeURIComponent(utype)}/handover`, to === "" ? {} : { to });
+    const view = { ...answer.body, standbys: entry.view?.standbys };
+    showRole(view, serviceNowOf([view], answer.serviceDate), performance.now());
+    result.textContent = `${stamp()} · Asked ${view.primary?.address ?? view.primary?.uuid ?? "the primary"} to hand over to ${standbyName(view, view.handover?.to ?? null)}: it steps down at its next renewal.`;
+    result.dataset.outcome = "requested";
+  } catch (error) {
+    result.textContent = `${stamp()} · Not handed over: ${handoverRefusal(error)}`;
+    result.dataset.outcome = "refused";
+  } finally {
+    entry.busy = false;
+    handover.removeAttribute("aria-disabled");
+    target.disabled = false;
+    handover.textContent = "Hand over";
+  }
+}
+
+function handoverRefusal(error) {
+  if (!(error instanceof ApiError)) return describe(error);
+  if (error.status === 401) {
+    return `the service refused the key (401). The handover needs a key that opens handoverPrimary: open this page as ${API_BASE}/dashboard?code=<key>.`;
+  }
+  return describe(error);
+}
+
 function tickRole(entry, now) {
-  const { countdown, meter } = entry.cells;
-  if (entry.view?.primary == null) {
+  const { countdown, meter, detail } = entry.cells;
+  const view = entry.view;
+  if (view?.primary == null) {
     countdown.textContent = "no lease";
     meter.value = 0;
+    // After the badge: "vacant for 12 s".
+    const vacancy = entry.vacantAt === null ? "" : `for ${duration(now - entry.vacantAt)}`;
+    const reserved = view?.handover?.phase === "reserved" ? handoverText(view) : "";
+    detail.textContent = [vacancy, reserved].filter((part) => part !== "").join(" · ");
     return;
   }
   const left = entry.expiresAt - now;
   countdown.textContent = left > 0 ? seconds(left) : "expired";
   meter.value = Math.max(0, left);
+  detail.textContent = view.handover?.phase === "pending" ? handoverText(view) : "";
 }
 
 function tick() {
@@ -311,8 +464,10 @@ function showFailure(error) {
   $("status").textContent = `Not live: ${text}`;
 }
 
-function showSuccess(roles, groups) {
-  lastSuccess = new Date();
+/** `serviceNow`: the service's clock at the read, so that every time on the page is the service's; else the browser's. */
+function showSuccess(roles, groups, serviceNow) {
+  if (serviceNow !== null) clockOffsetMs = serviceNow - Date.now();
+  lastSuccess = new Date(Date.now() + clockOffsetMs);
   const banner = $("banner");
   banner.hidden = true;
   banner.replaceChildren();
@@ -323,13 +478,22 @@ function showSuccess(roles, groups) {
 
 // ---- the refresh loop ---------------------------------------------------------------------
 
-/** Live roles, and the roles seen earlier that have no primary now, as one list of views. */
+/**
+ * The service's clock when it answered: exact from a live primary's lease (its renewal plus
+ * T, less what is left), else the answer's Date header (to the second), else null.
+ */
+function serviceNowOf(views, serviceDate) {
+  const held = views.find((view) => view.primary !== null);
+  if (held !== undefined) return Date.parse(held.primary.renewedAt) + held.timeoutMs - held.primary.expiresInMs;
+  return serviceDate === null ? null : serviceDate + 500; // the Date header is truncated to the second
+}
+
+/** Live and vacant roles with their standbys, and the service's clock when it answered. */
 async function readRoles() {
-  const { primaries } = await getJson("/primary");
-  const live = new Set(primaries.map((view) => view.utype));
-  const vacant = [...roleRows.keys()].filter((utype) => !live.has(utype));
-  const vacantViews = await Promise.all(vacant.map((utype) => getJson(`/primary/${encodeURIComponent(utype)}`)));
-  return { views: [...primaries, ...vacantViews], receivedAt: performance.now() };
+  const answer = await call("GET", "/primary?standbys=true&vacant=true");
+  const receivedAt = performance.now();
+  const views = answer.body.primaries;
+  return { views, serviceNow: serviceNowOf(views, answer.serviceDate), receivedAt };
 }
 
 async function readGroups() {
@@ -350,7 +514,15 @@ async function refresh() {
       selectedRole === null ? Promise.resolve(undefined) : loadHistory(selectedRole),
     ]);
     if (roles.status === "fulfilled") {
-      for (const view of roles.value.views) showRole(view, roles.value.receivedAt);
+      const { views, serviceNow, receivedAt } = roles.value;
+      for (const view of views) showRole(view, serviceNow, receivedAt);
+      // A role the service no longer lists (its entry is gone) leaves the page.
+      const listed = new Set(views.map((view) => view.utype));
+      for (const [utype, entry] of roleRows) {
+        if (listed.has(utype)) continue;
+        entry.row.remove();
+        roleRows.delete(utype);
+      }
       $("roles-empty").hidden = roleRows.size > 0;
     }
     if (groups.status === "fulfilled") showGroups(groups.value);
@@ -360,7 +532,7 @@ async function refresh() {
     }
     const failed = [roles, groups].find((outcome) => outcome.status === "rejected");
     if (failed === undefined) {
-      showSuccess(roleRows.size, groups.value.length);
+      showSuccess(roleRows.size, groups.value.length, roles.value.serviceNow);
       firstLoad = false;
     } else {
       showFailure(failed.reason);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CliProcess, runCli } from "../helpers/sdk-cli-process.js";
+import { CliProcess, realDelay, runCli } from "../helpers/sdk-cli-process.js";
 import { checkRecordedResponses } from "../helpers/openapi-responses.js";
 import { startRecordingProxy, type RecordingProxy } from "../helpers/recording-proxy.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
@@ -40,6 +40,49 @@ describe("ha-module primary", () => {
     expect(JSON.parse(stdout)).toEqual({ primaries: [expect.objectContaining({ utype: "e2e-primary" })] });
   });
 
+  it("shows the role's standbys, address, uuid and how long ago the service saw them, in the JSON and for people on stderr", async () => {
+    const env = { HA_ENDPOINT: service.url, HA_API_KEY: KEY };
+    const standby = new CliProcess("standby", ["elect", "e2e-primary", "--address", "10.1.2.4:80"], env);
+    try {
+      // A standby announces itself while it polls: wait until the service shows it.
+      let uuid: string | undefined;
+      for (let attempt = 0; attempt < 200 && uuid === undefined; attempt += 1) {
+        const answer = await fetch(`${served.url}/primary/e2e-primary?standbys=true`, { headers: { "x-functions-key": KEY } });
+        const view = (await answer.json()) as { standbys: { uuid: string; address: string | null }[] };
+        uuid = view.standbys.find((seen) => seen.address === "10.1.2.4:80")?.uuid;
+        if (uuid === undefined) await realDelay(100);
+      }
+      expect(uuid, "the standby was never shown by the service").toBeDefined();
+      const { code, stdout, stderr } = await run(["primary", "e2e-primary"], env);
+      expect(code).toBe(0);
+      const view = JSON.parse(stdout) as { standbys: { uuid: string; address: string; seenAt: string }[]; handover: unknown; primary: { uuid: string } };
+      expect(view.handover).toBeNull();
+      expect(view.standbys).toContainEqual({ uuid, address: "10.1.2.4:80", seenAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) });
+      expect(view.standbys.map((seen) => seen.uuid)).not.toContain(view.primary.uuid);
+      expect(stderr).toMatch(new RegExp(`^e2e-primary: primary 10\\.1\\.2\\.3:80, uuid ${view.primary.uuid}, epoch 1, lease left \\d+\\.\\d s\\.$`, "m"));
+      const seen = new RegExp(`^ {2}standby 10\\.1\\.2\\.4:80, uuid ${uuid!}, seen (\\d+\\.\\d) s ago\\.$`, "m").exec(stderr);
+      expect(seen, stderr).not.toBeNull();
+      // Fresh standbys only: seen within T, on the service's clock.
+      expect(Number(seen![1])).toBeLessThanOrEqual(2);
+    } finally {
+      await standby.kill();
+    }
+  });
+
+  it("lists the roles that had a primary and have none now with --vacant, with since when", async () => {
+    const env = { HA_ENDPOINT: service.url, HA_API_KEY: KEY };
+    const leaver = new CliProcess("leaver", ["elect", "e2e-vacant"], env);
+    await leaver.waitFor((e) => e.event === "elected");
+    leaver.signal("SIGTERM"); // a graceful stop releases the lease
+    expect(await leaver.exited).toEqual({ code: 0, signal: null });
+    const live = await run(["primary"], env);
+    expect((JSON.parse(live.stdout) as { primaries: { utype: string }[] }).primaries.map((view) => view.utype)).not.toContain("e2e-vacant");
+    const withVacant = await run(["primary", "--vacant"], env);
+    expect(withVacant.code).toBe(0);
+    const vacant = (JSON.parse(withVacant.stdout) as { primaries: { utype: string }[] }).primaries.find((view) => view.utype === "e2e-vacant");
+    expect(vacant).toMatchObject({ utype: "e2e-vacant", primary: null, epoch: 1, vacantSince: expect.stringMatching(/Z$/) });
+  });
+
   it("a role without a live primary exits 3, still printing the view with the role's epoch", async () => {
     const { code, stdout } = await run(["primary", "e2e-nobody", "--endpoint", service.url, "--key", KEY]);
     expect(code).toBe(3);
@@ -78,6 +121,7 @@ describe("ha-module primary", () => {
     [["run", "x", "--check-port", "-1", "--", "true"], /--check-port must be a port number from 0 to 65535 \(got "-1"\)/],
     [["elect", "x", "--timeout", "10"], /--timeout must be a duration with a unit, such as 500ms, 10s or 2m, or 0 \(got "10"\)/],
     [["primary", "--watch"], /primary --watch needs a utype/],
+    [["primary", "x", "--vacant"], /--vacant is for the list \(no utype\)/],
     [["release", "x", "--lease", "t"], /--lease needs --uuid/],
     [["release", "x", "--uuid", "u", "--lease", "t", "--revoke"], /--revoke and --lease exclude each other/],
   ])("%j prints the message and the command's usage line, and exits 2", async (args, message) => {

@@ -36,6 +36,11 @@ const PAIRS: [string, string][] = [
   ["unreachable-fg", "unreachable-bg"],
   ["leaving-fg", "leaving-bg"],
   ["revoked-fg", "revoked-bg"],
+  ["vacant-fg", "vacant-bg"],
+  ["vacant-fg", "bg"],
+  ["joining-fg", "bg"],
+  ["revoked-fg", "bg"],
+  ["button-fg", "button-bg"],
   ["banner-fg", "banner-bg"],
 ];
 
@@ -49,7 +54,7 @@ describe("the dashboard's colours", () => {
   });
 
   it("gives each member state and role state a colour of its own, so that colour adds to the word", () => {
-    const backgrounds = ["held-bg", "joining-bg", "unreachable-bg", "leaving-bg", "revoked-bg"].map((name) => colours.get(name));
+    const backgrounds = ["held-bg", "joining-bg", "unreachable-bg", "leaving-bg", "revoked-bg", "vacant-bg"].map((name) => colours.get(name));
     expect(new Set(backgrounds).size).toBe(backgrounds.length);
   });
 });
