@@ -1,9 +1,8 @@
 import type { HandoverResult } from "../contract/outcomes.js";
-import { HaClient } from "../sdk/ha-client.js";
 import { checkId, checkOptionalString } from "../sdk/option-checks.js";
 import { describeUnfixable, unfixableCallHint } from "./call-failures.js";
 import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientSettings, onlyUtype, type ClientSettings } from "./client-flags.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype, type ClientSettings } from "./client-flags.js";
 import type { CommandLine, CommandSpec } from "./command-spec.js";
 import { EXIT } from "./exit-codes.js";
 import { note } from "./output-lines.js";
@@ -37,7 +36,7 @@ export async function handoverCommand({ values, positionals }: CommandLine, env:
  * it too. The exit code as `handover` documents it.
  */
 export async function requestHandover(command: string, utype: string, to: string | undefined, client: ClientSettings): Promise<number> {
-  const ha = asUsageError(() => new HaClient({ endpoint: client.endpoint, ...(client.apiKey === undefined ? {} : { apiKey: client.apiKey }) }));
+  const ha = clientOf(client);
   let result: HandoverResult;
   try {
     result = await ha.handover(utype, to === undefined ? {} : { to });

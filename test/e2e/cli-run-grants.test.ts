@@ -91,6 +91,11 @@ describe("ha-module run with two identities and grants", () => {
     await expect.poll(() => existsSync(markerA), { timeout: 10_000 }).toBe(true);
     expect(granted.stderr.split("\n")[0]).toMatch(/^ha-module run: authenticating to .* as managed identity .* for api:\/\/ha-module-test$/);
     expect(granted.stderr).not.toMatch(/40[13]/);
+    // The operator's commands authenticate the same way: head A's identity may hold the role
+    // but not ask its holder to hand over (that needs revoke), and is told so by name.
+    const handover = await runCli(["handover", "cluster-a.scheduler"], machine("a"), 60_000);
+    expect(handover.code, handover.stderr).not.toBe(0);
+    expect(handover.stderr).toMatch(new RegExp(`403 Forbidden: The identity ${HEAD_A.oid} .* may not revoke the role "cluster-a\\.scheduler"`));
     granted.child.kill("SIGTERM");
     expect(await granted.exited).toEqual({ code: 0, signal: null });
   }, 120_000);
