@@ -93,7 +93,8 @@ describe("ha-module run with two identities and grants", () => {
     expect(granted.stderr).not.toMatch(/40[13]/);
     // The operator's commands authenticate the same way: head A's identity may hold the role
     // but not ask its holder to hand over (that needs revoke), and is told so by name.
-    const handover = await runCli(["handover", "cluster-a.scheduler"], machine("a"), 60_000);
+    // (Given by flags, not by HA_AUTH, which the SDK would read on its own.)
+    const handover = await runCli(["handover", "cluster-a.scheduler", "--auth", "managed-identity", "--audience", TEST_AUDIENCE], { ...machine("a"), HA_AUTH: "", HA_AUTH_AUDIENCE: "" }, 60_000);
     expect(handover.code, handover.stderr).not.toBe(0);
     expect(handover.stderr).toMatch(new RegExp(`403 Forbidden: The identity ${HEAD_A.oid} .* may not revoke the role "cluster-a\\.scheduler"`));
     granted.child.kill("SIGTERM");
