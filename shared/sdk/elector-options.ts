@@ -101,7 +101,7 @@ export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSe
     newUuid: checkOptionalFunction("newUuid", options.newUuid) ?? randomUUID,
     random: checkOptionalFunction("random", options.random) ?? Math.random,
     meter: checkOptionalMeter(options.meter),
-    announce: checkOptionalBoolean("announce", options.announce) ?? false,
+    announce: checkOptionalBoolean("announce", options.announce) ?? true,
   };
 }
 

@@ -60,9 +60,9 @@ describe("the elector and a planned handover (docs/protocol.md#planned-handover)
     const a = elector("a", transport, clock, log).start();
     await clock.advance(10);
     expect(a.isPrimary()).toBe(true);
-    const b = elector("b", transport, clock, log, { announce: true }).start();
+    const b = elector("b", transport, clock, log).start();
     await clock.advance(10);
-    // b announced itself on its first poll.
+    // b announced itself on its first poll: electors announce unless told not to.
     expect(transport.calls).toContain("put b1 announce");
     expect((await service.getPrimary("svc", undefined, { standbys: true })).standbys?.map((standby) => standby.uuid)).toEqual(["b1"]);
 

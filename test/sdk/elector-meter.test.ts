@@ -12,7 +12,7 @@ const UTYPE = "scheduler";
 function elector(options: Partial<PrimaryElectorOptions>) {
   const clock = new FakeClock();
   const transport = new ScriptedTransport(clock);
-  const made = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => "uuid-1", random: () => 0, ...options });
+  const made = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => "uuid-1", random: () => 0, announce: false, ...options });
   /** start() → GetPrimary shows none → the heartbeat is accepted after `roundTripMs`. */
   const becomePrimary = async (roundTripMs: number): Promise<void> => {
     made.start();

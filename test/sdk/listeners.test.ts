@@ -60,7 +60,7 @@ describe("PrimaryElector handler errors without an `error` listener", () => {
   it("surface as 'uncaughtException' and the elector goes on as primary", async () => {
     const clock = new FakeClock();
     const transport = new ScriptedTransport(clock);
-    const elector = new PrimaryElector({ utype: "a", transport, clock, newUuid: () => "u1" });
+    const elector = new PrimaryElector({ utype: "a", transport, clock, newUuid: () => "u1", announce: false });
     elector.on("elected", ({ epoch }) => {
       // An invariant check inside a handler, as a test might write it: it must not vanish.
       if (epoch < 2) throw new Error(`epoch ${epoch} is too low`);

@@ -25,6 +25,9 @@ function setup(options: Partial<PrimaryElectorOptions> = {}) {
     newUuid: () => `uuid-${++counter}`,
     // No jitter unless a test asks for it: standby polls exactly every I.
     random: () => 0,
+    // These tests pin every call a follower makes; its announcements (a heartbeat instead of
+    // a poll about every T/2) are tested in elector-handover.test.ts.
+    announce: false,
     ...options,
   });
   const events: Recorded[] = [];
@@ -1061,7 +1064,7 @@ describe("PrimaryElector options are checked where they enter", () => {
   });
 
   it("start() twice is refused", () => {
-    const elector = new PrimaryElector({ utype: "a", transport, clock });
+    const elector = new PrimaryElector({ utype: "a", transport, clock, announce: false });
     elector.start();
     expect(() => elector.start()).toThrow("already started");
     void elector.stop();
@@ -1072,7 +1075,7 @@ describe("PrimaryElector handlers", () => {
   it("a throwing handler is reported through error and does not disturb the loop; a throwing error handler escapes to 'uncaughtException'", async () => {
     const clock = new FakeClock();
     const transport = new ScriptedTransport(clock);
-    const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => "u1" });
+    const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => "u1", announce: false });
     const reported: string[] = [];
     elector.on("elected", () => {
       throw new Error("handler bug");

@@ -64,7 +64,7 @@ describe("stop() while an acquire is in flight, replies taking 400 ms (docs/prot
       tokens: new LeaseTokenSigner("a-test-secret-that-is-long-enough-for-hmac"),
       storeTimeoutMs: 2000,
     });
-    const elector = new PrimaryElector({ utype: UTYPE, transport: new SlowRepliesTransport(service, clock), clock, newUuid: () => "u1", random: () => 0 });
+    const elector = new PrimaryElector({ utype: UTYPE, transport: new SlowRepliesTransport(service, clock), clock, newUuid: () => "u1", random: () => 0, announce: false });
     const events: string[] = [];
     elector.on("elected", () => void events.push("elected"));
     elector.start();

@@ -19,7 +19,7 @@ function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }) {
   const clock = new FakeClock();
   const transport = new ScriptedTransport(clock);
   let counter = 0;
-  const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => `uuid-${++counter}` });
+  const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => `uuid-${++counter}`, announce: false });
   const groups = new FakeProcessGroups(clock);
   groups.behaviour = behaviour;
   const notes: string[] = [];
