@@ -12,6 +12,9 @@ import { startAzureApp } from "../../shared/http/azure-app.js";
 import { createAccess, WRITE_NEEDS } from "../../shared/http/access.js";
 import { loadAuthConfig } from "../../shared/config/auth-config.js";
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
+import type { EmbeddedCosmos } from "../../shared/host/embedded-cosmos.js";
+import type { ConfiguredStore } from "../../shared/store/create-store.js";
+import { createFreshCosmosStore, startTestCosmos } from "../helpers/cosmos.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { MemoryMemberStore } from "../../shared/store/members-memory-store.js";
 import { createFreshMemberTableStore, createFreshTableStore, startTestAzurite } from "../helpers/azurite.js";
@@ -27,12 +30,15 @@ interface Answer {
 
 let issuer: LocalIssuer;
 let azurite: EmbeddedAzurite;
+let cosmos: EmbeddedCosmos;
+const opened: ConfiguredStore[] = [];
 
 beforeAll(async () => {
-  [issuer, azurite] = await Promise.all([LocalIssuer.start(), startTestAzurite()]);
+  [issuer, azurite, cosmos] = await Promise.all([LocalIssuer.start(), startTestAzurite(), startTestCosmos()]);
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([issuer?.close(), azurite?.close()]);
+  for (const configured of opened) configured.close();
+  await Promise.all([issuer?.close(), azurite?.close(), cosmos?.close()]);
 });
 
 /** The app as Azure starts it, its functions recorded by name, over counting stores around `stores`. */
@@ -79,6 +85,14 @@ async function call(functions: Map<string, HttpFunctionOptions>, name: string, m
 const STORES = [
   ["memory", async () => ({ leases: new CountingStore(new MemoryLeaseStore()), members: new CountingMemberStore(new MemoryMemberStore()) })],
   ["table (Azurite)", async () => ({ leases: new CountingStore(await createFreshTableStore(azurite)), members: new CountingMemberStore(await createFreshMemberTableStore(azurite)) })],
+  [
+    "cosmos (emulator)",
+    async () => {
+      const configured = await createFreshCosmosStore(cosmos);
+      opened.push(configured);
+      return { leases: new CountingStore(configured.store), members: new CountingMemberStore(configured.members) };
+    },
+  ],
 ] as const;
 
 describe.each(STORES)("grants on the %s store, through the Azure functions", (_name, makeStores) => {
