@@ -306,6 +306,11 @@ export class PrimaryElector {
         // A standby's announcement: a heartbeat that, refused, records it (docs/protocol.md#standbys).
         // It never acquires (Conflict where it would): a free role is acquired at once by a plain one.
         attempt = await this.#acquire(true);
+        if (attempt.kind === "unanswered") {
+          // An announcement never starts a term, so its uuid holds nothing unseen: a failed poll.
+          pollAt = this.#afterFailure(pollAt, startedAt);
+          continue;
+        }
         if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
           judge(shown(attempt.view));
           attempt = await this.#acquire();
@@ -366,8 +371,10 @@ export class PrimaryElector {
     const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce } : { uuid, address: this.address ?? null };
     const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), NEVER_ABORTED, (options) => this.#transport.heartbeat(this.utype, body, options));
     this.#role = { kind: "following" };
-    if (result === undefined) return { kind: "unanswered" };
+    // Made, answered or not (it may have landed): the next attempts are plain polls and
+    // acquires, so that a service too slow to answer within the budget still gets an acquire.
     if (announce) this.#announced = { uuid, at: sentAt };
+    if (result === undefined) return { kind: "unanswered" };
     const epoch = epochHeldBy(result.view, uuid);
     if (result.outcome === "accepted" && epoch === undefined) {
       this.#fail(acceptedForAnother(this.utype));

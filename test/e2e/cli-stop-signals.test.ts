@@ -59,8 +59,8 @@ describe("ha-module run / elect: a stop signal never leaves a lease behind", () 
     const slow = await proxy({ PUT: { afterMs: SLOW_ANSWER_MS } });
     const cli = start(name, command(name, utype, slow.url));
     // The service has applied the acquire: the role is this uuid's at epoch 1 until released.
-    await slow.served$("PUT");
-    expect((await primaryOf(utype)).primary).toMatchObject({ revoked: false });
+    // (Its first PUT announces it as a standby and acquires nothing; the acquire follows.)
+    await expect.poll(async () => (await primaryOf(utype)).primary, { timeout: 15_000, interval: 20 }).toMatchObject({ revoked: false });
     cli.signal("SIGINT");
     expect(await cli.exited).toEqual({ code: 0, signal: null });
     expect(cli.events.filter((event) => event.event === "elected" || event.event === "started")).toEqual([]);

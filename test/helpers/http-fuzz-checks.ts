@@ -78,7 +78,8 @@ function termHistoryProblem(history: Record<string, unknown>): string | undefine
 }
 
 /** `revoked` is tolerated: docs/protocol.md#release-and-revoke's revoke shows the holder with `revoked: true`. */
-const VIEW_FIELDS = new Set(["utype", "primary", "epoch", "intervalMs", "timeoutMs", "lease", "revoked"]);
+const VIEW_FIELDS = new Set(["utype", "primary", "epoch", "intervalMs", "timeoutMs", "lease", "revoked", "handover", "standbys", "vacantSince"]);
+const HANDOVER_FIELDS = new Set(["to", "requestedAt", "phase", "until"]);
 const PRIMARY_FIELDS = new Set(["uuid", "address", "epoch", "renewedAt", "expiresInMs", "revoked"]);
 
 function leaseViewProblem(view: unknown): string | undefined {
@@ -89,6 +90,9 @@ function leaseViewProblem(view: unknown): string | undefined {
   if (!Number.isInteger(view["intervalMs"]) || !Number.isInteger(view["timeoutMs"])) return "a LeaseView without integer timing";
   if (view["lease"] !== undefined && typeof view["lease"] !== "string") return "a lease that is not a string";
   if (!Number.isInteger(view["epoch"]) || (view["epoch"] as number) < 0) return "a LeaseView without a non-negative integer epoch";
+  const handover = view["handover"];
+  if (handover !== null && !(isRecord(handover) && Object.keys(handover).every((key) => HANDOVER_FIELDS.has(key)))) return "a handover that is neither null nor one of the contract";
+  if (view["standbys"] !== undefined && !Array.isArray(view["standbys"])) return "standbys that are not a list";
   const primary = view["primary"];
   if (primary === null) return undefined;
   if (isRecord(primary) && primary["epoch"] !== view["epoch"]) return "a role epoch that is not its primary's";

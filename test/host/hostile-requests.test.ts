@@ -51,7 +51,7 @@ describe("methods", () => {
 
   it("CONNECT gets a JSON 405 instead of a dropped connection", async () => {
     const response = expectJsonError(await send(head("CONNECT example.com:443 HTTP/1.1", ["Host: example.com:443"])), 405, "MethodNotAllowed", /not a proxy/);
-    expect(response.headers["allow"]).toBe("GET, PUT, DELETE");
+    expect(response.headers["allow"]).toBe("GET, PUT, DELETE, POST");
   });
 });
 

@@ -760,6 +760,18 @@ describe("PrimaryElector and the end of a term (docs/protocol.md)", () => {
     expect(elector.epoch).toBe(5);
   });
 
+  it("an announcement that goes unanswered is not sent again at once: the next attempt is a poll, then the acquire", async () => {
+    const ctx = setup({ announce: true });
+    ctx.elector.start();
+    await ctx.clock.advance(0);
+    const announce = ctx.transport.take("heartbeat");
+    expect(announce.request).toMatchObject({ uuid: "uuid-1", announce: true });
+    announce.fail(new HaRequestError("UpdateHeartBeat(scheduler): no answer", "Timeout", undefined));
+    await ctx.clock.advance(I);
+    await ctx.answer(ctx.transport.take("getPrimary"), leaseView(UTYPE, null));
+    expect(ctx.transport.take("heartbeat").request).toEqual({ uuid: "uuid-1", address: null });
+  });
+
   describe("resign({ cooldownMs }): step down, watch, and compete again only after the cool-down", () => {
     const COOLDOWN = 3 * I;
 
