@@ -16,7 +16,6 @@ const never = (denied, message) => ({
 const SIBLING = "\\./";
 const NODE = "node:";
 const CONTRACT = "\\.\\./contract/";
-const LEASE = "\\.\\./lease/";
 const SERVICE = "\\.\\./service/";
 
 const importZones = [
@@ -26,7 +25,7 @@ const importZones = [
   },
   {
     files: ["shared/service/**/*.ts"],
-    rules: only([SIBLING, CONTRACT, NODE], "shared/service/ (the plumbing both domains run on) imports only shared/contract/ and Node."),
+    rules: only([SIBLING, CONTRACT, NODE], "shared/service/ (the plumbing both domains run on: clocks, request budgets, admission, store call outcomes and errors, process load, signed tokens) imports only shared/contract/ and Node."),
   },
   {
     files: ["shared/lease/**/*.ts"],
@@ -35,8 +34,8 @@ const importZones = [
   {
     files: ["shared/members/**/*.ts"],
     rules: only(
-      [SIBLING, CONTRACT, SERVICE, LEASE, NODE],
-      "shared/members/ (membership's domain) imports only shared/contract/, shared/service/, shared/lease/ (clocks, budgets, the store call options) and Node: its store port lives here, adapters depend on it.",
+      [SIBLING, CONTRACT, SERVICE, NODE],
+      "shared/members/ (membership's domain) imports only shared/contract/, shared/service/ (clocks, budgets, admission, store call options) and Node, never leases: its store port lives here, adapters depend on it.",
     ),
   },
   {

@@ -13,8 +13,8 @@ import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
-import { LoopLag } from "../dist/shared/http/loop-lag.js";
-import { LoopLoad } from "../dist/shared/http/loop-load.js";
+import { LoopLag } from "../dist/shared/service/loop-lag.js";
+import { LoopLoad } from "../dist/shared/service/loop-load.js";
 
 const { values } = parseArgs({
   options: { load: { type: "string", default: "0.3" }, hogs: { type: "string", default: String(os.availableParallelism()) }, seconds: { type: "string", default: "8" } },

@@ -4,8 +4,8 @@ import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { RouteLog } from "../shared/http/route.js";
 import type { Runtime } from "../shared/http/runtime.js";
-import type { RequestArrival } from "../shared/lease/request-budget.js";
-import { StoreUnavailableError } from "../shared/lease/store-unavailable-error.js";
+import type { RequestArrival } from "../shared/service/request-budget.js";
+import { StoreUnavailableError } from "../shared/service/store-unavailable-error.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /**

@@ -3,7 +3,7 @@ import type { HttpResponseInit } from "../shared/http/azure-functions.js";
 import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
-import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { RequestArrival } from "../shared/service/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** GET /api/members — every group with its members counted by state (cross-partition; not a hot path). */

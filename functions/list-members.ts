@@ -4,7 +4,7 @@ import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
-import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { RequestArrival } from "../shared/service/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** GET /api/members/{group} — every member of the group with its state and age: one partition query. */

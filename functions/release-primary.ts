@@ -6,7 +6,7 @@ import type { Runtime } from "../shared/http/runtime.js";
 import type { Granted } from "../shared/http/access.js";
 import type { RouteLog } from "../shared/http/route.js";
 import { parseId, parseLease } from "../shared/http/validation.js";
-import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { RequestArrival } from "../shared/service/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 import { ID_SCHEMA } from "../shared/contract/json-schema.js";
 

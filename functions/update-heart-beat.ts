@@ -4,7 +4,7 @@ import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { readBody, rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseHeartbeatBody, parseId } from "../shared/http/validation.js";
-import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { RequestArrival } from "../shared/service/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** PUT /api/primary/{utype} — UpdateHeartBeat: acquire, renew or take over the lease. */

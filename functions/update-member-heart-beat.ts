@@ -5,7 +5,7 @@ import { parseMemberHeartbeatBody } from "../shared/http/member-validation.js";
 import { readBody, rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
-import type { RequestArrival } from "../shared/lease/request-budget.js";
+import type { RequestArrival } from "../shared/service/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 
 /** PUT /api/members/{group}/{member} — a member's heartbeat: join, renew, or replace a failed session. */

@@ -14,7 +14,7 @@ import { startLocalTimers } from "../host/local-timers.js";
 import { METER_NAME } from "../http/metric-names.js";
 import { createRuntime } from "../http/runtime.js";
 import { createPrometheusMetrics } from "../host/prometheus-metrics.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../store/create-store.js";
 import type { CommandLine } from "./command-spec.js";
 import { EXIT } from "./exit-codes.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { InvocationContext } from "../http/azure-functions.js";
 import type { Runtime } from "../http/runtime.js";
 import type { TimerOperation } from "../http/timer.js";
-import { systemMonotonicClock, type MonotonicTimers } from "../lease/clock.js";
+import { systemMonotonicClock, type MonotonicTimers } from "../service/clock.js";
 import type { HostLog } from "./serve-request.js";
 
 export interface LocalTimersOptions {

@@ -1,15 +1,15 @@
 import type { HttpResponseInit } from "./azure-functions.js";
 import type { HandlerContext, HandlerRequest } from "./handler-request.js";
 import { ConfigError } from "../config/config-error.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
-import { OverloadedError } from "../lease/overloaded-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
+import { OverloadedError } from "../service/overloaded-error.js";
 import { errorResponse } from "./answers.js";
 import { announcesBody, codingRefusal } from "./content-coding.js";
 import { HttpError } from "./http-error.js";
 import { isCaller, PLATFORM_KEYS, type Access, type Caller } from "./access.js";
 import { allowedMethods, operationFor, type Route } from "./route.js";
 import type { Runtime } from "./runtime.js";
-import { processStallMonitor } from "./stall-monitor.js";
+import { processStallMonitor } from "../service/stall-monitor.js";
 
 /**
  * Answers one request to `route`, the same way under both hosts: the Functions

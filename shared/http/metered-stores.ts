@@ -1,6 +1,6 @@
 import type { Attributes, Histogram } from "@opentelemetry/api";
 import type { LeaseStore } from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import type { MemberStore } from "../members/member-store.js";
 import { ATTRIBUTE, dbSystemOf } from "./metric-names.js";
 

@@ -1,7 +1,7 @@
 import type { OperationDoc } from "../contract/operation-doc.js";
 import type { HttpMethod, HttpResponseInit } from "./azure-functions.js";
 import type { HandlerRequest } from "./handler-request.js";
-import type { RequestArrival } from "../lease/request-budget.js";
+import type { RequestArrival } from "../service/request-budget.js";
 import type { Runtime } from "./runtime.js";
 import type { Granted } from "./access.js";
 

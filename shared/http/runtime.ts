@@ -1,10 +1,10 @@
-import { systemClock, type Clock } from "../lease/clock.js";
+import { systemClock, type Clock } from "../service/clock.js";
 import type { ServerConfig } from "../config/server-config.js";
-import { processStallMonitor } from "./stall-monitor.js";
-import { processLoopLag } from "./loop-lag.js";
-import { processLoopLoad } from "./loop-load.js";
+import { processStallMonitor } from "../service/stall-monitor.js";
+import { processLoopLag } from "../service/loop-lag.js";
+import { processLoopLoad } from "../service/loop-load.js";
 import { LeaseService } from "../lease/lease-service.js";
-import { AdmissionGate, type AdmissionLimits, type ProcessLoad } from "../lease/admission.js";
+import { AdmissionGate, type AdmissionLimits, type ProcessLoad } from "../service/admission.js";
 import { LeaseTokenSigner } from "../lease/lease-token.js";
 import type { LeaseStore } from "../lease/lease-store.js";
 import { MemberService } from "../members/member-service.js";

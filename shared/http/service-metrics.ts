@@ -1,7 +1,7 @@
 import type { Attributes, Histogram, Meter } from "@opentelemetry/api";
 import type { HeartbeatOutcome, LeaseMetrics, ReleaseOutcome } from "../lease/lease-metrics.js";
 import type { MemberMetrics, MemberTransition, SweepResult } from "../members/member-metrics.js";
-import type { ShedReason } from "../lease/admission.js";
+import type { ShedReason } from "../service/admission.js";
 import { ATTRIBUTE, METRIC, STORE_DURATION_BUCKETS_S } from "./metric-names.js";
 
 /** The instruments of one process, made once from its Meter. */

@@ -1,5 +1,9 @@
 import type { LeaseRecord, LeaseState } from "./lease.js";
 import type { TermRecord } from "./term-record.js";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
+
+// The store-call types every port shares, where the lease store's adapters look for them.
+export type { StoreCallOptions, WriteOutcome };
 
 /**
  * A participant that asked for a held role and announced itself (docs/protocol.md#standbys):
@@ -12,19 +16,6 @@ export interface StandbyRecord {
   /** ha_time of its last announcement. */
   readonly seenAt: number;
 }
-
-/** Options every store call takes. The signal bounds the call's time budget. */
-export interface StoreCallOptions {
-  readonly abortSignal?: AbortSignal;
-}
-
-/**
- * The outcome of a conditional write. Losing the race (the entry exists on create, or its
- * ETag moved on update) is a normal outcome, not an exception: the caller decides.
- */
-export type WriteOutcome =
-  | { readonly ok: true; readonly etag: string }
-  | { readonly ok: false; readonly reason: "exists" | "changed" | "missing" };
 
 /**
  * The fields a fast-path renewal writes; holder, epoch, revoked and the ended list stay as

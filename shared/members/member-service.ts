@@ -11,10 +11,10 @@ import type {
   MembersTiming,
   MemberState,
 } from "../contract/members.js";
-import { systemMonotonicClock, type Clock, type MonotonicClock } from "../lease/clock.js";
-import type { WriteOutcome } from "../lease/lease-store.js";
-import { RequestBudget, type RequestArrival } from "../lease/request-budget.js";
-import type { AdmissionGate, AdmissionPriority } from "../lease/admission.js";
+import { systemMonotonicClock, type Clock, type MonotonicClock } from "../service/clock.js";
+import type { WriteOutcome } from "../service/store-call.js";
+import { RequestBudget, type RequestArrival } from "../service/request-budget.js";
+import type { AdmissionGate, AdmissionPriority } from "../service/admission.js";
 import { judgeRow, serviceGaps, type AgeRules } from "./member-age.js";
 import { decideMember, type MemberAction } from "./member-decision.js";
 import { noMemberMetrics, type MemberMetrics } from "./member-metrics.js";

@@ -1,4 +1,4 @@
-import type { StoreCallOptions, WriteOutcome } from "../lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import type { MemberRecord, MemberRow, SweepMarker, SweepMarkerRecord } from "./member.js";
 
 /** One group as one partition query read it: its rows and its sweep marker. */

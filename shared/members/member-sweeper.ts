@@ -1,5 +1,5 @@
-import { systemMonotonicClock, type Clock, type MonotonicClock } from "../lease/clock.js";
-import { RequestBudget } from "../lease/request-budget.js";
+import { systemMonotonicClock, type Clock, type MonotonicClock } from "../service/clock.js";
+import { RequestBudget } from "../service/request-budget.js";
 import { noMemberMetrics, type MemberMetrics } from "./member-metrics.js";
 import type { MemberStore } from "./member-store.js";
 import type { ServiceGap } from "./member.js";

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import type { MemberStore } from "./member-store.js";
 
 /**

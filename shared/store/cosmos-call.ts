@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { debuglog } from "node:util";
 import type { RequestOptions } from "@azure/cosmos";
 import type { StoreCallOptions } from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { describeCosmosError, throttleWaitOf } from "./cosmos-errors.js";
 import { unavailable } from "./store-failure.js";
 

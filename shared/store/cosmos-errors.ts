@@ -1,6 +1,6 @@
 import { ErrorResponse } from "@azure/cosmos";
 import type { WriteOutcome } from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { describeFailure } from "./store-failure.js";
 
 /** Cosmos answers 404 with this substatus when the database or container is missing. */

@@ -7,7 +7,7 @@ import type {
   StoreCallOptions,
   WriteOutcome,
 } from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toTermRecord } from "./term-row.js";
 import { CosmosCaller, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";

@@ -1,7 +1,7 @@
 import { ID_PATTERN } from "../contract/input-rules.js";
 import type { LeaseHandover, LeaseRecord } from "../lease/lease.js";
 import type { StandbyRecord } from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 
 /** A lease as an adapter read it, in plain JavaScript values but not yet trusted. */
 export interface StoredLease {

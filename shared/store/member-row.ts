@@ -1,5 +1,5 @@
 import { ID_PATTERN } from "../contract/input-rules.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import type { MemberRecord, ReplacedSession, SweepMarkerRecord } from "../members/member.js";
 
 /** A member row as an adapter read it, in plain JavaScript values but not yet trusted. */

@@ -1,5 +1,5 @@
 import type { StoreCallOptions, WriteOutcome } from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
 import type { MemberRecord, MemberRow, SweepMarker, SweepMarkerRecord } from "../members/member.js";
 

@@ -1,5 +1,5 @@
 import type { WriteOutcome } from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 
 /**
  * What both adapters do with a failure that is not a typed outcome: one message shape,

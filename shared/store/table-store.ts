@@ -7,7 +7,7 @@ import type {
   StoreCallOptions,
   WriteOutcome,
 } from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";

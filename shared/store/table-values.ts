@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { describeTableError } from "./table-errors.js";
 import { unavailable } from "./store-failure.js";
 

@@ -1,5 +1,5 @@
 import { ID_PATTERN } from "../contract/input-rules.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import type { StoredTermEnd, TermRecord } from "../lease/term-record.js";
 
 /** A term row as an adapter read it, in plain JavaScript values but not yet trusted. */

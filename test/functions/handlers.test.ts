@@ -4,7 +4,7 @@ import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { CountingStore, failingStore } from "../helpers/counting-store.js";
 import { primaryOf, send, sendWithHeaders, WALL_START } from "../helpers/route-requests.js";
 import { FakeClock } from "../helpers/fake-clock.js";

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { InvocationContext } from "../../shared/http/azure-functions.js";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import type { MemberStore } from "../../shared/members/member-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { MemoryMemberStore } from "../../shared/store/members-memory-store.js";

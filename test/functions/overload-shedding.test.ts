@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
-import { LOAD_SHED_MIN_AT_HAND, UNKNOWN_LOAD, type ProcessLoad } from "../../shared/lease/admission.js";
+import { LOAD_SHED_MIN_AT_HAND, UNKNOWN_LOAD, type ProcessLoad } from "../../shared/service/admission.js";
 import { METER_NAME } from "../../shared/http/metric-names.js";
 import { createPrometheusMetrics, type PrometheusMetrics } from "../../shared/host/prometheus-metrics.js";
 import { countsBy } from "../helpers/prometheus-text.js";

@@ -5,7 +5,7 @@ import { METER_NAME } from "../../shared/http/metric-names.js";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { createPrometheusMetrics, type PrometheusMetrics } from "../../shared/host/prometheus-metrics.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import type { MemberStore } from "../../shared/members/member-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { MemoryMemberStore } from "../../shared/store/members-memory-store.js";

@@ -4,7 +4,7 @@ import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { LeaseService } from "../../shared/lease/lease-service.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { FakeClock } from "../helpers/fake-clock.js";

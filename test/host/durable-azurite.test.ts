@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWritesDurable } from "../../shared/host/durable-azurite.js";
 import { startEmbeddedAzurite, type EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
 import { createConfiguredStore } from "../../shared/store/create-store.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 
 /**
  * The embedded Azurite on disk answers a write only once the write is in its data file.

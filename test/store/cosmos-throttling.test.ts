@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { LeaseState } from "../../shared/lease/lease.js";
 import { CosmosLeaseStore, type CosmosLeaseStoreOptions } from "../../shared/store/cosmos-store.js";
 import type { StoreCallOptions } from "../../shared/lease/lease-store.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 
 /** One scripted answer of the fake container: a resolved response or a thrown error. */
 type Answer = { response: Record<string, unknown> } | { error: ErrorResponse };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { toLeaseRecord, type StoredLease } from "../../shared/store/lease-row.js";
 
 const good: StoredLease = {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LeaseState } from "../../shared/lease/lease.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import type { TermRecord } from "../../shared/lease/term-record.js";
 import { TERM_HISTORY_SLOTS } from "../../shared/contract/term-history.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import type { GroupSnapshot, MemberStore } from "../../shared/members/member-store.js";
 import type { MemberRecord, MemberRow, SweepMarker } from "../../shared/members/member.js";
 

@@ -1,7 +1,7 @@
 import { TableClient } from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { createFreshMemberTableStore, startTestAzurite } from "../helpers/azurite.js";
 import { describeMemberStoreConformance } from "./member-store-conformance.js";
 

@@ -1,7 +1,7 @@
 import { TableClient } from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { createFreshTableStore, startTestAzurite } from "../helpers/azurite.js";
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AdmissionGate, LOAD_SHED_MIN_AT_HAND, type AdmissionLimits, type ShedReason } from "../../shared/lease/admission.js";
-import { OverloadedError } from "../../shared/lease/overloaded-error.js";
+import { AdmissionGate, LOAD_SHED_MIN_AT_HAND, type AdmissionLimits, type ShedReason } from "../../shared/service/admission.js";
+import { OverloadedError } from "../../shared/service/overloaded-error.js";
 
 /**
  * The gate's rules for a saturated process, on injected loads: with at least

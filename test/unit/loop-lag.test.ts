@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LoopLag } from "../../shared/http/loop-lag.js";
+import { LoopLag } from "../../shared/service/loop-lag.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { LoopLoad } from "../../shared/http/loop-load.js";
-import { AdmissionGate, LOAD_SHED_MIN_AT_HAND } from "../../shared/lease/admission.js";
-import { OverloadedError } from "../../shared/lease/overloaded-error.js";
+import { LoopLoad } from "../../shared/service/loop-load.js";
+import { AdmissionGate, LOAD_SHED_MIN_AT_HAND } from "../../shared/service/admission.js";
+import { OverloadedError } from "../../shared/service/overloaded-error.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
 /**

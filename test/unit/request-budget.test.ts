@@ -3,7 +3,7 @@ import { LeaseService } from "../../shared/lease/lease-service.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
-import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { WALL_START } from "../helpers/route-requests.js";
 import { FakeClock } from "../helpers/fake-clock.js";

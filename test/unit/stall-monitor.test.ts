@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StallMonitor } from "../../shared/http/stall-monitor.js";
+import { StallMonitor } from "../../shared/service/stall-monitor.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
 /**

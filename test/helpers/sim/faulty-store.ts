@@ -1,7 +1,7 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
 import type { LeaseRenewal, LeaseStore, StandbyRecord, WriteOutcome } from "../../../shared/lease/lease-store.js";
-import { StoreUnavailableError } from "../../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../../shared/service/store-unavailable-error.js";
 import type { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";
 import type { StoreFaults } from "./scenario.js";

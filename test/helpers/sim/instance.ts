@@ -1,8 +1,8 @@
-import { StallMonitor } from "../../../shared/http/stall-monitor.js";
+import { StallMonitor } from "../../../shared/service/stall-monitor.js";
 import { LeaseService } from "../../../shared/lease/lease-service.js";
 import type { LeaseTokenSigner } from "../../../shared/lease/lease-token.js";
 import type { LeaseView } from "../../../shared/contract/lease-view.js";
-import type { RequestArrival } from "../../../shared/lease/request-budget.js";
+import type { RequestArrival } from "../../../shared/service/request-budget.js";
 import type { LeaseStore } from "../../../shared/lease/lease-store.js";
 import { FaultyStoreLink, type StoreWeather } from "./faulty-store.js";
 import { SimProcess } from "./process.js";

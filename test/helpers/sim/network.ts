@@ -1,5 +1,5 @@
 import type { LeaseService } from "../../../shared/lease/lease-service.js";
-import type { RequestArrival } from "../../../shared/lease/request-budget.js";
+import type { RequestArrival } from "../../../shared/service/request-budget.js";
 import { HaRequestError } from "../../../shared/sdk/ha-request-error.js";
 import type { TimerHandle } from "../../../shared/sdk/elector-clock.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../../shared/sdk/index.js";

@@ -1,5 +1,5 @@
 import type { MemberList } from "../../../../shared/contract/members.js";
-import type { RequestArrival } from "../../../../shared/lease/request-budget.js";
+import type { RequestArrival } from "../../../../shared/service/request-budget.js";
 import { MemberService } from "../../../../shared/members/member-service.js";
 import { MemberSweeper, type SweepReport } from "../../../../shared/members/member-sweeper.js";
 import type { MemberTokenSigner } from "../../../../shared/members/member-token.js";

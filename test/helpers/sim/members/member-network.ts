@@ -1,5 +1,5 @@
 import type { MemberHeartbeatBody, MemberHeartbeatResult, MemberLeaveResult, MemberList } from "../../../../shared/contract/members.js";
-import type { RequestArrival } from "../../../../shared/lease/request-budget.js";
+import type { RequestArrival } from "../../../../shared/service/request-budget.js";
 import type { MemberService } from "../../../../shared/members/member-service.js";
 import type { SweepMarkerRecord } from "../../../../shared/members/member.js";
 import type { TimerHandle } from "../../../../shared/sdk/elector-clock.js";

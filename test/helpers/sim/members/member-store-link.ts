@@ -1,5 +1,5 @@
 import type { WriteOutcome } from "../../../../shared/lease/lease-store.js";
-import { StoreUnavailableError } from "../../../../shared/lease/store-unavailable-error.js";
+import { StoreUnavailableError } from "../../../../shared/service/store-unavailable-error.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../../../../shared/members/member-store.js";
 import type { MemberRow, SweepMarker } from "../../../../shared/members/member.js";
 import type { SimProcess } from "../process.js";

@@ -1,5 +1,5 @@
 import type { MonotonicClock } from "./clock.js";
-import type { StoreCallOptions } from "./lease-store.js";
+import type { StoreCallOptions } from "./store-call.js";
 import { StoreUnavailableError } from "./store-unavailable-error.js";
 
 /** When a request arrived, in milliseconds on the process's monotonic clock. */

@@ -1,4 +1,4 @@
-import { systemMonotonicClock, type MonotonicTimers } from "../lease/clock.js";
+import { systemMonotonicClock, type MonotonicTimers } from "./clock.js";
 
 export interface LoopLagOptions {
   /** Monotonic time and timers; defaults to performance.now() and unref'd process timers. */

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { systemMonotonicClock, type MonotonicTimers } from "../lease/clock.js";
+import { systemMonotonicClock, type MonotonicTimers } from "./clock.js";
 
 export interface LoopLoadOptions {
   /** Monotonic time and timers; defaults to performance.now() and unref'd process timers. */
