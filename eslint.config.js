@@ -48,19 +48,19 @@ const importZones = [
   },
   {
     files: ["shared/store/**/*.ts"],
-    rules: never(["\\.\\./(http|host|sdk|cli)/", "\\.\\./\\.\\./functions/"], "shared/store/ (the adapters) may use contract/, lease/ and config/, never the layers above them."),
+    rules: never(["\\.\\./(http|host|sdk|cli)/", "(\\.\\./)+functions/"], "shared/store/ (the adapters) may use contract/, lease/ and config/, never the layers above them."),
   },
   {
     files: ["shared/http/**/*.ts"],
-    rules: never(["\\.\\./(store|host|sdk|cli)/", "\\.\\./\\.\\./functions/"], "shared/http/ (Functions glue) takes the store through lease/'s port; it never imports adapters, the local host, the SDK, the CLI or functions/."),
+    rules: never(["\\.\\./(store|host|sdk|cli)/", "(\\.\\./)+functions/"], "shared/http/ (Functions glue) takes the store through lease/'s port; it never imports adapters, the local host, the SDK, the CLI or functions/."),
   },
   {
     files: ["shared/host/**/*.ts"],
-    rules: never(["\\.\\./(store|sdk|cli)/", "\\.\\./\\.\\./functions/"], "shared/host/ is given its routes and runtime by a composition root; it never imports functions/, stores, the SDK or the CLI."),
+    rules: never(["\\.\\./(store|sdk|cli)/", "(\\.\\./)+functions/"], "shared/host/ is given its routes and runtime by a composition root; it never imports functions/, stores, the SDK or the CLI."),
   },
   {
     files: ["shared/cli/**/*.ts"],
-    rules: never(["\\.\\./\\.\\./functions/"], "Only the CLI's composition root (shared/cli/main.ts) imports functions/."),
+    rules: never(["(\\.\\./)+functions/"], "Only the CLI's composition root (shared/cli/main.ts) imports functions/."),
   },
   {
     files: ["shared/cli/main.ts"],

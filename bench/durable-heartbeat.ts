@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { operations } from "../functions/routes.js";
-import { startService } from "../shared/cli/serve.js";
+import { startService } from "../shared/cli/commands/serve.js";
 import { loadServerConfig } from "../shared/config/server-config.js";
 import { nearestRank } from "../shared/sdk/round-trip-stats.js";
 

@@ -7,15 +7,15 @@
  * accepts) and what runs it.
  */
 import { parseCommandLine, type CommandLine, type CommandSpec } from "./command-spec.js";
-import { electCommand, electSpec } from "./elect.js";
+import { electCommand, electSpec } from "./commands/elect.js";
 import { EXIT } from "./exit-codes.js";
-import { joinCommand, joinSpec } from "./join.js";
-import { membersCommand, membersSpec } from "./members.js";
-import { primaryCommand, primarySpec } from "./primary.js";
-import { releaseCommand, releaseSpec } from "./release.js";
-import { handoverCommand, handoverSpec } from "./handover.js";
-import { runCommand, runSpec } from "./run.js";
-import { serveSpec } from "./serve-spec.js";
+import { joinCommand, joinSpec } from "./commands/join.js";
+import { membersCommand, membersSpec } from "./commands/members.js";
+import { primaryCommand, primarySpec } from "./commands/primary.js";
+import { releaseCommand, releaseSpec } from "./commands/release.js";
+import { handoverCommand, handoverSpec } from "./commands/handover.js";
+import { runCommand, runSpec } from "./commands/run.js";
+import { serveSpec } from "./commands/serve-spec.js";
 import { renderCommandHelp, renderUsage, renderUsageLine, UsageError } from "./usage.js";
 import { packageVersion } from "../config/package-version.js";
 
@@ -41,7 +41,7 @@ const COMMANDS: readonly Command[] = [
  * they need, which the message says instead of Node's "Cannot find package".
  */
 async function serve(line: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
-  const server = await Promise.all([import("./serve.js"), import("../../functions/routes.js"), import("../../functions/timers.js")]).catch(reportMissingServerPackage);
+  const server = await Promise.all([import("./commands/serve.js"), import("../../functions/routes.js"), import("../../functions/timers.js")]).catch(reportMissingServerPackage);
   if (server === undefined) return EXIT.failure;
   const [{ serveCommand }, { operations }, { timers }] = server;
   return serveCommand(line, env, operations, timers);

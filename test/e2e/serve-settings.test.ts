@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedCosmos } from "../../shared/host/embedded-cosmos.js";
 import { startTestCosmos } from "../helpers/cosmos.js";
-import { exposureWarning } from "../../shared/cli/serve.js";
+import { exposureWarning } from "../../shared/cli/commands/serve.js";
 import { runServiceToExit, startServiceProcess } from "../helpers/service-process.js";
 
 async function status(url: string): Promise<number | string> {

@@ -1,4 +1,4 @@
-import type { CommandProcess, LeaderExit, Lifeline, ProcessGroups } from "../../shared/cli/child-supervisor.js";
+import type { CommandProcess, LeaderExit, Lifeline, ProcessGroups } from "../../shared/cli/supervise/child-supervisor.js";
 import type { FakeClock } from "./fake-clock.js";
 
 /** How a fake command's group answers signals. */

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
-import { localHostFor, startCheckPrimaryServer } from "../../shared/cli/check-primary-server.js";
+import { localHostFor, startCheckPrimaryServer } from "../../shared/cli/supervise/check-primary-server.js";
 import { UsageError } from "../../shared/cli/usage.js";
 
 /** One raw request, so that a HEAD answer's (absent) body can be seen. */

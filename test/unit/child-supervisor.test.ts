@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ChildSupervisor, type CommandExit } from "../../shared/cli/child-supervisor.js";
+import { ChildSupervisor, type CommandExit } from "../../shared/cli/supervise/child-supervisor.js";
 import { FakeProcessGroups, type GroupBehaviour } from "../helpers/fake-process-groups.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findCommandProblem } from "../../shared/cli/command-lookup.js";
+import { findCommandProblem } from "../../shared/cli/supervise/command-lookup.js";
 
 /** `run` looks its command up before competing, as execvp will: 127 not found, 126 not executable. */
 describe.runIf(process.platform !== "win32")("findCommandProblem", () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { operations } from "../../functions/routes.js";
-import { serveCommand } from "../../shared/cli/serve.js";
+import { serveCommand } from "../../shared/cli/commands/serve.js";
 import { ConfigError } from "../../shared/config/config-error.js";
 import type { Env } from "../../shared/config/env.js";
 import { loadStoreConfig, type StoreConfig } from "../../shared/config/server-config.js";

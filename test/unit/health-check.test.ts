@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { CommandExit, StartRequest } from "../../shared/cli/child-supervisor.js";
-import type { CommandSlot } from "../../shared/cli/lease-bound-command.js";
-import { healthChecked, HealthMonitor, type CheckOutcome, type HealthSettings, type Probe, type ProbeResult } from "../../shared/cli/health-check.js";
+import type { CommandExit, StartRequest } from "../../shared/cli/supervise/child-supervisor.js";
+import type { CommandSlot } from "../../shared/cli/supervise/lease-bound-command.js";
+import { healthChecked, HealthMonitor, type CheckOutcome, type HealthSettings, type Probe, type ProbeResult } from "../../shared/cli/supervise/health-check.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chooseCooldownMs, parseHealthFlags } from "../../shared/cli/health-flags.js";
+import { chooseCooldownMs, parseHealthFlags } from "../../shared/cli/supervise/health-flags.js";
 import { UsageError } from "../../shared/cli/usage.js";
 
 /** `run`'s health flags: Docker's names, defaults and duration syntax, each refused where it enters with what to change. */

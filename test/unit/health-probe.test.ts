@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { HEALTH_OUTPUT_LIMIT, shellProbe } from "../../shared/cli/health-probe.js";
+import { HEALTH_OUTPUT_LIMIT, shellProbe } from "../../shared/cli/supervise/health-probe.js";
 import { isRunning, waitUntil } from "../helpers/sdk-cli-process.js";
 
 /** The real check: `sh -c CMD` as a process group of its own, with the term's environment. */

@@ -42,6 +42,7 @@ describe("the import rules of shared/ and functions/", () => {
     ["shared/host/x.ts", "../../functions/routes.js", /given its routes/],
     ["shared/host/x.ts", "../store/create-store.js", /given its routes/],
     ["shared/cli/serve.ts", "../../functions/routes.js", /Only the CLI's composition root/],
+    ["shared/cli/commands/serve.ts", "../../../functions/routes.js", /Only the CLI's composition root/],
     ["functions/x.ts", "../shared/host/local-host.js", /what Azure runs/],
     ["functions/x.ts", "../shared/cli/serve.js", /what Azure runs/],
   ])("%s may not import %s", async (file, specifier, message) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ChildSupervisor } from "../../shared/cli/child-supervisor.js";
-import { LeaseBoundCommand } from "../../shared/cli/lease-bound-command.js";
+import { ChildSupervisor } from "../../shared/cli/supervise/child-supervisor.js";
+import { LeaseBoundCommand } from "../../shared/cli/supervise/lease-bound-command.js";
 import type { HeartbeatResult } from "../../shared/sdk/index.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import { FakeProcessGroups, type GroupBehaviour } from "../helpers/fake-process-groups.js";

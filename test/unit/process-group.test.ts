@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { systemProcessGroups } from "../../shared/cli/process-group.js";
+import { systemProcessGroups } from "../../shared/cli/supervise/process-group.js";
 import { systemElectorClock } from "../../shared/sdk/elector-clock.js";
 import { isRunning, waitUntil } from "../helpers/sdk-cli-process.js";
 

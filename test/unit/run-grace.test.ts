@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chooseGraceMs, defaultGraceMs, graceLimitMs } from "../../shared/cli/run-grace.js";
+import { chooseGraceMs, defaultGraceMs, graceLimitMs } from "../../shared/cli/supervise/run-grace.js";
 import { UsageError } from "../../shared/cli/usage.js";
 
 const DEFAULTS = { intervalMs: 1000, timeoutMs: 5000 };

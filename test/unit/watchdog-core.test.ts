@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WatchdogCore } from "../../shared/cli/watchdog-core.js";
+import { WatchdogCore } from "../../shared/cli/supervise/watchdog-core.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
 function setup(killIn = 4000) {

@@ -1,4 +1,4 @@
-import type { CommandSpec } from "./command-spec.js";
+import type { CommandSpec } from "../command-spec.js";
 
 /**
  * `serve`'s entry in the command table, apart from serve.ts: the client commands and

@@ -1,17 +1,17 @@
-import { systemElectorClock } from "../sdk/elector-clock.js";
-import { type HaClient } from "../sdk/ha-client.js";
-import { checkId } from "../sdk/option-checks.js";
-import { describeUnfixable, unfixableCallHint } from "./call-failures.js";
-import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientOf, clientSettings, type ClientSettings } from "./client-flags.js";
-import type { CommandLine, CommandSpec } from "./command-spec.js";
-import { EXIT } from "./exit-codes.js";
-import { note, printEvent } from "./output-lines.js";
-import { primarySummary } from "./primary-summary.js";
-import { watchPrimary } from "./primary-watch.js";
-import { guardOutput, stdoutLost } from "./stdout-guard.js";
-import { untilSignal } from "./stop-signals.js";
-import { UsageError } from "./usage.js";
+import { systemElectorClock } from "../../sdk/elector-clock.js";
+import { type HaClient } from "../../sdk/ha-client.js";
+import { checkId } from "../../sdk/option-checks.js";
+import { describeUnfixable, unfixableCallHint } from "../call-failures.js";
+import { asUsageError } from "../cli-elector.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings, type ClientSettings } from "../client-flags.js";
+import type { CommandLine, CommandSpec } from "../command-spec.js";
+import { EXIT } from "../exit-codes.js";
+import { note, printEvent } from "../output-lines.js";
+import { primarySummary } from "../primary-summary.js";
+import { watchPrimary } from "../primary-watch.js";
+import { guardOutput, stdoutLost } from "../stdout-guard.js";
+import { untilSignal } from "../supervise/stop-signals.js";
+import { UsageError } from "../usage.js";
 
 export const primarySpec: CommandSpec = {
   name: "primary",

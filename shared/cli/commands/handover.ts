@@ -1,11 +1,11 @@
-import type { HandoverResult } from "../contract/outcomes.js";
-import { checkId, checkOptionalString } from "../sdk/option-checks.js";
-import { describeUnfixable, unfixableCallHint } from "./call-failures.js";
-import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype, type ClientSettings } from "./client-flags.js";
-import type { CommandLine, CommandSpec } from "./command-spec.js";
-import { EXIT } from "./exit-codes.js";
-import { note } from "./output-lines.js";
+import type { HandoverResult } from "../../contract/outcomes.js";
+import { checkId, checkOptionalString } from "../../sdk/option-checks.js";
+import { describeUnfixable, unfixableCallHint } from "../call-failures.js";
+import { asUsageError } from "../cli-elector.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype, type ClientSettings } from "../client-flags.js";
+import type { CommandLine, CommandSpec } from "../command-spec.js";
+import { EXIT } from "../exit-codes.js";
+import { note } from "../output-lines.js";
 
 export const handoverSpec: CommandSpec = {
   name: "handover",

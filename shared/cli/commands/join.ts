@@ -1,14 +1,14 @@
-import { MemberSession } from "../sdk/index.js";
-import { untilUnfixable } from "./call-failures.js";
-import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientOf, clientSettings } from "./client-flags.js";
-import type { CommandLine, CommandSpec } from "./command-spec.js";
-import { EXIT } from "./exit-codes.js";
-import { printSessionEvents } from "./member-event-lines.js";
-import { note } from "./output-lines.js";
-import { guardOutput, stdoutLost } from "./stdout-guard.js";
-import { untilSignal } from "./stop-signals.js";
-import { UsageError } from "./usage.js";
+import { MemberSession } from "../../sdk/index.js";
+import { untilUnfixable } from "../call-failures.js";
+import { asUsageError } from "../cli-elector.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings } from "../client-flags.js";
+import type { CommandLine, CommandSpec } from "../command-spec.js";
+import { EXIT } from "../exit-codes.js";
+import { printSessionEvents } from "../member-event-lines.js";
+import { note } from "../output-lines.js";
+import { guardOutput, stdoutLost } from "../stdout-guard.js";
+import { untilSignal } from "../supervise/stop-signals.js";
+import { UsageError } from "../usage.js";
 
 export const joinSpec: CommandSpec = {
   name: "join",

@@ -1,16 +1,16 @@
-import { MembersWatcher } from "../sdk/index.js";
-import { checkId } from "../sdk/option-checks.js";
-import { describeUnfixable, unfixableCallHint, untilUnfixable } from "./call-failures.js";
-import { asUsageError } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientOf, clientSettings } from "./client-flags.js";
-import type { CommandLine, CommandSpec } from "./command-spec.js";
-import { EXIT } from "./exit-codes.js";
-import { printWatcherEvents } from "./member-event-lines.js";
-import { groupTable, memberTable } from "./member-table.js";
-import { note } from "./output-lines.js";
-import { guardOutput, stdoutLost } from "./stdout-guard.js";
-import { untilSignal } from "./stop-signals.js";
-import { UsageError } from "./usage.js";
+import { MembersWatcher } from "../../sdk/index.js";
+import { checkId } from "../../sdk/option-checks.js";
+import { describeUnfixable, unfixableCallHint, untilUnfixable } from "../call-failures.js";
+import { asUsageError } from "../cli-elector.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings } from "../client-flags.js";
+import type { CommandLine, CommandSpec } from "../command-spec.js";
+import { EXIT } from "../exit-codes.js";
+import { printWatcherEvents } from "../member-event-lines.js";
+import { groupTable, memberTable } from "../member-table.js";
+import { note } from "../output-lines.js";
+import { guardOutput, stdoutLost } from "../stdout-guard.js";
+import { untilSignal } from "../supervise/stop-signals.js";
+import { UsageError } from "../usage.js";
 
 export const membersSpec: CommandSpec = {
   name: "members",

@@ -1,14 +1,14 @@
-import { systemElectorClock } from "../sdk/elector-clock.js";
-import { FailureReport, untilUnfixable } from "./call-failures.js";
-import { CANDIDATE_OPTIONS, createCliElector, identityLine } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration } from "./client-flags.js";
-import type { CommandLine, CommandSpec } from "./command-spec.js";
-import { describeNotElected, untilGivenUp } from "./election-timeout.js";
-import { printElectorEvents } from "./elector-event-lines.js";
-import { EXIT } from "./exit-codes.js";
-import { note } from "./output-lines.js";
-import { guardOutput, stdoutLost } from "./stdout-guard.js";
-import { untilSignal } from "./stop-signals.js";
+import { systemElectorClock } from "../../sdk/elector-clock.js";
+import { FailureReport, untilUnfixable } from "../call-failures.js";
+import { CANDIDATE_OPTIONS, createCliElector, identityLine } from "../cli-elector.js";
+import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration } from "../client-flags.js";
+import type { CommandLine, CommandSpec } from "../command-spec.js";
+import { describeNotElected, untilGivenUp } from "../election-timeout.js";
+import { printElectorEvents } from "../elector-event-lines.js";
+import { EXIT } from "../exit-codes.js";
+import { note } from "../output-lines.js";
+import { guardOutput, stdoutLost } from "../stdout-guard.js";
+import { untilSignal } from "../supervise/stop-signals.js";
 
 export const electSpec: CommandSpec = {
   name: "elect",

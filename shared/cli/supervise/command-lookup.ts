@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { EXIT } from "./exit-codes.js";
+import { EXIT } from "../exit-codes.js";
 
 /** Why a command cannot be run, with the exit code a shell would give (126 or 127). */
 export interface CommandProblem {

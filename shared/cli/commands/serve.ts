@@ -1,24 +1,24 @@
 import { isIP } from "node:net";
-import { ConfigError } from "../config/config-error.js";
-import { readBoolean, readInteger, readListenAddress, readString, type Env } from "../config/env.js";
-import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
-import { loadAuthConfig, type AuthConfig } from "../config/auth-config.js";
-import { createAccess } from "../http/access.js";
-import { DataDirInUseError } from "../host/data-dir-in-use-error.js";
-import { startEmbeddedAzurite } from "../host/embedded-azurite.js";
-import { startEmbeddedCosmos } from "../host/embedded-cosmos.js";
-import type { Operation } from "../http/route.js";
-import type { TimerOperation } from "../http/timer.js";
-import { startLocalHost } from "../host/local-host.js";
-import { startLocalTimers } from "../host/local-timers.js";
-import { METER_NAME } from "../http/metric-names.js";
-import { createRuntime } from "../http/runtime.js";
-import { createPrometheusMetrics } from "../host/prometheus-metrics.js";
-import { StoreUnavailableError } from "../service/store-unavailable-error.js";
-import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../store/create-store.js";
-import type { CommandLine } from "./command-spec.js";
-import { EXIT } from "./exit-codes.js";
-import { UsageError } from "./usage.js";
+import { ConfigError } from "../../config/config-error.js";
+import { readBoolean, readInteger, readListenAddress, readString, type Env } from "../../config/env.js";
+import { loadServerConfig, type ServerConfig, type StoreConfig } from "../../config/server-config.js";
+import { loadAuthConfig, type AuthConfig } from "../../config/auth-config.js";
+import { createAccess } from "../../http/access.js";
+import { DataDirInUseError } from "../../host/data-dir-in-use-error.js";
+import { startEmbeddedAzurite } from "../../host/embedded-azurite.js";
+import { startEmbeddedCosmos } from "../../host/embedded-cosmos.js";
+import type { Operation } from "../../http/route.js";
+import type { TimerOperation } from "../../http/timer.js";
+import { startLocalHost } from "../../host/local-host.js";
+import { startLocalTimers } from "../../host/local-timers.js";
+import { METER_NAME } from "../../http/metric-names.js";
+import { createRuntime } from "../../http/runtime.js";
+import { createPrometheusMetrics } from "../../host/prometheus-metrics.js";
+import { StoreUnavailableError } from "../../service/store-unavailable-error.js";
+import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../../store/create-store.js";
+import type { CommandLine } from "../command-spec.js";
+import { EXIT } from "../exit-codes.js";
+import { UsageError } from "../usage.js";
 
 export interface ServeSettings {
   /** The address to listen on (HA_HOST). */

@@ -1,25 +1,25 @@
-import { systemElectorClock } from "../sdk/elector-clock.js";
-import { FailureReport, untilUnfixable } from "./call-failures.js";
-import { CHECK_HOST_DEFAULT, startCheckPrimaryServer } from "./check-primary-server.js";
-import { ChildSupervisor, type CommandExit } from "./child-supervisor.js";
-import { CANDIDATE_OPTIONS, createCliElector, identityLine } from "./cli-elector.js";
-import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype, parseDuration, parseMs, parsePort } from "./client-flags.js";
-import { findCommandProblem } from "./command-lookup.js";
-import type { CommandLine, CommandSpec } from "./command-spec.js";
-import { describeNotElected, untilGivenUp } from "./election-timeout.js";
-import { HealthMonitor, healthChecked, type CheckOutcome } from "./health-check.js";
-import { chooseCooldownMs, HEALTH_OPTIONS, parseHealthFlags } from "./health-flags.js";
-import { HEALTH_OUTPUT_LIMIT, shellProbe } from "./health-probe.js";
-import { printElectorEvents } from "./elector-event-lines.js";
-import { EXIT } from "./exit-codes.js";
-import { LeaseBoundCommand } from "./lease-bound-command.js";
-import { note, printEvent } from "./output-lines.js";
-import { systemProcessGroups } from "./process-group.js";
-import { chooseGraceMs } from "./run-grace.js";
-import { learnServiceTiming } from "./service-timing.js";
-import { guardOutput, stdoutLost } from "./stdout-guard.js";
-import { untilSignal } from "./stop-signals.js";
-import { UsageError } from "./usage.js";
+import { systemElectorClock } from "../../sdk/elector-clock.js";
+import { FailureReport, untilUnfixable } from "../call-failures.js";
+import { CHECK_HOST_DEFAULT, startCheckPrimaryServer } from "../supervise/check-primary-server.js";
+import { ChildSupervisor, type CommandExit } from "../supervise/child-supervisor.js";
+import { CANDIDATE_OPTIONS, createCliElector, identityLine } from "../cli-elector.js";
+import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype, parseDuration, parseMs, parsePort } from "../client-flags.js";
+import { findCommandProblem } from "../supervise/command-lookup.js";
+import type { CommandLine, CommandSpec } from "../command-spec.js";
+import { describeNotElected, untilGivenUp } from "../election-timeout.js";
+import { HealthMonitor, healthChecked, type CheckOutcome } from "../supervise/health-check.js";
+import { chooseCooldownMs, HEALTH_OPTIONS, parseHealthFlags } from "../supervise/health-flags.js";
+import { HEALTH_OUTPUT_LIMIT, shellProbe } from "../supervise/health-probe.js";
+import { printElectorEvents } from "../elector-event-lines.js";
+import { EXIT } from "../exit-codes.js";
+import { LeaseBoundCommand } from "../supervise/lease-bound-command.js";
+import { note, printEvent } from "../output-lines.js";
+import { systemProcessGroups } from "../supervise/process-group.js";
+import { chooseGraceMs } from "../supervise/run-grace.js";
+import { learnServiceTiming } from "../service-timing.js";
+import { guardOutput, stdoutLost } from "../stdout-guard.js";
+import { untilSignal } from "../supervise/stop-signals.js";
+import { UsageError } from "../usage.js";
 
 export const runSpec: CommandSpec = {
   name: "run",
