@@ -1,7 +1,7 @@
 import { ErrorResponse } from "@azure/cosmos";
 import type { WriteOutcome } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
-import { describeFailure } from "./store-failure.js";
+import { describeFailure, written } from "./store-failure.js";
 
 /** Cosmos answers 404 with this substatus when the database or container is missing. */
 export const OWNER_RESOURCE_NOT_FOUND = 1003;
@@ -37,6 +37,27 @@ export function lostRace(error: unknown): WriteOutcome {
   if (status === 412 || status === 409) return { ok: false, reason: "changed" };
   if (status === 404 && substatusOf(error) !== OWNER_RESOURCE_NOT_FOUND) return { ok: false, reason: "missing" };
   throw error;
+}
+
+/**
+ * Runs one conditional write and answers its outcome: the new ETag; for a `create`, 409 as
+ * `exists`; for an If-Match write, the lost race (lostRace). Anything else is rethrown, for
+ * the CosmosCaller to wait out (429) or report as unavailable.
+ */
+export async function conditionalCosmosWrite(
+  store: string,
+  kind: "create" | "update",
+  write: () => Promise<{ readonly etag?: string | undefined }>,
+): Promise<WriteOutcome> {
+  let etag: string | undefined;
+  try {
+    ({ etag } = await write());
+  } catch (error) {
+    if (kind === "update") return lostRace(error);
+    if (statusOf(error) === 409) return { ok: false, reason: "exists" };
+    throw error;
+  }
+  return written(store, etag);
 }
 
 /** A missing database or container is a misconfiguration, never "no lease yet". */

@@ -10,10 +10,9 @@ import type {
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toTermRecord } from "./term-row.js";
-import { CosmosCaller, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
-import { lostRace, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
+import { CosmosCaller, createContainerIfMissing, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
+import { conditionalCosmosWrite, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
-import { written } from "./store-failure.js";
 
 const STORE = "Cosmos DB";
 
@@ -108,18 +107,7 @@ export class CosmosLeaseStore implements LeaseStore {
    * they are missing: local runs and HA_STORE_CREATE=true. In Azure, Bicep creates them.
    */
   async createContainerIfMissing(options?: StoreCallOptions): Promise<void> {
-    const database = this.container.database;
-    await this.#call("create the container", options, async (requestOptions) => {
-      await database.client.databases.createIfNotExists({ id: database.id }, requestOptions);
-      await database.containers.createIfNotExists(
-        {
-          id: this.container.id,
-          partitionKey: { paths: [LEASE_PARTITION_KEY_PATH] },
-          indexingPolicy: LEASE_INDEXING_POLICY,
-        },
-        requestOptions,
-      );
-    });
+    await createContainerIfMissing(this.#caller, this.container, { partitionKeyPath: LEASE_PARTITION_KEY_PATH, indexingPolicy: LEASE_INDEXING_POLICY }, options);
   }
 
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
@@ -138,26 +126,15 @@ export class CosmosLeaseStore implements LeaseStore {
 
   async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
     return this.#call("create a lease", options, async (requestOptions) => {
-      try {
-        const response = await this.container.items.create<LeaseItem>(toItem(lease), requestOptions);
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
-        throw error;
-      }
+      return conditionalCosmosWrite(STORE, "create", () => this.container.items.create<LeaseItem>(toItem(lease), requestOptions));
     });
   }
 
   async replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
     return this.#call("replace a lease", options, async (requestOptions) => {
-      try {
-        const response = await this.container
-          .item(lease.utype, lease.utype)
-          .replace<LeaseItem>(toItem(lease), ifMatch(requestOptions, etag));
-        return written(STORE, response.etag);
-      } catch (error) {
-        return lostRace(error);
-      }
+      return conditionalCosmosWrite(STORE, "update", () =>
+        this.container.item(lease.utype, lease.utype).replace<LeaseItem>(toItem(lease), ifMatch(requestOptions, etag)),
+      );
     });
   }
 
@@ -171,12 +148,7 @@ export class CosmosLeaseStore implements LeaseStore {
     const operations: PatchOperation[] = [{ op: "set", path: "/renewedAt", value: renewal.renewedAt }];
     if (renewal.address !== undefined) operations.push({ op: "set", path: "/address", value: renewal.address });
     return this.#call("renew a lease", options, async (requestOptions) => {
-      try {
-        const response = await this.container.item(utype, utype).patch<LeaseItem>(operations, ifMatch(requestOptions, etag));
-        return written(STORE, response.etag);
-      } catch (error) {
-        return lostRace(error);
-      }
+      return conditionalCosmosWrite(STORE, "update", () => this.container.item(utype, utype).patch<LeaseItem>(operations, ifMatch(requestOptions, etag)));
     });
   }
 

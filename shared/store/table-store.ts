@@ -7,12 +7,11 @@ import type {
   StoreCallOptions,
   WriteOutcome,
 } from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
-import { unavailable, written } from "./store-failure.js";
-import { describeTableError, isEntityNotFound, statusOf } from "./table-errors.js";
+import { isEntityNotFound } from "./table-errors.js";
+import { conditionalTableWrite, guardTableCall, int64, parseJson, toNumber, updateIfMatch } from "./table-values.js";
 
 const STORE = "Azure Table Storage";
 
@@ -80,21 +79,13 @@ export class TableLeaseStore implements LeaseStore {
   }
 
   async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return guard("create a lease", async () => {
-      try {
-        const response = await this.client.createEntity(toEntity(lease), {
-          abortSignal: options?.abortSignal,
-        });
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
-        throw error;
-      }
-    });
+    return conditionalTableWrite(STORE, "create a lease", "create", () =>
+      this.client.createEntity(toEntity(lease), { abortSignal: options?.abortSignal }),
+    );
   }
 
   async replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return this.#update(toEntity(lease), "Replace", etag, options);
+    return updateIfMatch(this.client, STORE, "update a lease", toEntity(lease), "Replace", etag, options);
   }
 
   async renew(utype: string, renewal: LeaseRenewal, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
@@ -105,7 +96,7 @@ export class TableLeaseStore implements LeaseStore {
       renewedAt: int64(renewal.renewedAt),
       ...(renewal.address === undefined ? {} : { address: renewal.address ?? "" }),
     };
-    return this.#update(patch, "Merge", etag, options);
+    return updateIfMatch(this.client, STORE, "update a lease", patch, "Merge", etag, options);
   }
 
   async list(options?: StoreCallOptions): Promise<LeaseRecord[]> {
@@ -220,27 +211,6 @@ export class TableLeaseStore implements LeaseStore {
       return standbys;
     });
   }
-
-  async #update(
-    entity: Record<string, unknown> & { partitionKey: string; rowKey: string },
-    mode: "Merge" | "Replace",
-    etag: string,
-    options: StoreCallOptions | undefined,
-  ): Promise<WriteOutcome> {
-    return guard("update a lease", async () => {
-      try {
-        const response = await this.client.updateEntity(entity, mode, {
-          etag,
-          abortSignal: options?.abortSignal,
-        });
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 412) return { ok: false, reason: "changed" };
-        if (isEntityNotFound(error)) return { ok: false, reason: "missing" };
-        throw error;
-      }
-    });
-  }
 }
 
 function toEntity(lease: LeaseState): LeaseEntity {
@@ -275,42 +245,15 @@ function toRecord(entity: StoredEntity): LeaseRecord {
       renewedAt: toNumber(entity["renewedAt"]),
       startedAt: toNumber(entity["startedAt"]),
       revoked: entity["revoked"],
-      endedUuids: parseJsonArray(entity["endedUuids"]),
-      handover: parseJsonArray(entity["handover"]),
+      endedUuids: parseJson(entity["endedUuids"]),
+      handover: parseJson(entity["handover"]),
       etag: entity.etag,
     },
     STORE,
   );
 }
 
-/** The stored JSON (an array, or the handover's object); absent stays absent, and what does not parse is passed on to be refused. */
-function parseJsonArray(value: unknown): unknown {
-  if (typeof value !== "string") return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return value;
-  }
-}
-
-function int64(value: number): { value: string; type: "Int64" } {
-  return { value: String(value), type: "Int64" };
-}
-
-/** Int64 comes back as a bigint by default, as `{value, type}` when type conversion is off. */
-function toNumber(value: unknown): unknown {
-  if (typeof value === "bigint") return Number(value);
-  if (typeof value === "string" && /^[0-9]+$/.test(value)) return Number(value);
-  if (typeof value === "object" && value !== null && "value" in value) return toNumber(value.value);
-  return value;
-}
-
 /** Runs one store call; anything that is not a typed outcome becomes StoreUnavailableError. */
-async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof StoreUnavailableError) throw error;
-    throw unavailable(STORE, what, describeTableError(error), error);
-  }
+function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
+  return guardTableCall(STORE, what, call);
 }

@@ -1,0 +1,78 @@
+import { ErrorResponse } from "@azure/cosmos";
+import { RestError } from "@azure/data-tables";
+import { describe, expect, it } from "vitest";
+import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
+import { conditionalCosmosWrite, OWNER_RESOURCE_NOT_FOUND } from "../../shared/store/cosmos-errors.js";
+import { conditionalTableWrite, type ConditionalWriteKind } from "../../shared/store/table-values.js";
+
+/**
+ * The one mapping both Table adapters (leases and members) and both Cosmos adapters use
+ * from a conditional write's answer to its outcome (docs/stores.md): a lost race is a typed
+ * outcome the service decides on, anything else the store being unavailable (a 503).
+ */
+
+function tableError(statusCode: number, code?: string): RestError {
+  return new RestError(`HTTP ${statusCode}${code === undefined ? "" : ` ${code}`}`, { statusCode, ...(code === undefined ? {} : { code }) });
+}
+
+function cosmosError(code: number, substatus?: number): ErrorResponse {
+  return Object.assign(new ErrorResponse(`HTTP ${code}`), { code }, substatus === undefined ? {} : { substatus });
+}
+
+const failing = (error: unknown) => (): Promise<never> => Promise.reject(error);
+
+describe("conditionalTableWrite", () => {
+  const write = (kind: ConditionalWriteKind, answer: () => Promise<{ etag?: string }>) => conditionalTableWrite("Azure Table Storage", "update a row", kind, answer);
+
+  it.each([
+    { kind: "update", error: tableError(412, "UpdateConditionNotSatisfied"), outcome: { ok: false, reason: "changed" } },
+    { kind: "update", error: tableError(404, "ResourceNotFound"), outcome: { ok: false, reason: "missing" } },
+    { kind: "create", error: tableError(409, "EntityAlreadyExists"), outcome: { ok: false, reason: "exists" } },
+  ] as const)("maps $error.statusCode on a $kind to $outcome.reason", async ({ kind, error, outcome }) => {
+    await expect(write(kind, failing(error))).resolves.toEqual(outcome);
+  });
+
+  it.each([
+    { kind: "update", error: tableError(404, "TableNotFound"), message: /HTTP 404 TableNotFound/ },
+    { kind: "update", error: tableError(409, "EntityAlreadyExists"), message: /HTTP 409/ },
+    { kind: "create", error: tableError(412, "UpdateConditionNotSatisfied"), message: /HTTP 412/ },
+    { kind: "create", error: tableError(404, "ResourceNotFound"), message: /HTTP 404/ },
+    { kind: "update", error: tableError(503, "ServerBusy"), message: /HTTP 503 ServerBusy/ },
+    { kind: "update", error: new Error("connect ECONNREFUSED"), message: /ECONNREFUSED/ },
+  ] as const)("reports $message on a $kind as the store being unavailable", async ({ kind, error, message }) => {
+    const answer = write(kind, failing(error));
+    await expect(answer).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(answer).rejects.toThrow(message);
+    await expect(answer).rejects.toThrow(/^Could not update a row in Azure Table Storage/);
+  });
+
+  it("answers the write's new ETag, and refuses a write answered without one", async () => {
+    await expect(write("update", async () => ({ etag: 'W/"2"' }))).resolves.toEqual({ ok: true, etag: 'W/"2"' });
+    await expect(write("create", async () => ({}))).rejects.toThrow(/without an ETag/);
+  });
+});
+
+describe("conditionalCosmosWrite", () => {
+  const write = (kind: ConditionalWriteKind, answer: () => Promise<{ etag?: string }>) => conditionalCosmosWrite("Cosmos DB", kind, answer);
+
+  it.each([
+    { kind: "update", error: cosmosError(412), outcome: { ok: false, reason: "changed" } },
+    { kind: "update", error: cosmosError(404), outcome: { ok: false, reason: "missing" } },
+    { kind: "create", error: cosmosError(409), outcome: { ok: false, reason: "exists" } },
+  ] as const)("maps $error.code on a $kind to $outcome.reason", async ({ kind, error, outcome }) => {
+    await expect(write(kind, failing(error))).resolves.toEqual(outcome);
+  });
+
+  it.each([
+    { kind: "update", error: cosmosError(404, OWNER_RESOURCE_NOT_FOUND) },
+    { kind: "create", error: cosmosError(412) },
+    { kind: "update", error: cosmosError(429) },
+    { kind: "update", error: cosmosError(503) },
+  ] as const)("passes $error.code/$error.substatus on a $kind on, for the caller to wait out or report", async ({ kind, error }) => {
+    await expect(write(kind, failing(error))).rejects.toBe(error);
+  });
+
+  it("answers the write's new ETag", async () => {
+    await expect(write("update", async () => ({ etag: '"3"' }))).resolves.toEqual({ ok: true, etag: '"3"' });
+  });
+});
