@@ -1,4 +1,4 @@
-import { ErrorResponse } from "@azure/cosmos";
+import { ErrorResponse, type OperationResponse, type Response } from "@azure/cosmos";
 import type { WriteOutcome } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { describeFailure, written } from "./store-failure.js";
@@ -58,6 +58,25 @@ export async function conditionalCosmosWrite(
     throw error;
   }
   return written(store, etag);
+}
+
+/** The status Cosmos DB gives the operations of a failed batch that did not fail themselves. */
+const FAILED_DEPENDENCY = 424;
+
+/**
+ * A transactional batch's answer as one write's: the first operation's ETag when every
+ * operation succeeded; otherwise the failing operation's status thrown as the ErrorResponse
+ * a single write would have thrown (so that 412 is a lost race, 429 is waited out, and
+ * anything else is unavailable). Cosmos DB answers a failed batch with a status per
+ * operation: the failing one's own, 424 (failed dependency) for the others; the HTTP status
+ * of the whole batch says no more than that.
+ */
+export function batchOutcome(response: Response<OperationResponse[]>): { etag: string | undefined } {
+  const results = response.result ?? [];
+  if (results.length > 0 && results.every((result) => result.statusCode < 300)) return { etag: results[0]?.eTag };
+  const failed = results.find((result) => result.statusCode >= 300 && result.statusCode !== FAILED_DEPENDENCY);
+  const status = failed?.statusCode ?? response.code ?? FAILED_DEPENDENCY;
+  throw Object.assign(new ErrorResponse(`The transactional batch failed with HTTP ${status}.`), { code: status, headers: response.headers });
 }
 
 /** A missing database or container is a misconfiguration, never "no lease yet". */

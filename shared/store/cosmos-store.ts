@@ -1,9 +1,10 @@
-import type { Container, IndexingPolicy, ItemDefinition, PatchOperation, RequestOptions } from "@azure/cosmos";
+import type { Container, IndexingPolicy, ItemDefinition, OperationInput, PatchOperation, RequestOptions } from "@azure/cosmos";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type {
   StandbyRecord,
   LeaseRenewal,
   LeaseStore,
+  ReplaceAlso,
   StoreCallOptions,
   WriteOutcome,
 } from "../lease/lease-store.js";
@@ -11,7 +12,7 @@ import { StoreUnavailableError } from "../lease/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toTermRecord } from "./term-row.js";
 import { CosmosCaller, createContainerIfMissing, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
-import { conditionalCosmosWrite, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
+import { batchOutcome, conditionalCosmosWrite, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 
 const STORE = "Cosmos DB";
@@ -130,11 +131,26 @@ export class CosmosLeaseStore implements LeaseStore {
     });
   }
 
-  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return this.#call("replace a lease", options, async (requestOptions) => {
-      return conditionalCosmosWrite(STORE, "update", () =>
-        this.container.item(lease.utype, lease.utype).replace<LeaseItem>(toItem(lease), ifMatch(requestOptions, etag)),
-      );
+  /**
+   * With an ended term, one transactional batch in the role's partition: the entry's
+   * If-Match replace, then the ring item's upsert. Cosmos DB applies both or neither, and
+   * answers a failed batch with each operation's status: the failing one's own (412 when
+   * the ETag moved on), 424 for the others (batchOutcome).
+   */
+  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
+    const endedTerm = also?.endedTerm;
+    return this.#call(endedTerm === undefined ? "replace a lease" : "replace a lease and record its term", options, async (requestOptions) => {
+      if (endedTerm === undefined) {
+        return conditionalCosmosWrite(STORE, "update", () =>
+          this.container.item(lease.utype, lease.utype).replace<LeaseItem>(toItem(lease), ifMatch(requestOptions, etag)),
+        );
+      }
+      // Built anew for each attempt: the SDK rewrites an operation's partition key in place.
+      const operations: OperationInput[] = [
+        { operationType: "Replace", id: lease.utype, partitionKey: lease.utype, resourceBody: { ...toItem(lease) }, ifMatch: etag },
+        { operationType: "Upsert", partitionKey: lease.utype, resourceBody: { ...toTermItem(endedTerm) } },
+      ];
+      return conditionalCosmosWrite(STORE, "update", async () => batchOutcome(await this.container.items.batch(operations, lease.utype, requestOptions)));
     });
   }
 
@@ -169,7 +185,7 @@ export class CosmosLeaseStore implements LeaseStore {
   }
 
   async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
-    const item: TermItem = { id: `${TERM_ID_PREFIX}${termSlot(term.epoch)}`, ...term };
+    const item = toTermItem(term);
     await this.#call("record a term", options, async (requestOptions) => {
       // An upsert: the slot's previous item (the term N epochs older) is replaced whole.
       await this.container.items.upsert<TermItem>(item, requestOptions);
@@ -222,6 +238,11 @@ export class CosmosLeaseStore implements LeaseStore {
   #call<T>(what: string, options: StoreCallOptions | undefined, call: (requestOptions: RequestOptions) => Promise<T>): Promise<T> {
     return this.#caller.call(what, options, call);
   }
+}
+
+/** A term's ring item, at its slot. */
+function toTermItem(term: TermRecord): TermItem {
+  return { id: `${TERM_ID_PREFIX}${termSlot(term.epoch)}`, ...term };
 }
 
 function toItem(lease: LeaseState): LeaseItem {

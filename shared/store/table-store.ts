@@ -1,9 +1,10 @@
-import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import { odata, type TableClient, type TableEntityResult, type TransactionAction } from "@azure/data-tables";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type {
   StandbyRecord,
   LeaseRenewal,
   LeaseStore,
+  ReplaceAlso,
   StoreCallOptions,
   WriteOutcome,
 } from "../lease/lease-store.js";
@@ -11,7 +12,7 @@ import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
 import { isEntityNotFound } from "./table-errors.js";
-import { conditionalTableWrite, guardTableCall, int64, parseJson, toNumber, updateIfMatch } from "./table-values.js";
+import { conditionalTableWrite, guardTableCall, int64, parseJson, toNumber, updateIfMatch, type TableRow } from "./table-values.js";
 
 const STORE = "Azure Table Storage";
 
@@ -84,8 +85,22 @@ export class TableLeaseStore implements LeaseStore {
     );
   }
 
-  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return updateIfMatch(this.client, STORE, "update a lease", toEntity(lease), "Replace", etag, options);
+  /**
+   * With an ended term, one entity-group transaction: the entry's If-Match Replace and the
+   * ring row's upsert, in the entry's partition. Table Storage applies both or neither, and a
+   * failed If-Match fails the whole transaction with the operation's own 412.
+   */
+  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
+    if (also?.endedTerm === undefined) return updateIfMatch(this.client, STORE, "update a lease", toEntity(lease), "Replace", etag, options);
+    const actions: TransactionAction[] = [
+      ["update", toEntity(lease), "Replace", { etag }],
+      ["upsert", toTermEntity(also.endedTerm), "Replace"],
+    ];
+    return conditionalTableWrite(STORE, "update a lease and its term history", "update", async () => {
+      const response = await this.client.submitTransaction(actions, { abortSignal: options?.abortSignal });
+      // The SDK reads each sub-response's ETag header up to the line's end, CR included.
+      return { etag: response.subResponses[0]?.etag?.trim() };
+    });
   }
 
   async renew(utype: string, renewal: LeaseRenewal, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
@@ -123,18 +138,8 @@ export class TableLeaseStore implements LeaseStore {
 
   async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
     await guard("record a term", async () => {
-      const entity = {
-        partitionKey: term.utype,
-        rowKey: termRowKey(term.epoch),
-        epoch: int64(term.epoch),
-        uuid: term.uuid,
-        address: term.address ?? "",
-        startedAt: int64(term.startedAt),
-        endedAt: int64(term.endedAt),
-        endedBy: term.endedBy,
-      };
       // An upsert: the slot's previous row (the term N epochs older) is replaced whole.
-      await this.client.upsertEntity(entity, "Replace", { abortSignal: options?.abortSignal });
+      await this.client.upsertEntity(toTermEntity(term), "Replace", { abortSignal: options?.abortSignal });
     });
   }
 
@@ -225,6 +230,20 @@ function toEntity(lease: LeaseState): LeaseEntity {
     revoked: lease.revoked,
     endedUuids: JSON.stringify(lease.endedUuids),
     ...(lease.handover === undefined ? {} : { handover: JSON.stringify(lease.handover) }),
+  };
+}
+
+/** A term's ring row, at its slot. */
+function toTermEntity(term: TermRecord): TableRow {
+  return {
+    partitionKey: term.utype,
+    rowKey: termRowKey(term.epoch),
+    epoch: int64(term.epoch),
+    uuid: term.uuid,
+    address: term.address ?? "",
+    startedAt: int64(term.startedAt),
+    endedAt: int64(term.endedAt),
+    endedBy: term.endedBy,
   };
 }
 

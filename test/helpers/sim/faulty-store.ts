@@ -1,6 +1,6 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, StandbyRecord, WriteOutcome } from "../../../shared/lease/lease-store.js";
+import type { LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
 import { StoreUnavailableError } from "../../../shared/lease/store-unavailable-error.js";
 import type { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";
@@ -54,8 +54,8 @@ export class FaultyStoreLink implements LeaseStore {
     return this.#call(true, () => this.target.create(lease));
   }
 
-  replace(lease: LeaseState, etag: string): Promise<WriteOutcome> {
-    return this.#call(true, () => this.target.replace(lease, etag));
+  replace(lease: LeaseState, etag: string, _options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
+    return this.#call(true, () => this.target.replace(lease, etag, undefined, also));
   }
 
   renew(utype: string, renewal: LeaseRenewal, etag: string): Promise<WriteOutcome> {
