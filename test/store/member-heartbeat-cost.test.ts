@@ -1,5 +1,3 @@
-import { createServer, request as httpRequest, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
 import { MemberService } from "../../shared/members/member-service.js";
@@ -7,7 +5,7 @@ import type { MemberStore } from "../../shared/members/member-store.js";
 import { MemberTokenSigner } from "../../shared/members/member-token.js";
 import { defaultMembershipRules } from "../../shared/members/membership-rules.js";
 import { createFreshCosmosStore, startFaultyTestCosmos, type FaultyCosmos } from "../helpers/cosmos.js";
-import { createFreshMemberTableStore, startTestAzurite } from "../helpers/azurite.js";
+import { countTableRequests, createFreshMemberTableStore, startTestAzurite, type CountedAzurite } from "../helpers/azurite.js";
 import type { ConfiguredStore } from "../../shared/store/create-store.js";
 
 const HEARTBEATS = 20;
@@ -33,33 +31,21 @@ async function steadyHeartbeats(store: MemberStore, requests: () => number): Pro
 
 describe("a steady-state member heartbeat costs one store request, counted on the wire", () => {
   let azurite: EmbeddedAzurite | undefined;
-  let proxy: Server | undefined;
+  let counted: CountedAzurite | undefined;
   let cosmos: FaultyCosmos | undefined;
   let configured: ConfiguredStore | undefined;
   afterAll(async () => {
     configured?.close();
     await cosmos?.close();
-    await new Promise<void>((resolve) => (proxy === undefined ? resolve() : proxy.close(() => resolve())));
+    await counted?.close();
     await azurite?.close();
   });
 
   it("on Azure Table Storage (Azurite): one Merge", async () => {
     azurite = await startTestAzurite();
-    const target = new URL(/TableEndpoint=([^;]+)/.exec(azurite.connectionString)![1]!);
-    let count = 0;
-    proxy = createServer((incoming, outgoing) => {
-      count += 1;
-      const forwarded = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      });
-      incoming.pipe(forwarded);
-    });
-    await new Promise<void>((resolve) => proxy!.listen(0, "127.0.0.1", resolve));
-    const port = (proxy.address() as AddressInfo).port;
-    const proxied = { ...azurite, connectionString: azurite.connectionString.replace(/TableEndpoint=[^;]+/, `TableEndpoint=http://127.0.0.1:${port}/devstoreaccount1`) };
-    const store = await createFreshMemberTableStore(proxied);
-    const cost = await steadyHeartbeats(store, () => count);
+    counted = await countTableRequests(azurite);
+    const store = await createFreshMemberTableStore(counted.azurite);
+    const cost = await steadyHeartbeats(store, counted.requests);
     console.log(`Table (Azurite): join ${cost.join} requests, steady heartbeat ${cost.perHeartbeat} request(s) each over ${HEARTBEATS}`);
     expect(cost).toEqual({ join: 2, perHeartbeat: 1 });
   });

@@ -1,8 +1,8 @@
-import { ErrorResponse } from "@azure/cosmos";
+import { ErrorResponse, type OperationResponse, type Response } from "@azure/cosmos";
 import { RestError } from "@azure/data-tables";
 import { describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "../../shared/lease/store-unavailable-error.js";
-import { conditionalCosmosWrite, OWNER_RESOURCE_NOT_FOUND } from "../../shared/store/cosmos-errors.js";
+import { batchOutcome, conditionalCosmosWrite, OWNER_RESOURCE_NOT_FOUND } from "../../shared/store/cosmos-errors.js";
 import { conditionalTableWrite, type ConditionalWriteKind } from "../../shared/store/table-values.js";
 
 /**
@@ -74,5 +74,37 @@ describe("conditionalCosmosWrite", () => {
 
   it("answers the write's new ETag", async () => {
     await expect(write("update", async () => ({ etag: '"3"' }))).resolves.toEqual({ ok: true, etag: '"3"' });
+  });
+});
+
+describe("a Cosmos transactional batch's answer, as one conditional write's", () => {
+  const answer = (code: number, ...statuses: number[]): Response<OperationResponse[]> => ({
+    headers: {},
+    code,
+    result: statuses.map((statusCode, index) => ({ statusCode, requestCharge: 1, ...(statusCode < 300 ? { eTag: `"etag-${index}"` } : {}) })),
+  });
+  const outcomeOf = (response: Response<OperationResponse[]>) => conditionalCosmosWrite("Cosmos DB", "update", async () => batchOutcome(response));
+
+  it("answers the first operation's (the entry's) ETag when every operation succeeded", async () => {
+    await expect(outcomeOf(answer(200, 200, 200))).resolves.toEqual({ ok: true, etag: '"etag-0"' });
+  });
+
+  // Cosmos DB answers a failed batch with the failing operation's own status and 424 for the
+  // others, whatever the HTTP status of the whole (207 from the service, 200 from the emulator).
+  it.each([
+    { code: 207, statuses: [412, 424], outcome: { ok: false, reason: "changed" } },
+    { code: 200, statuses: [412, 424], outcome: { ok: false, reason: "changed" } },
+    { code: 207, statuses: [404, 424], outcome: { ok: false, reason: "missing" } },
+  ] as const)("maps a batch answered $code with $statuses to $outcome.reason", async ({ code, statuses, outcome }) => {
+    await expect(outcomeOf(answer(code, ...statuses))).resolves.toEqual(outcome);
+  });
+
+  it.each([
+    { code: 207, statuses: [424, 400], status: 400 },
+    { code: 207, statuses: [424, 429], status: 429 },
+    { code: 207, statuses: [424, 424], status: 207 },
+    { code: 200, statuses: [], status: 200 },
+  ])("throws a batch answered $code with $statuses as HTTP $status, for the caller to wait out or report", async ({ code, statuses, status }) => {
+    await expect(outcomeOf(answer(code, ...statuses))).rejects.toMatchObject({ code: status });
   });
 });
