@@ -1,12 +1,10 @@
 import { afterAll, describe, expect, it } from "vitest";
-import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
 import { LeaseService } from "../../shared/lease/lease-service.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
-import type { ConfiguredStore } from "../../shared/store/create-store.js";
-import { countTableRequests, createFreshTableStore, startTestAzurite, type CountedAzurite } from "../helpers/azurite.js";
-import { createFreshCosmosStore, startFaultyTestCosmos, type FaultyCosmos } from "../helpers/cosmos.js";
+import { createFreshTableStore } from "../helpers/azurite.js";
 import { FakeClock } from "../helpers/fake-clock.js";
+import { storesOnTheWire } from "../helpers/wire-counts.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -52,29 +50,19 @@ async function leaseCosts(store: LeaseStore, requests: () => number): Promise<Co
 }
 
 describe("the store requests of each lease operation, counted on the wire (docs/stores.md)", () => {
-  let azurite: EmbeddedAzurite | undefined;
-  let counted: CountedAzurite | undefined;
-  let cosmos: FaultyCosmos | undefined;
-  let configured: ConfiguredStore | undefined;
-  afterAll(async () => {
-    configured?.close();
-    await cosmos?.close();
-    await counted?.close();
-    await azurite?.close();
-  });
+  const wire = storesOnTheWire();
+  afterAll(() => wire.close());
 
   it("on Azure Table Storage (Azurite): a takeover and a release are a read and one entity-group transaction", async () => {
-    azurite = await startTestAzurite();
-    counted = await countTableRequests(azurite);
-    const costs = await leaseCosts(await createFreshTableStore(counted.azurite), counted.requests);
+    const { azurite, requests } = await wire.table();
+    const costs = await leaseCosts(await createFreshTableStore(azurite), requests);
     console.log(`Table (Azurite) requests: ${JSON.stringify(costs)}`);
     expect(costs).toEqual({ acquire: 4, renew: 1, takeover: 2, release: 2 });
   });
 
   it("on Azure Cosmos DB (the emulator): a takeover and a release are a read and one transactional batch", async () => {
-    cosmos = await startFaultyTestCosmos();
-    configured = await createFreshCosmosStore(cosmos);
-    const costs = await leaseCosts(configured.store, () => cosmos!.documentRequests());
+    const { configured, requests } = await wire.cosmos();
+    const costs = await leaseCosts(configured.store, requests);
     console.log(`Cosmos (emulator) document requests: ${JSON.stringify(costs)}`);
     // The acquire's history read is a feed read of the partition: the SDK may need one more request to see its last page.
     expect(costs).toEqual({ acquire: expect.toSatisfy((n: number) => n === 4 || n === 5), renew: 1, takeover: 2, release: 2 });
