@@ -7,7 +7,8 @@ import type { LeaseTiming } from "../contract/timing.js";
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "../service/clock.js";
 import { decide, type LeaseAction } from "./decision.js";
 import { isLive, pendingHandover, type LeaseRecord, type LeaseState } from "./lease.js";
-import type { LeaseStore, StandbyRecord, WriteOutcome } from "./lease-store.js";
+import type { LeaseStore, StandbyRecord } from "./lease-store.js";
+import type { WriteOutcome } from "../service/store-call.js";
 import type { LeaseTokenSigner } from "./lease-token.js";
 import { toLeaseView, type ViewedLease } from "./lease-view.js";
 import { noLeaseMetrics, type HeartbeatOutcome, type LeaseMetrics } from "./lease-metrics.js";
@@ -46,7 +47,7 @@ export interface LeaseServiceDeps {
   readonly admission?: AdmissionGate;
   /** Where a renewal that leaves the fast path is logged; by default Node's debuglog (NODE_DEBUG=ha-module). */
   readonly debug?: (message: string) => void;
-  /** Where a term the history could not record is reported; by default console.warn. */
+  /** Where a fenced role and a standby row not written are reported; by default console.warn. */
   readonly warn?: (message: string) => void;
   /** Where each heartbeat's and release's outcome is counted; nothing by default. */
   readonly metrics?: LeaseMetrics;
@@ -316,7 +317,9 @@ export class LeaseService {
           // after its sender was told "held" and start a term nobody knows of. Nothing is written.
           if (input.announce === true && action.kind !== "renew") return [{ outcome: "conflict", view: this.#view(input.utype, entry, haTime) }, "conflict"];
           if (entry === undefined) await this.#recordCreated(input.utype, input.uuid, haTime, budget);
-          const outcome = await this.#write(action, entry, budget);
+          // A takeover ends the previous holder's term (a released entry's term ended already).
+          const endedBy = action.kind === "take-over" && entry !== undefined && entry.uuid !== "" ? (entry.revoked ? "revoked" : "taken-over") : undefined;
+          const outcome = await this.#write(action, entry, budget, endedBy === undefined ? undefined : { endedBy, haTime });
           if (!outcome.ok) {
             const winner = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
             const after = this.#afterLostRace(input, action.next.epoch, arrivedHaTime, winner);
@@ -330,11 +333,6 @@ export class LeaseService {
             }
             return [{ outcome: "conflict", view: this.#view(input.utype, winner) }, "conflict"];
           }
-          // A takeover ends the previous holder's term (a released entry's term ended already).
-          if (action.kind === "take-over" && entry !== undefined && entry.uuid !== "") {
-            await this.#recordEnded(entry, entry.revoked ? "revoked" : "taken-over", haTime, budget);
-          }
-
           return [this.#accepted(action.next, outcome.etag, haTime), acceptedAs(action.kind, entry)];
         }
         default:
@@ -376,14 +374,12 @@ export class LeaseService {
         case "retire": {
           if (action.kind === "revoke" && !mayRevoke) return { outcome: "forbidden", view: this.#view(utype, entry, haTime) };
           if (entry === undefined) await this.#recordCreated(utype, uuid, haTime, budget);
-          const outcome = await this.#write(action, entry, budget);
+          const outcome = await this.#write(action, entry, budget, action.kind === "release" ? { endedBy: "released", haTime } : undefined);
           if (!outcome.ok) {
             entry = await this.#readEntry(utype, budget, true);
             if (decisions < MAX_DECISIONS) continue;
             return { outcome: "conflict", view: this.#view(utype, entry) };
           }
-          if (action.kind === "release" && entry !== undefined) await this.#recordEnded(entry, "released", haTime, budget);
-
           return this.#released(utype, uuid, action.next, haTime);
         }
         default:
@@ -507,23 +503,6 @@ export class LeaseService {
   }
 
   /**
-   * Records the term `entry` held, after the entry's own write has ended it. Best effort:
-   * the entry write is the decision and has happened, so a failure here (store down, the
-   * budget spent) must not turn it into a 503 the caller would retry against a lease that
-   * already moved on. The term is then missing from the history — a gap in its epochs —
-   * and the failure is reported with `warn`. The live term never depends on this row.
-   */
-  async #recordEnded(entry: LeaseState, endedBy: StoredTermEnd, haTime: number, budget: RequestBudget): Promise<void> {
-    const term = endedTerm(entry, endedBy, haTime, this.deps.timing.timeoutMs);
-    try {
-      await this.deps.store.recordTerm(term, budget.forStoreCall("write"));
-    } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) throw error;
-      this.#warn(`The history of ${term.utype} misses term ${term.epoch} (${term.uuid}, ${endedBy}): ${error.message}`);
-    }
-  }
-
-  /**
    * Records a refused caller as a standby: an unconditional upsert of its own row, beside
    * the entry and never contending with it. Best effort: the refusal is the answer, so a
    * failure is only reported (the next announcement, T/2 later, writes it again).
@@ -554,11 +533,23 @@ export class LeaseService {
     }
   }
 
-  /** Checks the budget right before the write: a request past it is never written. */
-  #write(action: Extract<LeaseAction, { next: LeaseState }>, entry: LeaseRecord | undefined, budget: RequestBudget): Promise<WriteOutcome> {
+  /**
+   * Checks the budget right before the write: a request past it is never written. A write
+   * that ends the term `entry` held (`ends`: a takeover, a release, at `haTime`) records that term in
+   * the role's history in the same transaction as the entry: both or neither, so the
+   * history has no gap, and a failure is the request's 503 with nothing written.
+   */
+  #write(
+    action: Extract<LeaseAction, { next: LeaseState }>,
+    entry: LeaseRecord | undefined,
+    budget: RequestBudget,
+    ends?: { readonly endedBy: StoredTermEnd; readonly haTime: number },
+  ): Promise<WriteOutcome> {
     const options = budget.forStoreCall("write");
     if (entry === undefined) return this.deps.store.create(action.next, options);
-    return this.deps.store.replace(action.next, entry.etag, options);
+    if (ends === undefined) return this.deps.store.replace(action.next, entry.etag, options);
+    const term = endedTerm(entry, ends.endedBy, ends.haTime, this.deps.timing.timeoutMs);
+    return this.deps.store.replace(action.next, entry.etag, options, { endedTerm: term });
   }
 
   #accepted(state: ViewedLease & { utype: string }, etag: string, haTime: number): HeartbeatResult {

@@ -2,9 +2,6 @@ import type { LeaseRecord, LeaseState } from "./lease.js";
 import type { TermRecord } from "./term-record.js";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 
-// The store-call types every port shares, where the lease store's adapters look for them.
-export type { StoreCallOptions, WriteOutcome };
-
 /**
  * A participant that asked for a held role and announced itself (docs/protocol.md#standbys):
  * one row per uuid in the role's partition, beside the entry, never contending with it.
@@ -27,6 +24,14 @@ export interface LeaseRenewal {
 }
 
 /**
+ * What a replace writes beside the entry, in the same transaction: the term the replace
+ * ends (a takeover's or a release's), upserted into the role's ring as recordTerm would.
+ */
+export interface ReplaceAlso {
+  readonly endedTerm?: TermRecord;
+}
+
+/**
  * The narrow interface every lease store implements. Only store adapters touch storage,
  * and every update names its ETag explicitly: there is no unconditional write.
  *
@@ -43,8 +48,13 @@ export interface LeaseStore {
   read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined>;
   /** Writes the entry only if none exists for its utype. */
   create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome>;
-  /** Replaces the whole entry only if its ETag is still `etag`. */
-  replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome>;
+  /**
+   * Replaces the whole entry only if its ETag is still `etag`. With `also.endedTerm`, the
+   * ring row of that term is written in the same transaction (the entry and the ring share
+   * the role's partition): both are written, or, when the ETag moved on or the store fails,
+   * neither. One store operation either way, so the history has no gap.
+   */
+  replace(lease: LeaseState, etag: string, options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome>;
   /** Merges `renewedAt` (and `address`, when given) into the entry only if its ETag is still `etag`. */
   renew(
     utype: string,

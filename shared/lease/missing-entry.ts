@@ -9,9 +9,10 @@ import type { TermRecord } from "./term-record.js";
 export const UNKNOWN_HOLDER = "ha-module:entry-missing";
 
 /**
- * How far above the history's highest epoch a fence's lies. A term's row is written after
- * the entry write that ended it, best effort: one that failed (logged as a warning) leaves
- * a gap, so the deleted term's epoch may lie above the highest recorded one. With this
+ * How far above the history's highest epoch a fence's lies. A term's row is now written in
+ * the same transaction as the entry write that ends it, so no new gap can appear; but
+ * versions before that wrote it afterwards, best effort, and a history they wrote may have
+ * gaps, so the deleted term's epoch may lie above the highest recorded one. With this
  * margin it lies at most at the fence's unless 8 terms in a row ended without their row. Half
  * the ring (TERM_HISTORY_SLOTS): the history still shows the last 7 recorded terms beside
  * the new ones, since it shows only the last N epochs.

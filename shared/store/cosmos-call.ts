@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { debuglog } from "node:util";
-import type { RequestOptions } from "@azure/cosmos";
-import type { StoreCallOptions } from "../lease/lease-store.js";
+import type { Container, IndexingPolicy, RequestOptions } from "@azure/cosmos";
+import type { StoreCallOptions } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { describeCosmosError, throttleWaitOf } from "./cosmos-errors.js";
 import { unavailable } from "./store-failure.js";
@@ -88,4 +88,25 @@ export class CosmosCaller {
 /** The request options of an If-Match write. */
 export function ifMatch(requestOptions: RequestOptions, etag: string): RequestOptions {
   return { ...requestOptions, accessCondition: { type: "IfMatch", condition: etag } };
+}
+
+/**
+ * Creates the container's database and the container itself, partitioned on
+ * `partitionKeyPath` with `indexingPolicy`, when they are missing: local runs and
+ * HA_STORE_CREATE=true (in Azure, Bicep creates them). One call of `caller`.
+ */
+export async function createContainerIfMissing(
+  caller: CosmosCaller,
+  container: Container,
+  shape: { readonly partitionKeyPath: string; readonly indexingPolicy: IndexingPolicy },
+  options: StoreCallOptions | undefined,
+): Promise<void> {
+  const database = container.database;
+  await caller.call(`create the container ${container.id}`, options, async (requestOptions) => {
+    await database.client.databases.createIfNotExists({ id: database.id }, requestOptions);
+    await database.containers.createIfNotExists(
+      { id: container.id, partitionKey: { paths: [shape.partitionKeyPath] }, indexingPolicy: shape.indexingPolicy },
+      requestOptions,
+    );
+  });
 }

@@ -1,7 +1,7 @@
-import { ErrorResponse } from "@azure/cosmos";
-import type { WriteOutcome } from "../lease/lease-store.js";
+import { ErrorResponse, type OperationResponse, type Response } from "@azure/cosmos";
+import type { WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
-import { describeFailure } from "./store-failure.js";
+import { describeFailure, written } from "./store-failure.js";
 
 /** Cosmos answers 404 with this substatus when the database or container is missing. */
 export const OWNER_RESOURCE_NOT_FOUND = 1003;
@@ -37,6 +37,46 @@ export function lostRace(error: unknown): WriteOutcome {
   if (status === 412 || status === 409) return { ok: false, reason: "changed" };
   if (status === 404 && substatusOf(error) !== OWNER_RESOURCE_NOT_FOUND) return { ok: false, reason: "missing" };
   throw error;
+}
+
+/**
+ * Runs one conditional write and answers its outcome: the new ETag; for a `create`, 409 as
+ * `exists`; for an If-Match write, the lost race (lostRace). Anything else is rethrown, for
+ * the CosmosCaller to wait out (429) or report as unavailable.
+ */
+export async function conditionalCosmosWrite(
+  store: string,
+  kind: "create" | "update",
+  write: () => Promise<{ readonly etag?: string | undefined }>,
+): Promise<WriteOutcome> {
+  let etag: string | undefined;
+  try {
+    ({ etag } = await write());
+  } catch (error) {
+    if (kind === "update") return lostRace(error);
+    if (statusOf(error) === 409) return { ok: false, reason: "exists" };
+    throw error;
+  }
+  return written(store, etag);
+}
+
+/** The status Cosmos DB gives the operations of a failed batch that did not fail themselves. */
+const FAILED_DEPENDENCY = 424;
+
+/**
+ * A transactional batch's answer as one write's: the first operation's ETag when every
+ * operation succeeded; otherwise the failing operation's status thrown as the ErrorResponse
+ * a single write would have thrown (so that 412 is a lost race, 429 is waited out, and
+ * anything else is unavailable). Cosmos DB answers a failed batch with a status per
+ * operation: the failing one's own, 424 (failed dependency) for the others; the HTTP status
+ * of the whole batch says no more than that.
+ */
+export function batchOutcome(response: Response<OperationResponse[]>): { etag: string | undefined } {
+  const results = response.result ?? [];
+  if (results.length > 0 && results.every((result) => result.statusCode < 300)) return { etag: results[0]?.eTag };
+  const failed = results.find((result) => result.statusCode >= 300 && result.statusCode !== FAILED_DEPENDENCY);
+  const status = failed?.statusCode ?? response.code ?? FAILED_DEPENDENCY;
+  throw Object.assign(new ErrorResponse(`The transactional batch failed with HTTP ${status}.`), { code: status, headers: response.headers });
 }
 
 /** A missing database or container is a misconfiguration, never "no lease yet". */

@@ -1,19 +1,13 @@
-import type { Container, IndexingPolicy, ItemDefinition, PatchOperation, RequestOptions } from "@azure/cosmos";
+import type { Container, IndexingPolicy, ItemDefinition, OperationInput, PatchOperation, RequestOptions } from "@azure/cosmos";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
-import type {
-  StandbyRecord,
-  LeaseRenewal,
-  LeaseStore,
-  StoreCallOptions,
-  WriteOutcome,
-} from "../lease/lease-store.js";
+import type { StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toTermRecord } from "./term-row.js";
-import { CosmosCaller, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
-import { lostRace, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
+import { CosmosCaller, createContainerIfMissing, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
+import { batchOutcome, conditionalCosmosWrite, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
-import { written } from "./store-failure.js";
 
 const STORE = "Cosmos DB";
 
@@ -108,18 +102,7 @@ export class CosmosLeaseStore implements LeaseStore {
    * they are missing: local runs and HA_STORE_CREATE=true. In Azure, Bicep creates them.
    */
   async createContainerIfMissing(options?: StoreCallOptions): Promise<void> {
-    const database = this.container.database;
-    await this.#call("create the container", options, async (requestOptions) => {
-      await database.client.databases.createIfNotExists({ id: database.id }, requestOptions);
-      await database.containers.createIfNotExists(
-        {
-          id: this.container.id,
-          partitionKey: { paths: [LEASE_PARTITION_KEY_PATH] },
-          indexingPolicy: LEASE_INDEXING_POLICY,
-        },
-        requestOptions,
-      );
-    });
+    await createContainerIfMissing(this.#caller, this.container, { partitionKeyPath: LEASE_PARTITION_KEY_PATH, indexingPolicy: LEASE_INDEXING_POLICY }, options);
   }
 
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
@@ -138,26 +121,30 @@ export class CosmosLeaseStore implements LeaseStore {
 
   async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
     return this.#call("create a lease", options, async (requestOptions) => {
-      try {
-        const response = await this.container.items.create<LeaseItem>(toItem(lease), requestOptions);
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
-        throw error;
-      }
+      return conditionalCosmosWrite(STORE, "create", () => this.container.items.create<LeaseItem>(toItem(lease), requestOptions));
     });
   }
 
-  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return this.#call("replace a lease", options, async (requestOptions) => {
-      try {
-        const response = await this.container
-          .item(lease.utype, lease.utype)
-          .replace<LeaseItem>(toItem(lease), ifMatch(requestOptions, etag));
-        return written(STORE, response.etag);
-      } catch (error) {
-        return lostRace(error);
+  /**
+   * With an ended term, one transactional batch in the role's partition: the entry's
+   * If-Match replace, then the ring item's upsert. Cosmos DB applies both or neither, and
+   * answers a failed batch with each operation's status: the failing one's own (412 when
+   * the ETag moved on), 424 for the others (batchOutcome).
+   */
+  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
+    const endedTerm = also?.endedTerm;
+    return this.#call(endedTerm === undefined ? "replace a lease" : "replace a lease and record its term", options, async (requestOptions) => {
+      if (endedTerm === undefined) {
+        return conditionalCosmosWrite(STORE, "update", () =>
+          this.container.item(lease.utype, lease.utype).replace<LeaseItem>(toItem(lease), ifMatch(requestOptions, etag)),
+        );
       }
+      // Built anew for each attempt: the SDK rewrites an operation's partition key in place.
+      const operations: OperationInput[] = [
+        { operationType: "Replace", id: lease.utype, partitionKey: lease.utype, resourceBody: { ...toItem(lease) }, ifMatch: etag },
+        { operationType: "Upsert", partitionKey: lease.utype, resourceBody: { ...toTermItem(endedTerm) } },
+      ];
+      return conditionalCosmosWrite(STORE, "update", async () => batchOutcome(await this.container.items.batch(operations, lease.utype, requestOptions)));
     });
   }
 
@@ -171,12 +158,7 @@ export class CosmosLeaseStore implements LeaseStore {
     const operations: PatchOperation[] = [{ op: "set", path: "/renewedAt", value: renewal.renewedAt }];
     if (renewal.address !== undefined) operations.push({ op: "set", path: "/address", value: renewal.address });
     return this.#call("renew a lease", options, async (requestOptions) => {
-      try {
-        const response = await this.container.item(utype, utype).patch<LeaseItem>(operations, ifMatch(requestOptions, etag));
-        return written(STORE, response.etag);
-      } catch (error) {
-        return lostRace(error);
-      }
+      return conditionalCosmosWrite(STORE, "update", () => this.container.item(utype, utype).patch<LeaseItem>(operations, ifMatch(requestOptions, etag)));
     });
   }
 
@@ -197,7 +179,7 @@ export class CosmosLeaseStore implements LeaseStore {
   }
 
   async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
-    const item: TermItem = { id: `${TERM_ID_PREFIX}${termSlot(term.epoch)}`, ...term };
+    const item = toTermItem(term);
     await this.#call("record a term", options, async (requestOptions) => {
       // An upsert: the slot's previous item (the term N epochs older) is replaced whole.
       await this.container.items.upsert<TermItem>(item, requestOptions);
@@ -250,6 +232,11 @@ export class CosmosLeaseStore implements LeaseStore {
   #call<T>(what: string, options: StoreCallOptions | undefined, call: (requestOptions: RequestOptions) => Promise<T>): Promise<T> {
     return this.#caller.call(what, options, call);
   }
+}
+
+/** A term's ring item, at its slot. */
+function toTermItem(term: TermRecord): TermItem {
+  return { id: `${TERM_ID_PREFIX}${termSlot(term.epoch)}`, ...term };
 }
 
 function toItem(lease: LeaseState): LeaseItem {

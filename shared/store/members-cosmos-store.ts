@@ -1,11 +1,10 @@
 import type { Container, IndexingPolicy, ItemDefinition, PatchOperation, SqlQuerySpec } from "@azure/cosmos";
-import type { StoreCallOptions, WriteOutcome } from "../lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
 import { SWEEP_MARKER_ID, type MemberRecord, type MemberRow, type ReplacedSession, type SweepMarker, type SweepMarkerRecord } from "../members/member.js";
-import { CosmosCaller, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
-import { lostRace, statusOf } from "./cosmos-errors.js";
+import { CosmosCaller, createContainerIfMissing, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
+import { conditionalCosmosWrite, lostRace } from "./cosmos-errors.js";
 import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
-import { written } from "./store-failure.js";
 
 const STORE = "Cosmos DB";
 
@@ -61,14 +60,7 @@ export class CosmosMemberStore implements MemberStore {
 
   /** Creates the container (on /group, indexing only /group) when missing: local runs and HA_STORE_CREATE=true. */
   async createContainerIfMissing(options?: StoreCallOptions): Promise<void> {
-    const database = this.container.database;
-    await this.#caller.call("create the members container", options, async (requestOptions) => {
-      await database.client.databases.createIfNotExists({ id: database.id }, requestOptions);
-      await database.containers.createIfNotExists(
-        { id: this.container.id, partitionKey: { paths: [MEMBERS_PARTITION_KEY_PATH] }, indexingPolicy: MEMBERS_INDEXING_POLICY },
-        requestOptions,
-      );
-    });
+    await createContainerIfMissing(this.#caller, this.container, { partitionKeyPath: MEMBERS_PARTITION_KEY_PATH, indexingPolicy: MEMBERS_INDEXING_POLICY }, options);
   }
 
   async read(group: string, member: string, options?: StoreCallOptions): Promise<MemberAndMarker> {
@@ -113,12 +105,7 @@ export class CosmosMemberStore implements MemberStore {
     ];
     if (renewal.address !== undefined) operations.push({ op: "set", path: "/address", value: renewal.address });
     return this.#caller.call("renew a member", options, async (requestOptions) => {
-      try {
-        const response = await this.container.item(member, group).patch<MemberItem>(operations, ifMatch(requestOptions, etag));
-        return written(STORE, response.etag);
-      } catch (error) {
-        return lostRace(error);
-      }
+      return conditionalCosmosWrite(STORE, "update", () => this.container.item(member, group).patch<MemberItem>(operations, ifMatch(requestOptions, etag)));
     });
   }
 
@@ -149,24 +136,13 @@ export class CosmosMemberStore implements MemberStore {
 
   async #create(what: string, item: MemberItem, options: StoreCallOptions | undefined): Promise<WriteOutcome> {
     return this.#caller.call(what, options, async (requestOptions) => {
-      try {
-        const response = await this.container.items.create<MemberItem>(item, requestOptions);
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
-        throw error;
-      }
+      return conditionalCosmosWrite(STORE, "create", () => this.container.items.create<MemberItem>(item, requestOptions));
     });
   }
 
   async #replace(what: string, item: MemberItem, etag: string, options: StoreCallOptions | undefined): Promise<WriteOutcome> {
     return this.#caller.call(what, options, async (requestOptions) => {
-      try {
-        const response = await this.container.item(item.id, item.group).replace<MemberItem>(item, ifMatch(requestOptions, etag));
-        return written(STORE, response.etag);
-      } catch (error) {
-        return lostRace(error);
-      }
+      return conditionalCosmosWrite(STORE, "update", () => this.container.item(item.id, item.group).replace<MemberItem>(item, ifMatch(requestOptions, etag)));
     });
   }
 

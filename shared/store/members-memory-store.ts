@@ -1,4 +1,4 @@
-import type { StoreCallOptions, WriteOutcome } from "../lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
 import type { MemberRecord, MemberRow, SweepMarker, SweepMarkerRecord } from "../members/member.js";

@@ -1,11 +1,9 @@
 import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
-import type { StoreCallOptions, WriteOutcome } from "../lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
 import { SWEEP_MARKER_ID, type MemberRecord, type MemberRow, type SweepMarker, type SweepMarkerRecord } from "../members/member.js";
 import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
-import { written } from "./store-failure.js";
-import { isEntityNotFound, statusOf } from "./table-errors.js";
-import { guardTableCall, int64, parseJson, toNumber } from "./table-values.js";
+import { conditionalTableWrite, guardTableCall, int64, lostTableRace, parseJson, toNumber, updateIfMatch } from "./table-values.js";
 
 const STORE = "Azure Table Storage";
 
@@ -46,19 +44,11 @@ export class TableMemberStore implements MemberStore {
   }
 
   async create(row: MemberRow, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return guardTableCall(STORE, "create a member", async () => {
-      try {
-        const response = await this.client.createEntity(toEntity(row), { abortSignal: options?.abortSignal });
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
-        throw error;
-      }
-    });
+    return conditionalTableWrite(STORE, "create a member", "create", () => this.client.createEntity(toEntity(row), { abortSignal: options?.abortSignal }));
   }
 
   async replace(row: MemberRow, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return this.#update(toEntity(row), "Replace", etag, options);
+    return updateIfMatch(this.client, STORE, "update a member", toEntity(row), "Replace", etag, options);
   }
 
   async renew(group: string, member: string, renewal: MemberRenewal, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
@@ -70,7 +60,7 @@ export class TableMemberStore implements MemberStore {
       heartbeats: int64(renewal.heartbeats),
       ...(renewal.address === undefined ? {} : { address: renewal.address ?? "" }),
     };
-    return this.#update(patch, "Merge", etag, options);
+    return updateIfMatch(this.client, STORE, "update a member", patch, "Merge", etag, options);
   }
 
   async delete(group: string, member: string, etag: string, options?: StoreCallOptions): Promise<DeleteOutcome> {
@@ -79,9 +69,9 @@ export class TableMemberStore implements MemberStore {
         await this.client.deleteEntity(group, member, { etag, abortSignal: options?.abortSignal });
         return { ok: true };
       } catch (error) {
-        if (statusOf(error) === 412) return { ok: false, reason: "changed" };
-        if (isEntityNotFound(error)) return { ok: false, reason: "missing" };
-        throw error;
+        const lost = lostTableRace(error, "update");
+        if (lost === undefined || lost.ok) throw error;
+        return { ok: false, reason: lost.reason === "missing" ? "missing" : "changed" };
       }
     });
   }
@@ -94,16 +84,8 @@ export class TableMemberStore implements MemberStore {
       ...(marker.gap === null ? {} : { gapStart: int64(marker.gap.startedAt), gapEnd: int64(marker.gap.endedAt) }),
       removedSessions: JSON.stringify(marker.removedSessions),
     };
-    if (etag !== undefined) return this.#update(entity, "Replace", etag, options);
-    return guardTableCall(STORE, "create a sweep marker", async () => {
-      try {
-        const response = await this.client.createEntity(entity, { abortSignal: options?.abortSignal });
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
-        throw error;
-      }
-    });
+    if (etag !== undefined) return updateIfMatch(this.client, STORE, "update a member", entity, "Replace", etag, options);
+    return conditionalTableWrite(STORE, "create a sweep marker", "create", () => this.client.createEntity(entity, { abortSignal: options?.abortSignal }));
   }
 
   /** One query (every page of it), its rows grouped by partition. */
@@ -125,24 +107,6 @@ export class TableMemberStore implements MemberStore {
         else found.rows.push(toRecord(entity));
       }
       return [...groups.entries()].map(([group, found]) => ({ group, ...found }));
-    });
-  }
-
-  async #update(
-    entity: Record<string, unknown> & { partitionKey: string; rowKey: string },
-    mode: "Merge" | "Replace",
-    etag: string,
-    options: StoreCallOptions | undefined,
-  ): Promise<WriteOutcome> {
-    return guardTableCall(STORE, "update a member", async () => {
-      try {
-        const response = await this.client.updateEntity(entity, mode, { etag, abortSignal: options?.abortSignal });
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 412) return { ok: false, reason: "changed" };
-        if (isEntityNotFound(error)) return { ok: false, reason: "missing" };
-        throw error;
-      }
     });
   }
 }

@@ -1,11 +1,6 @@
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
-import type {
-  StandbyRecord,
-  LeaseRenewal,
-  LeaseStore,
-  StoreCallOptions,
-  WriteOutcome,
-} from "../lease/lease-store.js";
+import type { StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 
@@ -34,11 +29,13 @@ export class MemoryLeaseStore implements LeaseStore {
     return this.#write(lease);
   }
 
-  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
+  /** Checks, then writes the entry and the ended term with no await between: atomic, as the port demands. */
+  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
     throwIfAborted(options);
     const current = this.#entries.get(lease.utype);
     if (current === undefined) return { ok: false, reason: "missing" };
     if (current.etag !== etag) return { ok: false, reason: "changed" };
+    if (also?.endedTerm !== undefined) this.#recordTerm(also.endedTerm);
     return this.#write(lease);
   }
 
@@ -67,6 +64,10 @@ export class MemoryLeaseStore implements LeaseStore {
 
   async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
     throwIfAborted(options);
+    this.#recordTerm(term);
+  }
+
+  #recordTerm(term: TermRecord): void {
     let ring = this.#terms.get(term.utype);
     if (ring === undefined) {
       ring = new Map();

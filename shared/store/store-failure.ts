@@ -1,4 +1,4 @@
-import type { WriteOutcome } from "../lease/lease-store.js";
+import type { WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 
 /**

@@ -1,18 +1,12 @@
-import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import { odata, type TableClient, type TableEntityResult, type TransactionAction } from "@azure/data-tables";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
-import type {
-  StandbyRecord,
-  LeaseRenewal,
-  LeaseStore,
-  StoreCallOptions,
-  WriteOutcome,
-} from "../lease/lease-store.js";
-import { StoreUnavailableError } from "../service/store-unavailable-error.js";
+import type { StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
-import { unavailable, written } from "./store-failure.js";
-import { describeTableError, isEntityNotFound, statusOf } from "./table-errors.js";
+import { isEntityNotFound } from "./table-errors.js";
+import { conditionalTableWrite, guardTableCall, int64, parseJson, toNumber, updateIfMatch, type TableRow } from "./table-values.js";
 
 const STORE = "Azure Table Storage";
 
@@ -80,21 +74,27 @@ export class TableLeaseStore implements LeaseStore {
   }
 
   async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return guard("create a lease", async () => {
-      try {
-        const response = await this.client.createEntity(toEntity(lease), {
-          abortSignal: options?.abortSignal,
-        });
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 409) return { ok: false, reason: "exists" };
-        throw error;
-      }
-    });
+    return conditionalTableWrite(STORE, "create a lease", "create", () =>
+      this.client.createEntity(toEntity(lease), { abortSignal: options?.abortSignal }),
+    );
   }
 
-  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return this.#update(toEntity(lease), "Replace", etag, options);
+  /**
+   * With an ended term, one entity-group transaction: the entry's If-Match Replace and the
+   * ring row's upsert, in the entry's partition. Table Storage applies both or neither, and a
+   * failed If-Match fails the whole transaction with the operation's own 412.
+   */
+  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
+    if (also?.endedTerm === undefined) return updateIfMatch(this.client, STORE, "update a lease", toEntity(lease), "Replace", etag, options);
+    const actions: TransactionAction[] = [
+      ["update", toEntity(lease), "Replace", { etag }],
+      ["upsert", toTermEntity(also.endedTerm), "Replace"],
+    ];
+    return conditionalTableWrite(STORE, "update a lease and its term history", "update", async () => {
+      const response = await this.client.submitTransaction(actions, { abortSignal: options?.abortSignal });
+      // The SDK reads each sub-response's ETag header up to the line's end, CR included.
+      return { etag: response.subResponses[0]?.etag?.trim() };
+    });
   }
 
   async renew(utype: string, renewal: LeaseRenewal, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
@@ -105,7 +105,7 @@ export class TableLeaseStore implements LeaseStore {
       renewedAt: int64(renewal.renewedAt),
       ...(renewal.address === undefined ? {} : { address: renewal.address ?? "" }),
     };
-    return this.#update(patch, "Merge", etag, options);
+    return updateIfMatch(this.client, STORE, "update a lease", patch, "Merge", etag, options);
   }
 
   async list(options?: StoreCallOptions): Promise<LeaseRecord[]> {
@@ -132,18 +132,8 @@ export class TableLeaseStore implements LeaseStore {
 
   async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
     await guard("record a term", async () => {
-      const entity = {
-        partitionKey: term.utype,
-        rowKey: termRowKey(term.epoch),
-        epoch: int64(term.epoch),
-        uuid: term.uuid,
-        address: term.address ?? "",
-        startedAt: int64(term.startedAt),
-        endedAt: int64(term.endedAt),
-        endedBy: term.endedBy,
-      };
       // An upsert: the slot's previous row (the term N epochs older) is replaced whole.
-      await this.client.upsertEntity(entity, "Replace", { abortSignal: options?.abortSignal });
+      await this.client.upsertEntity(toTermEntity(term), "Replace", { abortSignal: options?.abortSignal });
     });
   }
 
@@ -220,27 +210,6 @@ export class TableLeaseStore implements LeaseStore {
       return standbys;
     });
   }
-
-  async #update(
-    entity: Record<string, unknown> & { partitionKey: string; rowKey: string },
-    mode: "Merge" | "Replace",
-    etag: string,
-    options: StoreCallOptions | undefined,
-  ): Promise<WriteOutcome> {
-    return guard("update a lease", async () => {
-      try {
-        const response = await this.client.updateEntity(entity, mode, {
-          etag,
-          abortSignal: options?.abortSignal,
-        });
-        return written(STORE, response.etag);
-      } catch (error) {
-        if (statusOf(error) === 412) return { ok: false, reason: "changed" };
-        if (isEntityNotFound(error)) return { ok: false, reason: "missing" };
-        throw error;
-      }
-    });
-  }
 }
 
 function toEntity(lease: LeaseState): LeaseEntity {
@@ -255,6 +224,20 @@ function toEntity(lease: LeaseState): LeaseEntity {
     revoked: lease.revoked,
     endedUuids: JSON.stringify(lease.endedUuids),
     ...(lease.handover === undefined ? {} : { handover: JSON.stringify(lease.handover) }),
+  };
+}
+
+/** A term's ring row, at its slot. */
+function toTermEntity(term: TermRecord): TableRow {
+  return {
+    partitionKey: term.utype,
+    rowKey: termRowKey(term.epoch),
+    epoch: int64(term.epoch),
+    uuid: term.uuid,
+    address: term.address ?? "",
+    startedAt: int64(term.startedAt),
+    endedAt: int64(term.endedAt),
+    endedBy: term.endedBy,
   };
 }
 
@@ -275,42 +258,15 @@ function toRecord(entity: StoredEntity): LeaseRecord {
       renewedAt: toNumber(entity["renewedAt"]),
       startedAt: toNumber(entity["startedAt"]),
       revoked: entity["revoked"],
-      endedUuids: parseJsonArray(entity["endedUuids"]),
-      handover: parseJsonArray(entity["handover"]),
+      endedUuids: parseJson(entity["endedUuids"]),
+      handover: parseJson(entity["handover"]),
       etag: entity.etag,
     },
     STORE,
   );
 }
 
-/** The stored JSON (an array, or the handover's object); absent stays absent, and what does not parse is passed on to be refused. */
-function parseJsonArray(value: unknown): unknown {
-  if (typeof value !== "string") return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return value;
-  }
-}
-
-function int64(value: number): { value: string; type: "Int64" } {
-  return { value: String(value), type: "Int64" };
-}
-
-/** Int64 comes back as a bigint by default, as `{value, type}` when type conversion is off. */
-function toNumber(value: unknown): unknown {
-  if (typeof value === "bigint") return Number(value);
-  if (typeof value === "string" && /^[0-9]+$/.test(value)) return Number(value);
-  if (typeof value === "object" && value !== null && "value" in value) return toNumber(value.value);
-  return value;
-}
-
 /** Runs one store call; anything that is not a typed outcome becomes StoreUnavailableError. */
-async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof StoreUnavailableError) throw error;
-    throw unavailable(STORE, what, describeTableError(error), error);
-  }
+function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
+  return guardTableCall(STORE, what, call);
 }

@@ -1,10 +1,12 @@
+import type { TableClient } from "@azure/data-tables";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
-import { describeTableError } from "./table-errors.js";
-import { unavailable } from "./store-failure.js";
+import { describeTableError, isEntityNotFound, statusOf } from "./table-errors.js";
+import { unavailable, written } from "./store-failure.js";
 
 /**
- * Table Storage's value conventions, for the membership table (the lease table's adapter
- * has its own copy of the first three): Int64 written as `{value, type}` and read back as
+ * Table Storage's value conventions and conditional writes, for both Table adapters (the
+ * lease table and the membership table): Int64 written as `{value, type}` and read back as
  * a bigint, no null (a property is absent or ""), no arrays or objects (JSON strings).
  */
 
@@ -38,4 +40,67 @@ export async function guardTableCall<T>(store: string, what: string, call: () =>
     if (error instanceof StoreUnavailableError) throw error;
     throw unavailable(store, what, describeTableError(error), error);
   }
+}
+
+/**
+ * A conditional write: a `create` (fails when the row exists) or an `update` (an If-Match
+ * update, merge or entity-group transaction, which fails when the row's ETag moved on or the
+ * row is gone).
+ */
+export type ConditionalWriteKind = "create" | "update";
+
+/**
+ * The typed outcome a failed conditional write stands for: 409 on a create is `exists`;
+ * 412 on an update is `changed` and 404 for the entity (not the table) `missing`. Undefined
+ * for any other failure, which is the store being unavailable.
+ */
+export function lostTableRace(error: unknown, kind: ConditionalWriteKind): WriteOutcome | undefined {
+  const status = statusOf(error);
+  if (kind === "create") return status === 409 ? { ok: false, reason: "exists" } : undefined;
+  if (status === 412) return { ok: false, reason: "changed" };
+  if (isEntityNotFound(error)) return { ok: false, reason: "missing" };
+  return undefined;
+}
+
+/**
+ * Runs one conditional write and answers its outcome: the new ETag, a lost race
+ * (lostTableRace), or StoreUnavailableError for anything else (guardTableCall).
+ */
+export async function conditionalTableWrite(
+  store: string,
+  what: string,
+  kind: ConditionalWriteKind,
+  write: () => Promise<{ readonly etag?: string | undefined }>,
+): Promise<WriteOutcome> {
+  return guardTableCall(store, what, async () => {
+    let etag: string | undefined;
+    try {
+      ({ etag } = await write());
+    } catch (error) {
+      const lost = lostTableRace(error, kind);
+      if (lost === undefined) throw error;
+      return lost;
+    }
+    return written(store, etag);
+  });
+}
+
+/** A row's key and the properties a write names. */
+export type TableRow = Record<string, unknown> & { partitionKey: string; rowKey: string };
+
+/**
+ * An If-Match update of one row: a Replace writes the row whole, a Merge only the
+ * properties it names. The ETag is always passed (TableClient.updateEntity defaults to "*",
+ * which would make a forgotten ETag a silent unconditional write).
+ */
+export function updateIfMatch(
+  client: TableClient,
+  store: string,
+  what: string,
+  row: TableRow,
+  mode: "Merge" | "Replace",
+  etag: string,
+  options: StoreCallOptions | undefined,
+): Promise<WriteOutcome> {
+  return conditionalTableWrite(store, what, "update", () => client.updateEntity(row, mode, { etag, abortSignal: options?.abortSignal }));
 }

@@ -52,8 +52,8 @@ describe("GET /api/metrics on the local host, end to end", () => {
     expect(countsBy(text, "ha_members_transitions_total", "ha_transition")).toEqual({ joined: 1, left: 1 });
     // The lease store: reads for the first acquire, both rejections, the release and the second acquire;
     // one create, after a read of the role's history (none) and the row marking its creation;
-    // the fast-path renewals; the release's and the second acquire's replace; and the
-    // released term's row in the history (one write per term change, none per renewal).
+    // the fast-path renewals; and the release's and the second acquire's replace, the
+    // release's one recording the released term in the same transaction (none per renewal).
     const leaseCalls = (operation: string): number =>
       sumOf(text, "db_client_operation_duration_count", { ha_store: "leases", db_system_name: "azure.tables", db_operation_name: operation, ha_store_result: "ok" });
     expect({
@@ -69,15 +69,15 @@ describe("GET /api/metrics on the local host, end to end", () => {
       create: 1,
       renew: 3,
       replace: 2,
-      recordTerm: 2,
+      recordTerm: 1,
     });
-    expect(sumOf(text, "db_client_operation_duration_count", { ha_store: "leases" })).toBe(14);
+    expect(sumOf(text, "db_client_operation_duration_count", { ha_store: "leases" })).toBe(13);
 
     // Cumulative, and the scrape itself costs no store call: one more renewal adds exactly one of each.
     expect((await call("PUT", "/primary/jobs", { uuid: "b" })).status).toBe(200);
     const after = await scrape();
     expect(sumOf(after, "ha_lease_heartbeats_total", { ha_outcome: "renewed" })).toBe(4);
-    expect(sumOf(after, "db_client_operation_duration_count", { ha_store: "leases" })).toBe(16);
+    expect(sumOf(after, "db_client_operation_duration_count", { ha_store: "leases" })).toBe(15);
   });
 
   it("asks for the API key like every route, and refuses an unknown query parameter", async () => {

@@ -84,14 +84,14 @@ describe("handlers over a counting store: the cost of each call", () => {
     expect(store.calls).toEqual(["read", "replace"]);
   });
 
-  it("a takeover after expiry costs a read and a write and raises the epoch, plus the ended term's one history write", async () => {
+  it("a takeover after expiry costs a read and one write (the entry and the ended term's history row together) and raises the epoch", async () => {
     await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
     await clock.advance(5001);
     store.reset();
     const takeover = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
     expect(takeover.status).toBe(200);
     expect(primaryOf(takeover)).toMatchObject({ uuid: "b", epoch: 2 });
-    expect(store.calls).toEqual(["read", "replace", "recordTerm"]);
+    expect(store.calls).toEqual(["read", "replace"]);
   });
 
   it("taking a released role writes no history: its term was recorded when it was released", async () => {
@@ -145,13 +145,13 @@ describe("handlers over a counting store: the cost of each call", () => {
     expect(store.calls).toEqual(["read", "read", "read", "read"]);
   });
 
-  it("release with the lease token clears the holder with a read and a write (and the ended term's history write); the epoch survives for the next holder", async () => {
+  it("release with the lease token clears the holder with a read and one write (the entry and the ended term's history row together); the epoch survives for the next holder", async () => {
     const lease = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" })).body["lease"] as string;
     store.reset();
     const released = await send(runtime, "DELETE", `/primary/scheduler?uuid=a&lease=${encodeURIComponent(lease)}`);
     // No primary now, but the role's epoch is still the released term's.
     expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 1, intervalMs: 1000, timeoutMs: 5000, handover: null } });
-    expect(store.calls).toEqual(["read", "replace", "recordTerm"]);
+    expect(store.calls).toEqual(["read", "replace"]);
     const next = await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
     expect(primaryOf(next)).toMatchObject({ uuid: "b", epoch: 2 });
   });

@@ -54,7 +54,7 @@ describe("a heartbeat that loses the race to its own echo", () => {
         return entry;
       },
       create: (lease, options) => memory.create(lease, options),
-      replace: (lease, etag, options) => memory.replace(lease, etag, options),
+      replace: (lease, etag, options, also) => memory.replace(lease, etag, options, also),
       renew: (utype, renewal, etag, options) => memory.renew(utype, renewal, etag, options),
       list: (options) => memory.list(options),
       ping: (options) => memory.ping(options),

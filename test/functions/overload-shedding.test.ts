@@ -26,7 +26,7 @@ class SlowStore {
     kind: "table",
     read: (utype, options) => this.#after(`read ${utype}`, () => this.inner.read(utype, options)),
     create: (lease, options) => this.#after(`create ${lease.utype}`, () => this.inner.create(lease, options)),
-    replace: (lease, etag, options) => this.#after(`replace ${lease.utype}`, () => this.inner.replace(lease, etag, options)),
+    replace: (lease, etag, options, also) => this.#after(`replace ${lease.utype}`, () => this.inner.replace(lease, etag, options, also)),
     renew: (utype, renewal, etag, options) => this.#after(`renew ${utype}`, () => this.inner.renew(utype, renewal, etag, options)),
     list: (options) => this.#after("list", () => this.inner.list(options)),
     ping: (options) => this.#after("ping", () => this.inner.ping(options)),

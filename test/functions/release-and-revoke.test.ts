@@ -67,10 +67,10 @@ describe("DELETE /api/primary/{utype}: proven release or revoke", () => {
     expect(store.calls).toEqual(["read"]);
   });
 
-  it("with the holder's token it releases at once, keeping the epoch: one read and one write, and one history write for the ended term", async () => {
+  it("with the holder's token it releases at once, keeping the epoch: one read and one write, which records the ended term too", async () => {
     const released = await send(runtime, "DELETE", `/primary/scheduler?uuid=holder&lease=${encodeURIComponent(token)}`);
     expect(released).toEqual({ status: 200, body: { utype: "scheduler", primary: null, epoch: 1, intervalMs: 1000, timeoutMs: 5000, handover: null } });
-    expect(store.calls).toEqual(["read", "replace", "recordTerm"]);
+    expect(store.calls).toEqual(["read", "replace"]);
     const next = await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby" });
     expect(next.status).toBe(200);
     expect(primaryOf(next)).toMatchObject({ uuid: "standby", epoch: 2 });

@@ -2,7 +2,7 @@ import { ErrorResponse, type Container } from "@azure/cosmos";
 import { describe, expect, it } from "vitest";
 import type { LeaseState } from "../../shared/lease/lease.js";
 import { CosmosLeaseStore, type CosmosLeaseStoreOptions } from "../../shared/store/cosmos-store.js";
-import type { StoreCallOptions } from "../../shared/lease/lease-store.js";
+import type { StoreCallOptions } from "../../shared/service/store-call.js";
 import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 
 /** One scripted answer of the fake container: a resolved response or a thrown error. */

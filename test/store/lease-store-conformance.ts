@@ -257,6 +257,43 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       expect(byEpoch(await store.readTerms("scheduler"))).toEqual(terms);
     });
 
+    it("writes a replace and the term it ends in one operation: both land, and the new ETag is the entry's", async () => {
+      await fresh();
+      const created = await store.create(lease({ uuid: "holder-3", epoch: 3 }));
+      if (!created.ok) throw new Error("create failed");
+      const ended = term({ epoch: 3, uuid: "holder-3", endedBy: "taken-over" });
+      const replaced = await store.replace(lease({ uuid: "holder-4", epoch: 4 }), created.etag, undefined, { endedTerm: ended });
+      expect(replaced).toEqual({ ok: true, etag: expect.any(String) });
+      const entry = await store.read("scheduler");
+      expect(entry).toMatchObject({ uuid: "holder-4", epoch: 4 });
+      expect(replaced.ok && replaced.etag).toBe(entry?.etag);
+      expect(await store.readTerms("scheduler")).toEqual([ended]);
+      // The ETag answered is the one the next conditional write needs.
+      expect((await store.renew("scheduler", { renewedAt: 1_763_632_900_000 }, replaced.ok ? replaced.etag : "unreachable")).ok).toBe(true);
+    });
+
+    // The test Cosmos emulator (@vercel/cosmosdb-server) does not make a batch atomic: it runs
+    // the operations in order and stops at the first that fails, keeping what ran before. So
+    // on it this proves only that a failed If-Match (the entry's replace comes first) writes
+    // nothing and is answered "changed"; the all-or-nothing of a batch whose later operation
+    // fails is Cosmos DB's documented guarantee (as an entity-group transaction's is Table
+    // Storage's), which the adapter relies on and no emulator here can show.
+    it("writes neither the entry nor the term when the replace loses its race (changed) or finds no entry (missing)", async () => {
+      await fresh();
+      const created = await store.create(lease({ uuid: "holder-3", epoch: 3 }));
+      if (!created.ok) throw new Error("create failed");
+      const moved = await store.renew("scheduler", { renewedAt: 1_763_632_900_000 }, created.etag);
+      expect(moved.ok).toBe(true);
+      const ended = term({ epoch: 3, uuid: "holder-3" });
+      expect(await store.replace(lease({ uuid: "holder-4", epoch: 4 }), created.etag, undefined, { endedTerm: ended })).toEqual({ ok: false, reason: "changed" });
+      expect(await store.read("scheduler")).toMatchObject({ uuid: "holder-3", epoch: 3, etag: moved.ok ? moved.etag : "unreachable" });
+      expect(await store.readTerms("scheduler")).toEqual([]);
+      const elsewhere = term({ utype: "nobody", epoch: 3 });
+      expect(await store.replace(lease({ utype: "nobody", epoch: 4 }), created.etag, undefined, { endedTerm: elsewhere })).toEqual({ ok: false, reason: "missing" });
+      expect(await store.read("nobody")).toBeUndefined();
+      expect(await store.readTerms("nobody")).toEqual([]);
+    });
+
     it("round-trips a pending handover (to a standby or to any); a replace without it drops it; a renewal keeps it", async () => {
       await fresh();
       const pending = lease({ handover: { to: "standby-2", requestedAt: 1_763_632_800_456 } });

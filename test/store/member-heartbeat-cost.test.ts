@@ -1,14 +1,10 @@
-import { createServer, request as httpRequest, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
 import { MemberService } from "../../shared/members/member-service.js";
 import type { MemberStore } from "../../shared/members/member-store.js";
 import { MemberTokenSigner } from "../../shared/members/member-token.js";
 import { defaultMembershipRules } from "../../shared/members/membership-rules.js";
-import { createFreshCosmosStore, startFaultyTestCosmos, type FaultyCosmos } from "../helpers/cosmos.js";
-import { createFreshMemberTableStore, startTestAzurite } from "../helpers/azurite.js";
-import type { ConfiguredStore } from "../../shared/store/create-store.js";
+import { createFreshMemberTableStore } from "../helpers/azurite.js";
+import { storesOnTheWire } from "../helpers/wire-counts.js";
 
 const HEARTBEATS = 20;
 
@@ -32,42 +28,19 @@ async function steadyHeartbeats(store: MemberStore, requests: () => number): Pro
 }
 
 describe("a steady-state member heartbeat costs one store request, counted on the wire", () => {
-  let azurite: EmbeddedAzurite | undefined;
-  let proxy: Server | undefined;
-  let cosmos: FaultyCosmos | undefined;
-  let configured: ConfiguredStore | undefined;
-  afterAll(async () => {
-    configured?.close();
-    await cosmos?.close();
-    await new Promise<void>((resolve) => (proxy === undefined ? resolve() : proxy.close(() => resolve())));
-    await azurite?.close();
-  });
+  const wire = storesOnTheWire();
+  afterAll(() => wire.close());
 
   it("on Azure Table Storage (Azurite): one Merge", async () => {
-    azurite = await startTestAzurite();
-    const target = new URL(/TableEndpoint=([^;]+)/.exec(azurite.connectionString)![1]!);
-    let count = 0;
-    proxy = createServer((incoming, outgoing) => {
-      count += 1;
-      const forwarded = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      });
-      incoming.pipe(forwarded);
-    });
-    await new Promise<void>((resolve) => proxy!.listen(0, "127.0.0.1", resolve));
-    const port = (proxy.address() as AddressInfo).port;
-    const proxied = { ...azurite, connectionString: azurite.connectionString.replace(/TableEndpoint=[^;]+/, `TableEndpoint=http://127.0.0.1:${port}/devstoreaccount1`) };
-    const store = await createFreshMemberTableStore(proxied);
-    const cost = await steadyHeartbeats(store, () => count);
+    const { azurite, requests } = await wire.table();
+    const cost = await steadyHeartbeats(await createFreshMemberTableStore(azurite), requests);
     console.log(`Table (Azurite): join ${cost.join} requests, steady heartbeat ${cost.perHeartbeat} request(s) each over ${HEARTBEATS}`);
     expect(cost).toEqual({ join: 2, perHeartbeat: 1 });
   });
 
   it("on Azure Cosmos DB (the emulator): one Patch", async () => {
-    cosmos = await startFaultyTestCosmos();
-    configured = await createFreshCosmosStore(cosmos);
-    const cost = await steadyHeartbeats(configured.members, () => cosmos!.documentRequests());
+    const { configured, requests } = await wire.cosmos();
+    const cost = await steadyHeartbeats(configured.members, requests);
     console.log(`Cosmos (emulator): join ${cost.join} document requests, steady heartbeat ${cost.perHeartbeat} request(s) each over ${HEARTBEATS}`);
     // A join is the slow path: the partition query (the SDK may need a second request to see its last page) and the create.
     expect(cost.perHeartbeat).toBe(1);

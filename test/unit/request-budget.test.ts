@@ -29,7 +29,7 @@ describe("the request's time budget (HA_STORE_TIMEOUT_MS), on injected clocks", 
         return memory.read(utype, options);
       },
       create: (lease, options) => memory.create(lease, options),
-      replace: (lease, etag, options) => memory.replace(lease, etag, options),
+      replace: (lease, etag, options, also) => memory.replace(lease, etag, options, also),
       renew: (utype, renewal, etag, options) => memory.renew(utype, renewal, etag, options),
       list: (options) => memory.list(options),
       ping: (options) => memory.ping(options),

@@ -1,6 +1,7 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, StandbyRecord, WriteOutcome } from "../../../shared/lease/lease-store.js";
+import type { LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../../../shared/service/store-call.js";
 import { StoreUnavailableError } from "../../../shared/service/store-unavailable-error.js";
 import type { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";
@@ -54,8 +55,8 @@ export class FaultyStoreLink implements LeaseStore {
     return this.#call(true, () => this.target.create(lease));
   }
 
-  replace(lease: LeaseState, etag: string): Promise<WriteOutcome> {
-    return this.#call(true, () => this.target.replace(lease, etag));
+  replace(lease: LeaseState, etag: string, _options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
+    return this.#call(true, () => this.target.replace(lease, etag, undefined, also));
   }
 
   renew(utype: string, renewal: LeaseRenewal, etag: string): Promise<WriteOutcome> {

@@ -1,6 +1,7 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, StandbyRecord, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
+import type { LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../../../shared/service/store-call.js";
 import type { Prng } from "./prng.js";
 import type { PlantedBug } from "./scenario.js";
 
@@ -28,10 +29,10 @@ export class PlantedStore implements LeaseStore {
     return this.inner.create(this.#rewrite(lease), options);
   }
 
-  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
+  async replace(lease: LeaseState, etag: string, options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
     if (this.#loseThisWrite()) return { ok: true, etag: `W/"lost-${++this.#lostWrites}"` };
     const presented = this.bug === "replace-ignores-etag" ? ((await this.inner.read(lease.utype))?.etag ?? etag) : etag;
-    return this.inner.replace(this.#rewrite(lease), presented, options);
+    return this.inner.replace(this.#rewrite(lease), presented, options, also);
   }
 
   async renew(utype: string, renewal: LeaseRenewal, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {

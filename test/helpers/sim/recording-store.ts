@@ -1,6 +1,7 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, StandbyRecord, StoreCallOptions, WriteOutcome } from "../../../shared/lease/lease-store.js";
+import type { LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
+import type { StoreCallOptions, WriteOutcome } from "../../../shared/service/store-call.js";
 import { MemoryLeaseStore } from "../../../shared/store/memory-store.js";
 
 /** One write the store made: the entry just before and just after it. */
@@ -51,8 +52,8 @@ export class RecordingStore implements LeaseStore {
     return this.#write("create", lease.utype, () => this.#inner.create(lease));
   }
 
-  replace(lease: LeaseState, etag: string, _options?: StoreCallOptions): Promise<WriteOutcome> {
-    return this.#write("replace", lease.utype, () => this.#inner.replace(lease, etag));
+  replace(lease: LeaseState, etag: string, _options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
+    return this.#write("replace", lease.utype, () => this.#inner.replace(lease, etag, undefined, also));
   }
 
   renew(utype: string, renewal: LeaseRenewal, etag: string, _options?: StoreCallOptions): Promise<WriteOutcome> {

@@ -1,4 +1,4 @@
-import type { WriteOutcome } from "../../../../shared/lease/lease-store.js";
+import type { WriteOutcome } from "../../../../shared/service/store-call.js";
 import { StoreUnavailableError } from "../../../../shared/service/store-unavailable-error.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../../../../shared/members/member-store.js";
 import type { MemberRow, SweepMarker } from "../../../../shared/members/member.js";

@@ -1,4 +1,4 @@
-import type { WriteOutcome } from "../../../../shared/lease/lease-store.js";
+import type { WriteOutcome } from "../../../../shared/service/store-call.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../../../../shared/members/member-store.js";
 import type { MemberRow, SweepMarker, SweepMarkerRecord } from "../../../../shared/members/member.js";
 import { MemoryMemberStore } from "../../../../shared/store/members-memory-store.js";

@@ -1,0 +1,39 @@
+import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
+import type { ConfiguredStore } from "../../shared/store/create-store.js";
+import { countTableRequests, startTestAzurite, type CountedAzurite } from "./azurite.js";
+import { createFreshCosmosStore, startFaultyTestCosmos, type FaultyCosmos } from "./cosmos.js";
+
+/** Real stores whose requests a cost test counts on the wire; one per test file, closed after it. */
+export interface StoresOnTheWire {
+  /** Azurite behind a counting proxy: every Table request. */
+  table(): Promise<CountedAzurite>;
+  /** The Cosmos emulator and fresh containers on it: every document request (not account, database or container ones). */
+  cosmos(): Promise<{ readonly configured: ConfiguredStore; requests(): number }>;
+  close(): Promise<void>;
+}
+
+export function storesOnTheWire(): StoresOnTheWire {
+  let azurite: EmbeddedAzurite | undefined;
+  let counted: CountedAzurite | undefined;
+  let cosmos: FaultyCosmos | undefined;
+  let configured: ConfiguredStore | undefined;
+  return {
+    async table() {
+      azurite = await startTestAzurite();
+      counted = await countTableRequests(azurite);
+      return counted;
+    },
+    async cosmos() {
+      const emulator = await startFaultyTestCosmos();
+      cosmos = emulator;
+      configured = await createFreshCosmosStore(emulator);
+      return { configured, requests: () => emulator.documentRequests() };
+    },
+    async close() {
+      configured?.close();
+      await cosmos?.close();
+      await counted?.close();
+      await azurite?.close();
+    },
+  };
+}
