@@ -19,7 +19,7 @@ function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }) {
   const clock = new FakeClock();
   const transport = new ScriptedTransport(clock);
   let counter = 0;
-  const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => `uuid-${++counter}`, announce: false });
+  const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => `uuid-${++counter}`, announce: false, random: () => 0 });
   const groups = new FakeProcessGroups(clock);
   groups.behaviour = behaviour;
   const notes: string[] = [];
@@ -311,6 +311,7 @@ describe("LeaseBoundCommand: the command runs only while the lease has more than
       }
       await settle();
     }
+
     expect(looks).toBeGreaterThanOrEqual(3);
     expect(transport.all.filter((call) => call.method === "heartbeat" && call.request!.uuid !== "uuid-1")).toEqual([]);
     expect(groups.spawned).toHaveLength(1);
