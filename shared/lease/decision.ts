@@ -37,24 +37,33 @@ export type RejectReason = "held" | "revoked" | "ended";
  * What the store must do. `create` writes only if no entry exists; every other write is
  * conditional on the ETag of the entry that the decision was made on.
  */
-export type LeaseAction =
+export type HeartbeatAction =
   | { readonly kind: "create"; readonly next: LeaseState }
   | { readonly kind: "renew"; readonly next: LeaseState }
   | { readonly kind: "take-over"; readonly next: LeaseState }
+  /** The heartbeat is refused; nothing is written. */
+  | { readonly kind: "reject"; readonly reason: RejectReason; readonly holder: LeaseState };
+
+export type ReleaseAction =
   /** The holder is cleared (proven release, or an expired holder's own DELETE); the epoch is kept. */
   | { readonly kind: "release"; readonly next: LeaseState }
   /** The live holder is marked revoked; nothing else changes. */
   | { readonly kind: "revoke"; readonly next: LeaseState }
   /** A uuid that holds nothing is added to the ended list; nothing else changes. */
   | { readonly kind: "retire"; readonly next: LeaseState }
-  /** The heartbeat is refused; nothing is written. */
-  | { readonly kind: "reject"; readonly reason: RejectReason; readonly holder: LeaseState }
+  /** Nothing to write (a release already done); the entry is answered as it is. */
+  | { readonly kind: "none" };
+
+export type HandoverAction =
   /** An operator's handover request is stored on the live holder's entry; nothing else changes. */
   | { readonly kind: "request-handover"; readonly next: LeaseState }
   /** A handover request is refused: nobody live and unrevoked holds the role, or `to` is the holder itself. */
   | { readonly kind: "refuse-handover"; readonly reason: "no-primary" | "to-holder" }
-  /** Nothing to write (a release already done); the entry is answered as it is. */
+  /** The same request is pending already: nothing to write. */
   | { readonly kind: "none" };
+
+/** Every answer of the rule; each question has its own narrow part (decideHeartbeat, decideRelease, decideHandover). */
+export type LeaseAction = HeartbeatAction | ReleaseAction | HandoverAction;
 
 /**
  * The whole of the lease protocol's server side (docs/protocol.md#the-rule-server-side) as a pure function: no I/O, no
@@ -99,7 +108,7 @@ export function decide(
   }
 }
 
-function decideHandover(entry: LeaseState | undefined, to: string | null, haTime: number, timeoutMs: number): LeaseAction {
+export function decideHandover(entry: LeaseState | undefined, to: string | null, haTime: number, timeoutMs: number): HandoverAction {
   if (entry === undefined || entry.revoked || !isLive(entry, haTime, timeoutMs)) return { kind: "refuse-handover", reason: "no-primary" };
   if (to === entry.uuid) return { kind: "refuse-handover", reason: "to-holder" };
   const pending = pendingHandover(entry, haTime, timeoutMs);
@@ -116,12 +125,12 @@ function withoutHandover(entry: LeaseState): LeaseState {
   return rest as LeaseState;
 }
 
-function decideHeartbeat(
+export function decideHeartbeat(
   entry: LeaseState | undefined,
   { utype, uuid, address }: { utype: string; uuid: string; address: string | null | undefined },
   haTime: number,
   timeoutMs: number,
-): LeaseAction {
+): HeartbeatAction {
   if (entry === undefined) {
     return { kind: "create", next: { utype, uuid, address: address ?? null, epoch: 1, renewedAt: haTime, startedAt: haTime, revoked: false, endedUuids: [] } };
   }
@@ -151,12 +160,12 @@ function decideHeartbeat(
   return { kind: "reject", reason: "held", holder: entry };
 }
 
-function decideRelease(
+export function decideRelease(
   entry: LeaseState | undefined,
   { utype, uuid, provenEpoch }: { utype: string; uuid: string; provenEpoch: number | undefined },
   haTime: number,
   timeoutMs: number,
-): LeaseAction {
+): ReleaseAction {
   if (entry === undefined) {
     // Nothing to release, but the uuid is retired all the same, so that its acquire still
     // in flight cannot create a lease nobody is behind. Epoch 0: the first holder gets 1.

@@ -5,7 +5,7 @@ import type { TermHistory } from "../contract/term-history.js";
 import { debuglog } from "node:util";
 import type { LeaseTiming } from "../contract/timing.js";
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "../service/clock.js";
-import { decide, type LeaseAction } from "./decision.js";
+import { decideHandover, decideHeartbeat, decideRelease, type LeaseAction } from "./decision.js";
 import { isLive, pendingHandover, type LeaseRecord, type LeaseState } from "./lease.js";
 import type { LeaseStore, StandbyRecord } from "./lease-store.js";
 import type { WriteOutcome } from "../service/store-call.js";
@@ -239,7 +239,7 @@ export class LeaseService {
         }
         toUuid = named?.uuid ?? null;
       }
-      const action = decide(entry, { op: "handover", utype, to: toUuid }, haTime, this.deps.timing.timeoutMs);
+      const action = decideHandover(entry, toUuid, haTime, this.deps.timing.timeoutMs);
       switch (action.kind) {
         case "none":
           return { outcome: "requested", view: this.#view(utype, entry, haTime) };
@@ -248,15 +248,13 @@ export class LeaseService {
             ? { outcome: "no-primary", view: this.#view(utype, entry, haTime) }
             : { outcome: "no-such-standby", view: this.#view(utype, entry, haTime), standbys: this.#freshStandbys(rows, entry, haTime) };
         case "request-handover": {
-          if (entry === undefined) throw new Error("decide() asked to store a handover on no entry");
+          if (entry === undefined) throw new Error("decideHandover() asked to store a handover on no entry");
           const outcome = await this.#write(action, entry, budget);
           if (outcome.ok) return { outcome: "requested", view: this.#view(utype, action.next, haTime) };
           entry = await this.deps.store.read(utype, budget.forStoreCall("read"));
           if (decisions < MAX_DECISIONS) continue;
           return { outcome: "conflict", view: this.#view(utype, entry) };
         }
-        default:
-          throw new Error(`decide() answered ${action.kind} to a handover`);
       }
     }
   }
@@ -304,7 +302,7 @@ export class LeaseService {
     let entry = read;
     for (let decisions = 1; ; decisions += 1) {
       const haTime = this.deps.clock.now();
-      const action = decide(entry, { op: "heartbeat", utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
+      const action = decideHeartbeat(entry, { utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
       switch (action.kind) {
         case "reject":
           if (action.reason !== "held") return [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
@@ -335,8 +333,6 @@ export class LeaseService {
           }
           return [this.#accepted(action.next, outcome.etag, haTime), acceptedAs(action.kind, entry)];
         }
-        default:
-          throw new Error(`decide() answered ${action.kind} to a heartbeat`);
       }
     }
   }
@@ -365,7 +361,7 @@ export class LeaseService {
     let entry = await this.#readEntry(utype, budget, true);
     for (let decisions = 1; ; decisions += 1) {
       const haTime = this.deps.clock.now();
-      const action = decide(entry, { op: "release", utype, uuid, provenEpoch: claims?.epoch }, haTime, this.deps.timing.timeoutMs);
+      const action = decideRelease(entry, { utype, uuid, provenEpoch: claims?.epoch }, haTime, this.deps.timing.timeoutMs);
       switch (action.kind) {
         case "none":
           return this.#released(utype, uuid, entry, haTime);
@@ -382,8 +378,6 @@ export class LeaseService {
           }
           return this.#released(utype, uuid, action.next, haTime);
         }
-        default:
-          throw new Error(`decide() answered ${action.kind} to a release`);
       }
     }
   }
