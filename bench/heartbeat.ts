@@ -89,13 +89,7 @@ const configured = createConfiguredStore({
 await configured.prepare();
 const { store, take } = counted(configured.store);
 const metrics = withMetrics ? createPrometheusMetrics(METER_NAME) : undefined;
-const runtime = createRuntime(
-  { timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined },
-  store,
-  undefined,
-  undefined,
-  metrics === undefined ? {} : { meter: metrics.meter, metricsText: () => metrics.text() },
-);
+const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, { leases: store, telemetry: metrics === undefined ? {} : { meter: metrics.meter, metricsText: () => metrics.text() } });
 const host = await startLocalHost({ operations, runtime: async () => runtime, port: 0 });
 const put = (body: object): Promise<Response> =>
   fetch(`${host.url}/primary/bench`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });

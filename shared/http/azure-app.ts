@@ -116,7 +116,7 @@ async function makeRuntime(config: ServerConfig, meter: Meter | undefined, creat
   let runtime: Runtime;
   try {
     configured = await createStore(config.store);
-    runtime = createRuntime(config, configured.store, undefined, configured.members, meter === undefined ? {} : { meter });
+    runtime = createRuntime(config, { leases: configured.store, members: configured.members, telemetry: meter === undefined ? {} : { meter } });
   } catch (error) {
     return asConfigError(error, storeSetting(config.store));
   }

@@ -49,19 +49,24 @@ export type RuntimeConfig = Pick<ServerConfig, "timing" | "storeTimeoutMs" | "le
   readonly admission?: ServerConfig["admission"];
 };
 
+/** What a runtime runs on, besides its settings: the stores, the clock and the telemetry. */
+export interface RuntimeParts {
+  readonly leases: LeaseStore;
+  /** Membership's store; none by default: every member route then answers 503 and nothing is kept. */
+  readonly members?: MemberStore;
+  /** ha_time; the system clock by default. */
+  readonly clock?: Clock;
+  readonly telemetry?: RuntimeTelemetry;
+}
+
 /**
- * The runtime of one process. `memberStoreGiven` is the configured membership store; without one
+ * The runtime of one process. `parts.members` is the configured membership store; without one
  * (tests of the lease routes) every member route answers 503 and nothing is kept.
  * `telemetry.meter` turns on the service's metrics (heartbeat and release outcomes, member
  * transitions, sweeps, store call durations); without it nothing is measured.
  */
-export function createRuntime(
-  config: RuntimeConfig,
-  leaseStore: LeaseStore,
-  clock: Clock = systemClock,
-  memberStoreGiven: MemberStore = noMemberStore(),
-  telemetry: RuntimeTelemetry = {},
-): Runtime {
+export function createRuntime(config: RuntimeConfig, parts: RuntimeParts): Runtime {
+  const { leases: leaseStore, clock = systemClock, members: memberStoreGiven = noMemberStore(), telemetry = {} } = parts;
   // Watch for stalls from start-up on, so that a freeze before the first request is seen too.
   processStallMonitor.start();
   const metrics = telemetry.meter === undefined ? undefined : createServiceMetrics(telemetry.meter);

@@ -16,11 +16,7 @@ import { WALL_START } from "../helpers/route-requests.js";
  * these pin what the server promises: content types, the policy, the key passed on and
  * never injected, and a closed list of assets.
  */
-const runtime = createRuntime(
-  { timing: { intervalMs: 250, timeoutMs: 1500 }, storeTimeoutMs: 2000, leaseSecret: "a-test-secret-that-is-long-enough-for-hmac" },
-  new MemoryLeaseStore(),
-  new FakeClock(WALL_START),
-);
+const runtime = createRuntime({ timing: { intervalMs: 250, timeoutMs: 1500 }, storeTimeoutMs: 2000, leaseSecret: "a-test-secret-that-is-long-enough-for-hmac" }, { leases: new MemoryLeaseStore(), clock: new FakeClock(WALL_START) });
 const routes = routesOf(operations).map(compileRoute);
 const source = (name: string): string => readFileSync(new URL(`../../functions/dashboard/${name}`, import.meta.url), "utf8");
 

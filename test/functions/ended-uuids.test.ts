@@ -21,7 +21,7 @@ describe("ended uuids never start a new term", () => {
   beforeEach(() => {
     clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
   });
 
   it("a released uuid's late renewal is 409 LeaseRevoked and writes nothing; the epoch is not spent", async () => {

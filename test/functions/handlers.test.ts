@@ -20,7 +20,7 @@ describe("handlers over a counting store: the cost of each call", () => {
   beforeEach(() => {
     clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
   });
 
   it("GetPrimary costs exactly one point read", async () => {
@@ -169,7 +169,7 @@ describe("handlers over a counting store: the cost of each call", () => {
       create: (lease, options) => store.create(lease, options),
       list: (options) => store.list(options),
     };
-    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, racing, clock);
+    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: racing, clock });
     const reply = await send(raced, "PUT", "/primary/scheduler", { uuid: "loser" });
     expect(reply.status).toBe(409);
     expect(reply.body["error"]).toMatchObject({ code: "Conflict" });
@@ -242,7 +242,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
 describe("handlers over a store that is down", () => {
   const down = failingStore(new StoreUnavailableError("connect ECONNREFUSED 127.0.0.1:10002 at TableClient.getEntity (/x/y.js:1:2)"));
-  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, down, new FakeClock(WALL_START));
+  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: down, clock: new FakeClock(WALL_START) });
 
   it.each([
     ["GET", "/primary/scheduler", undefined],
@@ -285,7 +285,7 @@ describe("handlers over a store that is down", () => {
       listStandbys: (options) => hang(options),
       deleteStandby: (_utype, _uuid, options) => hang(options),
     };
-    const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, hanging, new FakeClock(WALL_START));
+    const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, { leases: hanging, clock: new FakeClock(WALL_START) });
     const warnings: unknown[] = [];
     const context = new InvocationContext({ logHandler: (_level, ...args) => warnings.push(...args) });
     const reply = await send(budgeted, "PUT", "/primary/scheduler", { uuid: "a" }, context);
@@ -307,11 +307,7 @@ describe("handlers over a store that is down", () => {
   });
 
   it("an unexpected error is logged and rethrown for the host, not turned into a 200", async () => {
-    const broken = createRuntime(
-      { timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET },
-      failingStore(new TypeError("bug")),
-      new FakeClock(WALL_START),
-    );
+    const broken = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: failingStore(new TypeError("bug")), clock: new FakeClock(WALL_START) });
     const errors: unknown[] = [];
     const context = new InvocationContext({ logHandler: (level, ...args) => level === "error" && errors.push(...args) });
     await expect(send(broken, "GET", "/primary/scheduler", undefined, context)).rejects.toThrow("bug");

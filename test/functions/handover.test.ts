@@ -18,7 +18,7 @@ describe("POST /api/primary/{utype}/handover", () => {
   beforeEach(async () => {
     clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
     token = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", address: "10.0.0.4:5800" })).body["lease"] as string;
     await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby-b", address: "10.0.0.5:5800", announce: true });
     await clock.advance(100);

@@ -18,7 +18,7 @@ describe("UpdateHeartBeat and the holder's address", () => {
   beforeEach(async () => {
     clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
     token = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", address: "10.0.0.4:5800" })).body["lease"] as string;
     await clock.advance(1000);
     store.reset();

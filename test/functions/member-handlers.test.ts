@@ -27,7 +27,7 @@ describe("membership handlers over a counting store: the cost and the answer of 
   beforeEach(() => {
     clock = new FakeClock(WALL_START);
     store = new CountingMemberStore(new MemoryMemberStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET, members: MEMBERS }, new MemoryLeaseStore(), clock, store);
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET, members: MEMBERS }, { leases: new MemoryLeaseStore(), clock, members: store });
   });
 
   const join = (member: string, session: string, extra: Record<string, unknown> = {}): Promise<Reply> => send(runtime, "PUT", `/members/g/${member}`, { session, ...extra });
@@ -243,7 +243,7 @@ describe("membership handlers over a counting store: the cost and the answer of 
         return found;
       },
     } as MemberStore;
-    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET, members: MEMBERS }, new MemoryLeaseStore(), clock, racing);
+    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET, members: MEMBERS }, { leases: new MemoryLeaseStore(), clock, members: racing });
     await send(raced, "PUT", "/members/g/node-1", { session: "s1" });
     await clock.advance(I);
     armed = true;
@@ -266,7 +266,7 @@ describe("membership handlers over a store that is down", () => {
       throw new StoreUnavailableError("connect ECONNREFUSED 127.0.0.1:10002");
     },
   } as unknown as MemberStore;
-  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET, members: MEMBERS }, new MemoryLeaseStore(), new FakeClock(WALL_START), down);
+  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET, members: MEMBERS }, { leases: new MemoryLeaseStore(), clock: new FakeClock(WALL_START), members: down });
 
   it.each([
     ["PUT", "/members/g/m", { session: "s" }],
@@ -283,7 +283,7 @@ describe("membership handlers over a store that is down", () => {
   });
 
   it("a runtime built without a membership store answers 503 on member routes, and keeps nothing", async () => {
-    const bare = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, new MemoryLeaseStore(), new FakeClock(WALL_START));
+    const bare = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: new MemoryLeaseStore(), clock: new FakeClock(WALL_START) });
     expect((await send(bare, "PUT", "/members/g/m", { session: "s" })).status).toBe(503);
   });
 });

@@ -25,7 +25,7 @@ describe("the sweeper (the sweepMembers timer function) on an injected clock", (
   let logs: string[];
 
   const build = (store: MemberStore, members: Partial<typeof MEMBERS> = {}): Runtime =>
-    createRuntime({ timing: { intervalMs: I, timeoutMs: T }, storeTimeoutMs: 2000, leaseSecret: SECRET, members: { ...MEMBERS, ...members } }, new MemoryLeaseStore(), clock, store);
+    createRuntime({ timing: { intervalMs: I, timeoutMs: T }, storeTimeoutMs: 2000, leaseSecret: SECRET, members: { ...MEMBERS, ...members } }, { leases: new MemoryLeaseStore(), clock, members: store });
   const sweep = (on: Runtime = runtime): Promise<void> =>
     sweepMembers.handler(
       on,

@@ -26,7 +26,7 @@ describe("GET /api/openapi.json", () => {
     store = new CountingStore(new MemoryLeaseStore());
     // A generous budget: compiling the validators blocks this process for a while, and the
     // stall monitor would rightly charge that to the requests that follow.
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET }, store, new FakeClock(WALL_START));
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET }, { leases: store, clock: new FakeClock(WALL_START) });
     const reply = await sendWithHeaders(runtime, "GET", "/openapi.json");
     expect(reply.status).toBe(200);
     expect(reply.headers["cache-control"]).toBe("no-store");

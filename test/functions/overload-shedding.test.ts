@@ -58,7 +58,7 @@ function setUp(
 ): { runtime: Runtime; slow: SlowStore } {
   const slow = new SlowStore();
   const bounds = admission === undefined ? undefined : { shedBusyFraction: undefined, shedDelayMs: undefined, ...admission };
-  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET, admission: bounds }, slow.store, new FakeClock(WALL_START), undefined, { load, ...(metrics === undefined ? {} : { meter: metrics.meter }) });
+  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET, admission: bounds }, { leases: slow.store, clock: new FakeClock(WALL_START), telemetry: { load, ...(metrics === undefined ? {} : { meter: metrics.meter }) } });
   return { runtime, slow };
 }
 

@@ -14,7 +14,7 @@ import { CountingStore } from "../helpers/counting-store.js";
 function recordRegistrations(): { functions: Map<string, HttpFunctionOptions>; store: CountingStore } {
   const functions = new Map<string, HttpFunctionOptions>();
   const store = new CountingStore(new MemoryLeaseStore());
-  const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, store);
+  const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, { leases: store });
   registerFunctions(
     {
       http: (name, options) => {
@@ -112,7 +112,7 @@ describe("the Azure Functions registration", () => {
 describe("the Azure Functions timer registration", () => {
   it("registers the sweeper as a timer trigger on HA_SWEEP_SCHEDULE, running the same function as the local host", async () => {
     const registered: Array<{ name: string; options: Parameters<TimerApp["timer"]>[1] }> = [];
-    const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, new MemoryLeaseStore());
+    const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, { leases: new MemoryLeaseStore() });
     registerTimers({ timer: (name, options) => void registered.push({ name, options }) }, timers, async () => runtime, "*/5 * * * * *");
     expect(registered.map(({ name, options }) => ({ name, schedule: options.schedule }))).toEqual([{ name: "sweepMembers", schedule: "*/5 * * * * *" }]);
     // Without a membership store the sweep fails; the failure is logged and thrown, so the run shows as failed.

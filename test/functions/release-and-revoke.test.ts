@@ -23,7 +23,7 @@ describe("DELETE /api/primary/{utype}: proven release or revoke", () => {
   beforeEach(async () => {
     clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
     const acquired = await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", address: "10.0.0.4:5800" });
     token = acquired.body["lease"] as string;
     await clock.advance(1000);

@@ -22,13 +22,7 @@ const MEMBERS = { ttlMs: 3000, retentionMs: 1000, maxPerGroup: 1000, sweepSchedu
 const sweepMembers = timers.find((timer) => timer.name === "sweepMembers")!;
 
 function build(clock: FakeClock, leases: LeaseStore, members: MemberStore, metrics?: PrometheusMetrics): Runtime {
-  return createRuntime(
-    { timing: { intervalMs: I, timeoutMs: T }, storeTimeoutMs: 2000, leaseSecret: SECRET, members: MEMBERS },
-    leases,
-    clock,
-    members,
-    metrics === undefined ? {} : { meter: metrics.meter, metricsText: () => metrics.text() },
-  );
+  return createRuntime({ timing: { intervalMs: I, timeoutMs: T }, storeTimeoutMs: 2000, leaseSecret: SECRET, members: MEMBERS }, { leases, clock, members, telemetry: metrics === undefined ? {} : { meter: metrics.meter, metricsText: () => metrics.text() } });
 }
 
 const sweep = (runtime: Runtime): Promise<void> => sweepMembers.handler(runtime, new InvocationContext({ logHandler: () => undefined }));

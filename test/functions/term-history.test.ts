@@ -23,7 +23,7 @@ describe("term history", () => {
   beforeEach(() => {
     clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, store, clock);
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
   });
 
   const history = async (query = ""): Promise<{ status: number; body: Record<string, unknown> }> =>
@@ -160,7 +160,7 @@ describe("term history when the write that ends a term fails", () => {
       deleteStandby: (...args) => memory.deleteStandby(...args),
       recordTerm: async (...args) => (down ? failure() : memory.recordTerm(...args)),
     };
-    const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, flaky, clock);
+    const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: flaky, clock });
     const a = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
     const aStarted = clock.now();
     await clock.advance(5001);

@@ -19,12 +19,7 @@ export interface TestHost {
  */
 export async function startTestHost(options: Partial<LocalHostOptions> = {}): Promise<TestHost> {
   const logs: string[] = [];
-  const runtime: Runtime = createRuntime(
-    { timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: "a-test-secret-that-is-long-enough-for-hmac" },
-    new MemoryLeaseStore(),
-    undefined,
-    new MemoryMemberStore(),
-  );
+  const runtime: Runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: "a-test-secret-that-is-long-enough-for-hmac" }, { leases: new MemoryLeaseStore(), members: new MemoryMemberStore() });
   const host = await startLocalHost({
     operations,
     runtime: async () => runtime,

@@ -37,7 +37,7 @@ beforeAll(async () => {
   issuer = await LocalIssuer.start();
   leases = new CountingStore(new MemoryLeaseStore());
   members = new CountingMemberStore(new MemoryMemberStore());
-  const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: "a-test-secret-that-is-long-enough-for-hmac" }, leases, undefined, members);
+  const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: "a-test-secret-that-is-long-enough-for-hmac" }, { leases, members });
   host = await startLocalHost({ operations, runtime: async () => runtime, port: 0, access: createAccess(loadAuthConfig(grantSettings(issuer.authority))), log: () => undefined });
   port = Number(new URL(host.url).port);
 }, 30_000);

@@ -26,7 +26,7 @@ beforeAll(async () => {
   issuer = await LocalIssuer.start();
   leases = new CountingStore(new MemoryLeaseStore());
   members = new CountingMemberStore(new MemoryMemberStore());
-  const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: "a-test-secret-that-is-long-enough-for-hmac" }, leases, undefined, members);
+  const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: "a-test-secret-that-is-long-enough-for-hmac" }, { leases, members });
   const env = { ...grantSettings(issuer.authority), HA_GRANTS: JSON.stringify([...GRANTS, { callers: ["key:default"], hold: ["lab.*"] }]) };
   host = await startLocalHost({ operations, runtime: async () => runtime, port: 0, access: createAccess(loadAuthConfig(env, "the-default-key-0123456789")), log: () => undefined });
 }, 30_000);

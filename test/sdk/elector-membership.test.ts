@@ -16,12 +16,7 @@ describe("PrimaryElector's membership option: the leader and the members from on
   afterEach(async () => host?.close());
 
   it("joins the utype's group as it competes, watches it, and says goodbye after releasing the lease on stop()", async () => {
-    const runtime = createRuntime(
-      { timing: { intervalMs: 100, timeoutMs: 500 }, storeTimeoutMs: 2000, leaseSecret: undefined, members: { ttlMs: 1500, retentionMs: 1500, maxPerGroup: 10, sweepSchedule: "* * * * * *", sweepPeriodMs: 1000 } },
-      new MemoryLeaseStore(),
-      undefined,
-      new MemoryMemberStore(),
-    );
+    const runtime = createRuntime({ timing: { intervalMs: 100, timeoutMs: 500 }, storeTimeoutMs: 2000, leaseSecret: undefined, members: { ttlMs: 1500, retentionMs: 1500, maxPerGroup: 10, sweepSchedule: "* * * * * *", sweepPeriodMs: 1000 } }, { leases: new MemoryLeaseStore(), members: new MemoryMemberStore() });
     host = await startLocalHost({ operations, runtime: async () => runtime, port: 0, log: () => undefined });
     const elector = new PrimaryElector({ utype: "svc", endpoint: host.url, address: "10.0.0.4:5800", membership: { member: "node-1" } });
     const joined: MemberEvent[] = [];

@@ -16,7 +16,7 @@ describe("HaClient's membership calls against the real service", () => {
   let host: LocalHost;
   let client: HaClient;
   beforeAll(async () => {
-    const runtime = createRuntime({ timing: { intervalMs: 200, timeoutMs: 1500 }, storeTimeoutMs: 2000, leaseSecret: undefined }, new MemoryLeaseStore(), undefined, new MemoryMemberStore());
+    const runtime = createRuntime({ timing: { intervalMs: 200, timeoutMs: 1500 }, storeTimeoutMs: 2000, leaseSecret: undefined }, { leases: new MemoryLeaseStore(), members: new MemoryMemberStore() });
     host = await startLocalHost({ operations, runtime: async () => runtime, port: 0, log: () => undefined });
     client = new HaClient({ endpoint: host.url });
   });

@@ -16,7 +16,7 @@ const timing = { intervalMs: 200, timeoutMs: 1500 };
 
 /** The real route table and lease service on a real local HTTP port, over the memory store. */
 async function startService(apiKey?: string): Promise<LocalHost> {
-  const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret: undefined }, new MemoryLeaseStore());
+  const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret: undefined }, { leases: new MemoryLeaseStore() });
   return startLocalHost({ operations, runtime: async () => runtime, port: 0, apiKey, log: () => undefined });
 }
 

@@ -104,7 +104,7 @@ export async function startService(
     const metrics = createPrometheusMetrics(METER_NAME);
     closers.push(() => metrics.shutdown());
     const auth = settings.auth ?? loadAuthConfig({}, settings.apiKey);
-    const runtime = createRuntime(config, configured.store, undefined, configured.members, { meter: metrics.meter, metricsText: () => metrics.text() });
+    const runtime = createRuntime(config, { leases: configured.store, members: configured.members, telemetry: { meter: metrics.meter, metricsText: () => metrics.text() } });
     const host = await listen(settings, () =>
       startLocalHost({ operations, runtime: async () => runtime, port: settings.port, hostname: settings.host, access: createAccess(auth) }),
     );
