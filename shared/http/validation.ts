@@ -51,8 +51,8 @@ export function parseHandoverBody(bytes: Uint8Array): HandoverBody {
   return { to };
 }
 
-/** The body as a JSON object with only `fields`; `example` and `takes` word the errors. */
-function parseJsonObject(bytes: Uint8Array, fields: ReadonlySet<string>, example: string, takes: string): Record<string, unknown> {
+/** The one body parser of every route: the body as a JSON object with only `fields`; `example` and `takes` word the errors. */
+export function parseJsonObject(bytes: Uint8Array, fields: ReadonlySet<string>, example: string, takes: string): Record<string, unknown> {
   if (bytes.byteLength > MAX_BODY_BYTES) {
     throw new HttpError("PayloadTooLarge", `The request body is ${bytes.byteLength} bytes; the limit is ${MAX_BODY_BYTES}.`);
   }
