@@ -110,3 +110,26 @@ export async function createContainerIfMissing(
     );
   });
 }
+
+/**
+ * What both Cosmos stores are built on: one container, every call through a CosmosCaller
+ * (throttling waited out within the call's budget), and the container created with its own
+ * partition key and indexing when missing (local runs and HA_STORE_CREATE=true; in Azure,
+ * Bicep creates it).
+ */
+export abstract class CosmosContainerStore {
+  readonly kind = "cosmos";
+  protected readonly caller: CosmosCaller;
+
+  constructor(
+    protected readonly container: Container,
+    options: CosmosCallOptions,
+    private readonly shape: { readonly partitionKeyPath: string; readonly indexingPolicy: IndexingPolicy },
+  ) {
+    this.caller = new CosmosCaller(options);
+  }
+
+  async createContainerIfMissing(options?: StoreCallOptions): Promise<void> {
+    await createContainerIfMissing(this.caller, this.container, this.shape, options);
+  }
+}

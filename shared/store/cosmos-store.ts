@@ -5,7 +5,7 @@ import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toTermRecord } from "./term-row.js";
-import { CosmosCaller, createContainerIfMissing, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
+import { CosmosContainerStore, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
 import { batchOutcome, conditionalCosmosWrite, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 
@@ -86,23 +86,10 @@ interface LeaseItem extends ItemDefinition {
  * Throttling is this class's decision, not the SDK's (CosmosCaller): a throttled call
  * waits out `retry-after` only while its budget allows, then is unavailable.
  */
-export class CosmosLeaseStore implements LeaseStore {
-  readonly kind = "cosmos";
-  readonly #caller: CosmosCaller;
-
-  constructor(
-    private readonly container: Container,
-    options: CosmosLeaseStoreOptions = {},
-  ) {
-    this.#caller = new CosmosCaller(options);
-  }
-
-  /**
-   * Creates the database and the container (partitioned on /utype, nothing indexed) when
-   * they are missing: local runs and HA_STORE_CREATE=true. In Azure, Bicep creates them.
-   */
-  async createContainerIfMissing(options?: StoreCallOptions): Promise<void> {
-    await createContainerIfMissing(this.#caller, this.container, { partitionKeyPath: LEASE_PARTITION_KEY_PATH, indexingPolicy: LEASE_INDEXING_POLICY }, options);
+export class CosmosLeaseStore extends CosmosContainerStore implements LeaseStore {
+  /** Its container is partitioned on /utype, nothing indexed. */
+  constructor(container: Container, options: CosmosLeaseStoreOptions = {}) {
+    super(container, options, { partitionKeyPath: LEASE_PARTITION_KEY_PATH, indexingPolicy: LEASE_INDEXING_POLICY });
   }
 
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
@@ -230,7 +217,7 @@ export class CosmosLeaseStore implements LeaseStore {
   }
 
   #call<T>(what: string, options: StoreCallOptions | undefined, call: (requestOptions: RequestOptions) => Promise<T>): Promise<T> {
-    return this.#caller.call(what, options, call);
+    return this.caller.call(what, options, call);
   }
 }
 

@@ -2,7 +2,7 @@ import type { Container, IndexingPolicy, ItemDefinition, PatchOperation, SqlQuer
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
 import { SWEEP_MARKER_ID, type MemberRecord, type MemberRow, type ReplacedSession, type SweepMarker, type SweepMarkerRecord } from "../members/member.js";
-import { CosmosCaller, createContainerIfMissing, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
+import { CosmosContainerStore, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
 import { conditionalCosmosWrite, lostRace } from "./cosmos-errors.js";
 import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
 
@@ -47,20 +47,10 @@ interface MemberItem extends ItemDefinition {
  * same partition: one partition query reads a member (or the group) with its marker.
  * Writes are a create, or If-Match; throttling is waited out as for leases (CosmosCaller).
  */
-export class CosmosMemberStore implements MemberStore {
-  readonly kind = "cosmos";
-  readonly #caller: CosmosCaller;
-
-  constructor(
-    private readonly container: Container,
-    options: CosmosCallOptions = {},
-  ) {
-    this.#caller = new CosmosCaller(options);
-  }
-
-  /** Creates the container (on /group, indexing only /group) when missing: local runs and HA_STORE_CREATE=true. */
-  async createContainerIfMissing(options?: StoreCallOptions): Promise<void> {
-    await createContainerIfMissing(this.#caller, this.container, { partitionKeyPath: MEMBERS_PARTITION_KEY_PATH, indexingPolicy: MEMBERS_INDEXING_POLICY }, options);
+export class CosmosMemberStore extends CosmosContainerStore implements MemberStore {
+  /** Its container is partitioned on /group, indexing only /group. */
+  constructor(container: Container, options: CosmosCallOptions = {}) {
+    super(container, options, { partitionKeyPath: MEMBERS_PARTITION_KEY_PATH, indexingPolicy: MEMBERS_INDEXING_POLICY });
   }
 
   async read(group: string, member: string, options?: StoreCallOptions): Promise<MemberAndMarker> {
@@ -83,7 +73,7 @@ export class CosmosMemberStore implements MemberStore {
 
   /** A cross-partition feed read: the sweeper's and GET /api/members', not a hot path. */
   async listAll(options?: StoreCallOptions): Promise<GroupSnapshot[]> {
-    return this.#caller.call("list every group", options, async (requestOptions) => {
+    return this.caller.call("list every group", options, async (requestOptions) => {
       const { resources } = await this.container.items.readAll<MemberItem>(requestOptions).fetchAll();
       return toSnapshots(resources);
     });
@@ -104,13 +94,13 @@ export class CosmosMemberStore implements MemberStore {
       { op: "set", path: "/heartbeats", value: renewal.heartbeats },
     ];
     if (renewal.address !== undefined) operations.push({ op: "set", path: "/address", value: renewal.address });
-    return this.#caller.call("renew a member", options, async (requestOptions) => {
+    return this.caller.call("renew a member", options, async (requestOptions) => {
       return conditionalCosmosWrite(STORE, "update", () => this.container.item(member, group).patch<MemberItem>(operations, ifMatch(requestOptions, etag)));
     });
   }
 
   async delete(group: string, member: string, etag: string, options?: StoreCallOptions): Promise<DeleteOutcome> {
-    return this.#caller.call("delete a member", options, async (requestOptions) => {
+    return this.caller.call("delete a member", options, async (requestOptions) => {
       try {
         await this.container.item(member, group).delete(ifMatch(requestOptions, etag));
         return { ok: true };
@@ -135,20 +125,20 @@ export class CosmosMemberStore implements MemberStore {
   }
 
   async #create(what: string, item: MemberItem, options: StoreCallOptions | undefined): Promise<WriteOutcome> {
-    return this.#caller.call(what, options, async (requestOptions) => {
+    return this.caller.call(what, options, async (requestOptions) => {
       return conditionalCosmosWrite(STORE, "create", () => this.container.items.create<MemberItem>(item, requestOptions));
     });
   }
 
   async #replace(what: string, item: MemberItem, etag: string, options: StoreCallOptions | undefined): Promise<WriteOutcome> {
-    return this.#caller.call(what, options, async (requestOptions) => {
+    return this.caller.call(what, options, async (requestOptions) => {
       return conditionalCosmosWrite(STORE, "update", () => this.container.item(item.id, item.group).replace<MemberItem>(item, ifMatch(requestOptions, etag)));
     });
   }
 
   /** One partition query, every page of it. */
   async #queryGroup(what: string, group: string, query: SqlQuerySpec, options: StoreCallOptions | undefined): Promise<GroupSnapshot> {
-    return this.#caller.call(what, options, async (requestOptions) => {
+    return this.caller.call(what, options, async (requestOptions) => {
       const { resources } = await this.container.items.query<MemberItem>(query, { ...requestOptions, partitionKey: group }).fetchAll();
       return toSnapshots(resources)[0] ?? { group, rows: [], marker: undefined };
     });
