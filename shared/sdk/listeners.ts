@@ -87,6 +87,26 @@ export class ReportingListeners<Events extends Record<keyof Events, any> & { err
   }
 }
 
+/**
+ * The base of every SDK object with events (PrimaryElector, MemberSession, MembersWatcher):
+ * chainable on() and off(), and the one registry its events go through (`listeners`: a
+ * throwing handler is reported through `error`, never dropped).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- interfaces have no index signature
+export abstract class Evented<Events extends Record<keyof Events, any> & { error: Error }> {
+  protected readonly listeners = new ReportingListeners<Events>();
+
+  on<E extends keyof Events>(event: E, handler: (payload: Events[E]) => unknown): this {
+    this.listeners.on(event, handler);
+    return this;
+  }
+
+  off<E extends keyof Events>(event: E, handler: (payload: Events[E]) => unknown): this {
+    this.listeners.off(event, handler);
+    return this;
+  }
+}
+
 /** Anything thrown, as an Error. */
 export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));

@@ -3,7 +3,7 @@ import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import type { MemberAnswer, MemberHeartbeatBody, MemberHeartbeatResult, MembersTiming } from "../contract/members.js";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
 import { heartbeatBudgetMs, releaseBudgetMs } from "./budgets.js";
-import { ReportingListeners } from "./listeners.js";
+import { Evented } from "./listeners.js";
 import { isServiceAnswer, isServiceDown } from "./service-down.js";
 import { membersTransportOf } from "./members-transport-option.js";
 import type { MembersTransport } from "./members-transport.js";
@@ -75,7 +75,7 @@ const GOODBYE_ATTEMPTS = 3;
  * the session leaving once it is older than ttl; the session sees it from sentAt, which is
  * no later, so it never believes in a session the service has given up.
  */
-export class MemberSession {
+export class MemberSession extends Evented<MemberSessionEvents> {
   readonly group: string;
   readonly member: string;
   readonly address: string | undefined;
@@ -84,7 +84,6 @@ export class MemberSession {
   readonly #newSession: () => string;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
-  readonly #listeners = new ReportingListeners<MemberSessionEvents>();
 
   #role: Role = { kind: "idle" };
   #timing: MembersTiming | undefined;
@@ -105,6 +104,7 @@ export class MemberSession {
   #stopped: Promise<void> | undefined;
 
   constructor(options: MemberSessionOptions) {
+    super();
     if (typeof options !== "object" || options === null) {
       throw new TypeError('Expected the MemberSession options to be an object such as { group: "cluster", member: "node-1", endpoint: "http://127.0.0.1:7071/api" }.');
     }
@@ -121,15 +121,6 @@ export class MemberSession {
     this.#newSession = checkOptionalFunction("newSession", options.newSession) ?? randomUUID;
   }
 
-  on<E extends keyof MemberSessionEvents>(event: E, handler: (payload: MemberSessionEvents[E]) => unknown): this {
-    this.#listeners.on(event, handler);
-    return this;
-  }
-
-  off<E extends keyof MemberSessionEvents>(event: E, handler: (payload: MemberSessionEvents[E]) => unknown): this {
-    this.#listeners.off(event, handler);
-    return this;
-  }
 
   /** The current session id (a new one after every loss), or undefined before start(). */
   get session(): string | undefined {
@@ -279,7 +270,7 @@ export class MemberSession {
     this.#down = undefined;
     this.#role = { kind: "joined", session: role.session, token, acceptedSentAt: sentAt };
     if (role.kind === "joining") {
-      void this.#listeners.emit("joined", { group: this.group, member: this.member, session: role.session, address: answer.member?.address ?? null });
+      void this.listeners.emit("joined", { group: this.group, member: this.member, session: role.session, address: answer.member?.address ?? null });
     }
   }
 
@@ -328,7 +319,7 @@ export class MemberSession {
     this.#addressMismatch = false;
     this.#excusedMs = 0;
     this.#down = undefined;
-    void this.#listeners.emit("lost", { group: this.group, member: this.member, session: role.session, reason });
+    void this.listeners.emit("lost", { group: this.group, member: this.member, session: role.session, reason });
   }
 
   #nextSession(): string {
@@ -356,7 +347,7 @@ export class MemberSession {
   }
 
   #report(error: unknown): void {
-    this.#listeners.report(error);
+    this.listeners.report(error);
   }
 }
 

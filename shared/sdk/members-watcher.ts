@@ -1,6 +1,6 @@
 import type { MemberList, MembersTiming, MemberState, MemberView } from "../contract/members.js";
 import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
-import { ReportingListeners } from "./listeners.js";
+import { Evented } from "./listeners.js";
 import { membersTransportOf } from "./members-transport-option.js";
 import type { MembersTransport } from "./members-transport.js";
 import { checkId, checkOptionalFunction, checkOptionalSignal, checkPositiveMs, DEFAULT_RETRY_DELAY_MS } from "./option-checks.js";
@@ -80,7 +80,7 @@ const EVENT_OF: Readonly<Record<MemberState, MemberEventName>> = {
  *   before the new session's memberJoined.
  * Not guaranteed: that every state is seen. A session can join and leave between polls.
  */
-export class MembersWatcher {
+export class MembersWatcher extends Evented<MembersWatcherEvents> {
   readonly group: string;
   readonly #transport: MembersTransport;
   readonly #clock: ElectorClock;
@@ -88,7 +88,6 @@ export class MembersWatcher {
   readonly #wallClock: () => number;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
-  readonly #listeners = new ReportingListeners<MembersWatcherEvents>();
   readonly #known = new Map<string, Known>();
   #members: readonly MemberView[] = [];
   #timing: MembersTiming | undefined;
@@ -98,6 +97,7 @@ export class MembersWatcher {
   #poll: Promise<void> | undefined;
 
   constructor(options: MembersWatcherOptions) {
+    super();
     if (typeof options !== "object" || options === null) {
       throw new TypeError('Expected the MembersWatcher options to be an object such as { group: "cluster", endpoint: "http://127.0.0.1:7071/api" }.');
     }
@@ -110,15 +110,6 @@ export class MembersWatcher {
     this.#wallClock = checkOptionalFunction("wallClock", options.wallClock) ?? Date.now;
   }
 
-  on<E extends keyof MembersWatcherEvents>(event: E, handler: (payload: MembersWatcherEvents[E]) => unknown): this {
-    this.#listeners.on(event, handler);
-    return this;
-  }
-
-  off<E extends keyof MembersWatcherEvents>(event: E, handler: (payload: MembersWatcherEvents[E]) => unknown): this {
-    this.#listeners.off(event, handler);
-    return this;
-  }
 
   /** The members of the last successful poll, as the service judged them. */
   members(): readonly MemberView[] {
@@ -191,7 +182,7 @@ export class MembersWatcher {
   #observe(members: readonly MemberView[]): void {
     const at = new Date(this.#wallClock()).toISOString();
     const emit = (event: MemberEventName, member: string, known: Pick<Known, "session" | "address">, state: MemberState | "removed"): void => {
-      void this.#listeners.emit(event, { group: this.group, member, session: known.session, address: known.address, state, at });
+      void this.listeners.emit(event, { group: this.group, member, session: known.session, address: known.address, state, at });
     };
     const listed = new Set<string>();
     for (const view of members) {
@@ -249,7 +240,7 @@ export class MembersWatcher {
   }
 
   #report(error: unknown): void {
-    this.#listeners.report(error);
+    this.listeners.report(error);
   }
 }
 

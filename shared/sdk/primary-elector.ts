@@ -13,7 +13,7 @@ import type { LeaseView } from "../contract/lease-view.js";
 import type { LeaseTiming } from "../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "./lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
-import { ReportingListeners } from "./listeners.js";
+import { Evented } from "./listeners.js";
 import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "./poll-delays.js";
 import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
@@ -42,7 +42,7 @@ export type { ElectorStats } from "./elector-stats.js";
  * is on the injected clock, and after every wait the loop looks at the deadline and at
  * stop() before it acts on what it waited for.
  */
-export class PrimaryElector {
+export class PrimaryElector extends Evented<ElectorEvents> {
   readonly utype: string;
   readonly address: string | undefined;
   readonly affinity: string | undefined;
@@ -54,7 +54,6 @@ export class PrimaryElector {
   readonly #random: () => number;
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
-  readonly #listeners = new ReportingListeners<ElectorEvents>();
   readonly #stats = new ElectorStatistics();
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
@@ -85,6 +84,7 @@ export class PrimaryElector {
   #announced: { readonly uuid: string; readonly at: number } | undefined;
 
   constructor(options: PrimaryElectorOptions) {
+    super();
     const settings = resolveElectorOptions(options);
     this.utype = settings.utype;
     this.address = settings.address;
@@ -104,15 +104,6 @@ export class PrimaryElector {
         : new ElectorMembership(options.membership, { utype: this.utype, address: this.address, transport: this.#transport, clock: options.clock, retryDelayInMs: options.retryDelayInMs });
   }
 
-  on<E extends keyof ElectorEvents>(event: E, handler: (payload: ElectorEvents[E]) => unknown): this {
-    this.#listeners.on(event, handler);
-    return this;
-  }
-
-  off<E extends keyof ElectorEvents>(event: E, handler: (payload: ElectorEvents[E]) => unknown): this {
-    this.#listeners.off(event, handler);
-    return this;
-  }
 
   /** This incarnation's id; a new one is drawn after every demotion. */
   get uuid(): string {
@@ -215,7 +206,7 @@ export class PrimaryElector {
       this.#role = { kind: "releasing", term };
       this.#stats.demoted();
       term.ended.abort(new TermEndedError("stopped", term.uuid, term.epoch));
-      await this.#listeners.emit("demoted", { reason: "stopped", uuid: term.uuid, epoch: term.epoch });
+      await this.listeners.emit("demoted", { reason: "stopped", uuid: term.uuid, epoch: term.epoch });
     }
     this.#halt.abort();
     await this.#loop;
@@ -395,7 +386,7 @@ export class PrimaryElector {
     this.#role = { kind: "leading", term };
     this.#resignation = new AbortController();
     this.#stats.elected();
-    void this.#listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
+    void this.listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
     return { kind: "elected", elected };
   }
 
@@ -490,8 +481,8 @@ export class PrimaryElector {
     this.#stats.demoted();
     this.#stats.elected();
     old.ended.abort(new TermEndedError("epoch-changed", old.uuid, old.epoch));
-    void this.#listeners.emit("demoted", { reason: "epoch-changed", uuid: old.uuid, epoch: old.epoch });
-    void this.#listeners.emit("elected", { uuid: term.uuid, epoch, signal: term.ended.signal });
+    void this.listeners.emit("demoted", { reason: "epoch-changed", uuid: old.uuid, epoch: old.epoch });
+    void this.listeners.emit("elected", { uuid: term.uuid, epoch, signal: term.ended.signal });
     return term;
   }
 
@@ -509,7 +500,7 @@ export class PrimaryElector {
     this.#uuid = this.#newUuid();
     this.#stats.demoted();
     term.ended.abort(new TermEndedError("handover", term.uuid, term.epoch));
-    await this.#listeners.emit("demoted", { reason: "handover", uuid: term.uuid, epoch: term.epoch });
+    await this.listeners.emit("demoted", { reason: "handover", uuid: term.uuid, epoch: term.epoch });
     try {
       const released = await this.#transport.release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs), lease: term.lease });
       this.#observe(released.view);
@@ -559,7 +550,7 @@ export class PrimaryElector {
     // the lease is left to run out, and the new incarnation first waits out a backoff.
     const unanswered = reason === "lease-expired" && this.#failures > 0;
     if (unanswered) {
-      void this.#listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
+      void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
       const now = this.#clock.now();
       return { pollAt: this.#afterFailure(now, now), takeoverAt: undefined };
     }
@@ -568,7 +559,7 @@ export class PrimaryElector {
         .release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs), lease: term.lease })
         .catch((error: unknown) => this.#fail(error));
     }
-    void this.#listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
+    void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
     const now = this.#clock.now();
     if (reason === "resigned") this.#competeAt = now + this.#resignCooldownMs;
     if (!refused) return { pollAt: now, takeoverAt: undefined };
@@ -598,7 +589,7 @@ export class PrimaryElector {
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
     if (key !== this.#observedPrimary) {
       this.#observedPrimary = key;
-      void this.#listeners.emit("primaryChanged", { primary: view.primary, epoch: view.epoch });
+      void this.listeners.emit("primaryChanged", { primary: view.primary, epoch: view.epoch });
     }
   }
 
@@ -632,7 +623,7 @@ export class PrimaryElector {
   }
 
   #report(error: unknown): void {
-    this.#listeners.report(error);
+    this.listeners.report(error);
   }
 }
 
