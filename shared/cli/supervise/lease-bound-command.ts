@@ -155,19 +155,11 @@ export class LeaseBoundCommand {
    */
   revoked(): void {
     if (this.#shuttingDown) return;
-    const command = this.#command;
-    const term = command.term;
-    if (command.state !== "idle" && term !== undefined && term === this.#ranIn) {
-      const now = this.#o.clock.now();
-      const killAt = Math.min(now + this.#o.graceMs, this.#heldUntil);
-      this.#revoked = term;
-      command.stop(
-        killAt,
-        killAt > now
-          ? `its lease was revoked (ha-module release, or a DELETE without the token); the service keeps it until it expires, and ${Math.floor(this.#heldUntil - now)} ms are left of it`
-          : "its lease was revoked (ha-module release, or a DELETE without the token), and no time is left of it",
-      );
-    }
+    this.#stopWithinLease((leftMs) =>
+      leftMs > 0
+        ? `its lease was revoked (ha-module release, or a DELETE without the token); the service keeps it until it expires, and ${leftMs} ms are left of it`
+        : "its lease was revoked (ha-module release, or a DELETE without the token), and no time is left of it",
+    );
     this.update();
   }
 
@@ -202,20 +194,25 @@ export class LeaseBoundCommand {
    */
   async handedOver(): Promise<void> {
     if (this.#shuttingDown) return;
+    this.#stopWithinLease(
+      (leftMs) => `an operator asked for a planned handover (ha-module handover or release); ${leftMs} ms are left of the lease, which is released once the command is gone`,
+    );
+    this.update();
+    await this.#command.whenIdle();
+  }
+
+  /**
+   * A revoke's or a handover's stop of the command running in the term it ran in: SIGTERM
+   * now, SIGKILL after the grace or at the deadline of the last accepted renewal, whichever
+   * comes first; that term is never started again. `why` is told the ms left of the lease.
+   */
+  #stopWithinLease(why: (leftMs: number) => string): void {
     const command = this.#command;
     const term = command.term;
-    if (command.state !== "idle" && term !== undefined && term === this.#ranIn) {
-      const now = this.#o.clock.now();
-      const killAt = Math.min(now + this.#o.graceMs, this.#heldUntil);
-      this.#revoked = term;
-      command.stop(
-        killAt,
-        `an operator asked for a planned handover (ha-module handover or release); ${Math.max(0, Math.floor(this.#heldUntil - now))} ms are left of the lease, ` +
-          "which is released once the command is gone",
-      );
-    }
-    this.update();
-    await command.whenIdle();
+    if (command.state === "idle" || term === undefined || term !== this.#ranIn) return;
+    const now = this.#o.clock.now();
+    this.#revoked = term;
+    command.stop(Math.min(now + this.#o.graceMs, this.#heldUntil), why(Math.max(0, Math.floor(this.#heldUntil - now))));
   }
 
   /**
