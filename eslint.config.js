@@ -39,6 +39,13 @@ const importZones = [
     ),
   },
   {
+    files: ["shared/participant/**/*.ts"],
+    rules: only(
+      [SIBLING, CONTRACT, SERVICE, "\\.\\./(lease|members)/", NODE],
+      "shared/participant/ (one request per participant) composes the two domains: it imports shared/contract/, shared/service/, shared/lease/, shared/members/ and Node, never the layers above.",
+    ),
+  },
+  {
     files: ["shared/config/**/*.ts"],
     rules: only([SIBLING, CONTRACT, NODE], "shared/config/ imports only shared/contract/ and Node."),
   },
