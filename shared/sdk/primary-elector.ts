@@ -360,7 +360,9 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     const uuid = this.#uuid;
     this.#role = { kind: "acquiring" };
     const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce } : { uuid, address: this.address ?? null };
-    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), NEVER_ABORTED, (options) => this.#transport.heartbeat(this.utype, body, options));
+    // Only its own budget ends it: a signal nobody aborts, one per call (a shared one would
+    // gather a listener per acquire in flight across every elector of the process).
+    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), new AbortController().signal, (options) => this.#transport.heartbeat(this.utype, body, options));
     this.#role = { kind: "following" };
     // Made, answered or not (it may have landed): the next attempts are plain polls and
     // acquires, so that a service too slow to answer within the budget still gets an acquire.
@@ -637,9 +639,6 @@ function handoverFor(view: LeaseView, uuid: string): boolean {
 function fastPollMs(view: LeaseTiming): number {
   return Math.min(view.timeoutMs, Math.max(50, view.intervalMs / 10));
 }
-
-/** The signal of a call that only its own budget ends (see #acquire). */
-const NEVER_ABORTED = new AbortController().signal;
 
 /** A transport that is not an HaClient may skip the check HaClient makes of an accepted answer. */
 function acceptedForAnother(utype: string): CorruptedMessageError {
