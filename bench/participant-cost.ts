@@ -1,0 +1,175 @@
+/**
+ * What one participant costs on the wire, two builds side by side in one run: for each tree
+ * its own Azurite and `ha-module serve`, each behind a counting proxy (bench/compare/
+ * wire-proxy.ts), and a fleet of that tree's SDK participants. Two kinds, one phase each:
+ *
+ * - `hpc`: an HPC head node — three PrimaryElectors (scheduler, broker, session roles) on
+ *   one HaClient, one of them with `membership` (a member heartbeat and a group watch).
+ *   Two heads per cluster, so there are primaries and standbys.
+ * - `plain`: a lone single-role PrimaryElector on its own HaClient, two per role.
+ *
+ * Counted over the window, per participant: requests to the service per I, store
+ * operations per second (the store proxy), and the service process's CPU per second.
+ * Needs `npm run build` in each tree.
+ *
+ *   npm run build && node dist/bench/participant-cost.js --tree before=/tmp/old --tree after=.
+ *       [--clusters 10] [--warmup-ms 8000] [--window-ms 20000] [--json]
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { cpuSeconds, startLineProcess, startService, type LineProcess } from "./compare/processes.js";
+import { startWireProxy, type WireProxy } from "./compare/wire-proxy.js";
+
+const AZURITE = fileURLToPath(new URL("../test/chaos/azurite-process.js", import.meta.url));
+const INTERVAL_MS = 1000;
+const TIMEOUT_MS = 5000;
+
+const { values } = parseArgs({
+  options: {
+    tree: { type: "string", multiple: true, default: ["."] },
+    clusters: { type: "string", default: "10" },
+    "warmup-ms": { type: "string", default: "8000" },
+    "window-ms": { type: "string", default: "20000" },
+    json: { type: "boolean", default: false },
+  },
+});
+const positive = (name: string, text: string): number => {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer (got ${JSON.stringify(text)}).`);
+  return value;
+};
+const clusters = positive("clusters", values.clusters);
+const warmupMs = positive("warmup-ms", values["warmup-ms"]);
+const windowMs = positive("window-ms", values["window-ms"]);
+const trees = values.tree.map((tree) => {
+  const at = tree.indexOf("=");
+  return at < 0 ? { label: tree, dir: resolve(tree) } : { label: tree.slice(0, at), dir: resolve(tree.slice(at + 1)) };
+});
+
+/** The part of a tree's SDK the bench drives. */
+interface Sdk {
+  HaClient: new (options: { endpoint: string }) => object;
+  PrimaryElector: new (options: Record<string, unknown>) => { start(): unknown; stop(): Promise<void>; on(event: string, listener: (value: unknown) => void): unknown };
+}
+
+interface Side {
+  readonly label: string;
+  readonly sdk: Sdk;
+  readonly service: LineProcess;
+  readonly serviceProxy: WireProxy;
+  readonly storeProxy: WireProxy;
+}
+
+export interface KindFigures {
+  readonly tree: string;
+  readonly kind: "hpc" | "plain";
+  readonly participants: number;
+  readonly requestsPerInterval: number;
+  readonly storeOpsPerSecond: number;
+  readonly serviceCpuMsPerSecond: number | undefined;
+  readonly failedRequests: number;
+}
+
+const processes: LineProcess[] = [];
+const proxies: WireProxy[] = [];
+const dataDir = await mkdtemp(join(tmpdir(), "ha-participant-cost-"));
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+async function startSide(label: string, dir: string, index: number): Promise<Side> {
+  const azurite = startLineProcess(AZURITE, [join(dataDir, `store-${index}`), "0"]);
+  processes.push(azurite);
+  const store = await azurite.waitFor((line) => typeof line["connectionString"] === "string", 30_000);
+  const azuriteUrl = `http://127.0.0.1:${String(store["port"])}`;
+  const storeProxy = await startWireProxy(azuriteUrl);
+  proxies.push(storeProxy);
+  const cli = join(dir, "dist/shared/cli/main.js");
+  const env = { HA_INTERVAL_MS: String(INTERVAL_MS), HA_TIMEOUT_MS: String(TIMEOUT_MS), HA_TABLE_CONNECTION_STRING: String(store["connectionString"]).replace(azuriteUrl, storeProxy.url) };
+  const { url, process: service } = await startService(cli, env);
+  processes.push(service);
+  const serviceProxy = await startWireProxy(url.replace(/\/api$/, ""));
+  proxies.push(serviceProxy);
+  const sdk = (await import(pathToFileURL(join(dir, "dist/shared/sdk/index.js")).href)) as Sdk;
+  return { label, sdk, service, serviceProxy, storeProxy };
+}
+
+/** One kind's fleet on one side; resolves to a stop function. */
+function startFleet(side: Side, kind: "hpc" | "plain"): { participants: number; stop: () => Promise<void> } {
+  const electors: { stop(): Promise<void> }[] = [];
+  const elector = (options: Record<string, unknown>): void => {
+    const made = new side.sdk.PrimaryElector(options);
+    made.on("error", () => {});
+    made.start();
+    electors.push(made);
+  };
+  let participants = 0;
+  for (let cluster = 0; cluster < clusters; cluster += 1) {
+    for (let head = 1; head <= 2; head += 1) {
+      const id = `${kind}-${cluster}-${head}`;
+      participants += 1;
+      const transport = new side.sdk.HaClient({ endpoint: `${side.serviceProxy.url}/p/${id}/api` });
+      if (kind === "plain") {
+        elector({ utype: `plain-${cluster}`, transport, address: id });
+        continue;
+      }
+      elector({ utype: `c${cluster}-scheduler`, transport, address: id, membership: { member: `head-${head}`, group: `c${cluster}` } });
+      elector({ utype: `c${cluster}-broker`, transport, address: id });
+      elector({ utype: `c${cluster}-session`, transport, address: id });
+    }
+  }
+  return { participants, stop: async () => void (await Promise.all(electors.map((made) => made.stop()))) };
+}
+
+async function measureKind(sides: readonly Side[], kind: "hpc" | "plain"): Promise<KindFigures[]> {
+  const fleets = sides.map((side) => startFleet(side, kind));
+  await sleep(warmupMs);
+  const cpuBefore = sides.map((side) => cpuSeconds(side.service.child.pid));
+  sides.forEach((side) => {
+    side.serviceProxy.take();
+    side.storeProxy.take();
+  });
+  await sleep(windowMs);
+  const figures = sides.map((side, index): KindFigures => {
+    const requests = side.serviceProxy.take();
+    const storeOps = side.storeProxy.take();
+    const cpuAfter = cpuSeconds(side.service.child.pid);
+    const before = cpuBefore[index];
+    const participants = fleets[index]!.participants;
+    const seconds = windowMs / 1000;
+    return {
+      tree: side.label,
+      kind,
+      participants,
+      requestsPerInterval: requests.length / participants / (windowMs / INTERVAL_MS),
+      storeOpsPerSecond: storeOps.length / participants / seconds,
+      serviceCpuMsPerSecond: cpuAfter === undefined || before === undefined ? undefined : ((cpuAfter - before) * 1000) / participants / seconds,
+      failedRequests: requests.filter((record) => record.status === undefined || record.status >= 500).length,
+    };
+  });
+  await Promise.all(fleets.map((fleet) => fleet.stop()));
+  await sleep(1000);
+  return figures;
+}
+
+try {
+  const sides: Side[] = [];
+  for (const [index, tree] of trees.entries()) sides.push(await startSide(tree.label, tree.dir, index));
+  const figures = [...(await measureKind(sides, "hpc")), ...(await measureKind(sides, "plain"))];
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ clusters, windowMs, intervalMs: INTERVAL_MS, figures })}\n`);
+  } else {
+    const round = (value: number | undefined, digits: number): string => (value === undefined ? "n/a" : value.toFixed(digits));
+    process.stdout.write("| tree | participant | participants | requests per I | service CPU ms per s | store ops per s | failed requests |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+    for (const row of figures) {
+      process.stdout.write(
+        `| ${row.tree} | ${row.kind} | ${row.participants} | ${round(row.requestsPerInterval, 2)} | ${round(row.serviceCpuMsPerSecond, 2)} | ${round(row.storeOpsPerSecond, 2)} | ${row.failedRequests} |\n`,
+      );
+    }
+  }
+} finally {
+  await Promise.all(proxies.map((proxy) => proxy.close()));
+  await Promise.all(processes.map((child) => child.kill("SIGTERM")));
+  await rm(dataDir, { recursive: true, force: true });
+}
