@@ -15,7 +15,7 @@ import { startLocalHost } from "../shared/host/local-host.js";
 import { createRuntime } from "../shared/http/runtime.js";
 import { METER_NAME } from "../shared/http/metric-names.js";
 import { createPrometheusMetrics } from "../shared/host/prometheus-metrics.js";
-import { createConfiguredStore } from "../shared/store/create-store.js";
+import { createTableStore } from "../shared/store/create-table-store.js";
 import type { LeaseStore } from "../shared/lease/lease-store.js";
 import { nearestRank } from "../shared/sdk/round-trip-stats.js";
 
@@ -80,7 +80,7 @@ async function measure(name: string, take: () => number, call: () => Promise<Res
 }
 
 const azurite = await startEmbeddedAzurite({ dataDir: "", inMemory: true });
-const configured = createConfiguredStore({
+const configured = createTableStore({
   kind: "table",
   tableName: "leases",
   connection: { mode: "connection-string", connectionString: azurite.connectionString },

@@ -13,7 +13,7 @@ import type { Operation } from "./route.js";
 import { createRuntime, type Runtime } from "./runtime.js";
 import type { TimerOperation } from "./timer.js";
 
-/** The configured store as the runtime takes it (shared/store/create-store.ts makes one). */
+/** The configured store as the runtime takes it (shared/store/create-table-store.ts and create-cosmos-store.ts make one). */
 export interface ConfiguredStore {
   readonly store: LeaseStore;
   readonly members: MemberStore;
@@ -29,7 +29,7 @@ export interface AzureAppParts {
   readonly env: Env;
   /** Sets up telemetry and returns the runtime's meter (azure-telemetry.ts). */
   readonly setUpTelemetry: (env: Env) => Promise<Meter | undefined>;
-  /** Makes the configured store's clients, without I/O (shared/store/create-store.ts); may load the store's SDK first. */
+  /** Makes the configured store's clients, without I/O (shared/store/create-table-store.ts, create-cosmos-store.ts); may load the store's SDK first. */
   readonly createStore: (config: StoreConfig) => ConfiguredStore | Promise<ConfiguredStore>;
   /** Where the one start-up report of a failure goes; console.error (the worker's log) by default. */
   readonly logError?: (message: string) => void;

@@ -4,7 +4,7 @@ import { DefaultAzureCredential } from "@azure/identity";
 import { ConfigError } from "../config/config-error.js";
 import { DEFAULT_MEMBERS_CONTAINER_NAME, type StoreConfig } from "../config/server-config.js";
 import { CosmosLeaseStore } from "./cosmos-store.js";
-import type { ConfiguredStore, CreateConfiguredStoreOptions } from "./create-store.js";
+import type { ConfiguredStore, CreateConfiguredStoreOptions } from "./configured-store.js";
 import { CosmosMemberStore } from "./members-cosmos-store.js";
 
 /**

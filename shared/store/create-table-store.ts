@@ -2,7 +2,7 @@ import { TableClient, type TableServiceClientOptions } from "@azure/data-tables"
 import { DefaultAzureCredential } from "@azure/identity";
 import { ConfigError } from "../config/config-error.js";
 import { DEFAULT_MEMBERS_TABLE_NAME, type StoreConfig } from "../config/server-config.js";
-import type { ConfiguredStore } from "./create-store.js";
+import type { ConfiguredStore } from "./configured-store.js";
 import { TableMemberStore } from "./members-table-store.js";
 import { TableLeaseStore } from "./table-store.js";
 

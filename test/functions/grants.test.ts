@@ -13,7 +13,7 @@ import { createAccess, WRITE_NEEDS } from "../../shared/http/access.js";
 import { loadAuthConfig } from "../../shared/config/auth-config.js";
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
 import type { EmbeddedCosmos } from "../../shared/host/embedded-cosmos.js";
-import type { ConfiguredStore } from "../../shared/store/create-store.js";
+import type { ConfiguredStore } from "../../shared/store/configured-store.js";
 import { createFreshCosmosStore, startTestCosmos } from "../helpers/cosmos.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { MemoryMemberStore } from "../../shared/store/members-memory-store.js";

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startEmbeddedAzurite, type EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
-import { createConfiguredStore } from "../../shared/store/create-store.js";
+import { createTableStore } from "../../shared/store/create-table-store.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import type { MemberStore } from "../../shared/members/member-store.js";
 
@@ -18,7 +18,7 @@ let tableCounter = 0;
  */
 export async function createFreshTableStore(azurite: EmbeddedAzurite, tableName?: string): Promise<LeaseStore> {
   tableCounter += 1;
-  const configured = createConfiguredStore({
+  const configured = createTableStore({
     kind: "table",
     tableName: tableName ?? `leases${process.pid}x${tableCounter}`,
     connection: { mode: "connection-string", connectionString: azurite.connectionString },
@@ -31,7 +31,7 @@ export async function createFreshTableStore(azurite: EmbeddedAzurite, tableName?
 /** A membership store built by the production factory on fresh tables (leases and members). */
 export async function createFreshMemberTableStore(azurite: EmbeddedAzurite, membersTableName?: string): Promise<MemberStore> {
   tableCounter += 1;
-  const configured = createConfiguredStore({
+  const configured = createTableStore({
     kind: "table",
     tableName: `leases${process.pid}x${tableCounter}`,
     membersTableName: membersTableName ?? `members${process.pid}x${tableCounter}`,

@@ -4,7 +4,8 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { createSelfSignedCertificate } from "../../shared/host/embedded-cosmos-certificate.js";
 import { EMBEDDED_COSMOS_KEY, startEmbeddedCosmos, type EmbeddedCosmos } from "../../shared/host/embedded-cosmos.js";
-import { createConfiguredStore, type ConfiguredStore } from "../../shared/store/create-store.js";
+import type { ConfiguredStore } from "../../shared/store/configured-store.js";
+import { createCosmosStore } from "../../shared/store/create-cosmos-store.js";
 
 /** A real @vercel/cosmosdb-server on 127.0.0.1 (a free port, in memory), for one test file. */
 export function startTestCosmos(): Promise<EmbeddedCosmos> {
@@ -23,7 +24,7 @@ export async function createFreshCosmosStore(
   { createIfMissing = containerName === undefined }: { createIfMissing?: boolean } = {},
 ): Promise<ConfiguredStore> {
   containerCounter += 1;
-  const configured = createConfiguredStore(
+  const configured = createCosmosStore(
     {
       kind: "cosmos",
       databaseName: "ha",

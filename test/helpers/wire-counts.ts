@@ -1,5 +1,5 @@
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
-import type { ConfiguredStore } from "../../shared/store/create-store.js";
+import type { ConfiguredStore } from "../../shared/store/configured-store.js";
 import { countTableRequests, startTestAzurite, type CountedAzurite } from "./azurite.js";
 import { createFreshCosmosStore, startFaultyTestCosmos, type FaultyCosmos } from "./cosmos.js";
 

@@ -6,7 +6,7 @@ import { TableClient, TableServiceClient } from "@azure/data-tables";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWritesDurable } from "../../shared/host/durable-azurite.js";
 import { startEmbeddedAzurite, type EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
-import { createConfiguredStore } from "../../shared/store/create-store.js";
+import { createTableStore } from "../../shared/store/create-table-store.js";
 import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 
 /**
@@ -67,7 +67,7 @@ describe("embedded Azurite on disk: every answered write is in the data file", (
   });
 
   it("keeps every write of a burst of concurrent lease writes", async () => {
-    const configured = createConfiguredStore({
+    const configured = createTableStore({
       kind: "table",
       tableName: "leases",
       connection: { mode: "connection-string", connectionString: azurite!.connectionString },
@@ -84,7 +84,7 @@ describe("embedded Azurite on disk: every answered write is in the data file", (
   });
 
   it("only ever replaces the file whole: a copy taken during a burst of writes is a complete state", async () => {
-    const configured = createConfiguredStore({
+    const configured = createTableStore({
       kind: "table",
       tableName: "leases",
       connection: { mode: "connection-string", connectionString: azurite!.connectionString },
@@ -108,7 +108,7 @@ describe("embedded Azurite on disk: every answered write is in the data file", (
   });
 
   it("fails a write whose save fails (the store is unavailable), and a later save writes it", async () => {
-    const configured = createConfiguredStore({
+    const configured = createTableStore({
       kind: "table",
       tableName: "leases",
       connection: { mode: "connection-string", connectionString: azurite!.connectionString },

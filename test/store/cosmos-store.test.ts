@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedCosmos } from "../../shared/host/embedded-cosmos.js";
-import type { ConfiguredStore } from "../../shared/store/create-store.js";
+import type { ConfiguredStore } from "../../shared/store/configured-store.js";
 import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import {
   createFreshCosmosStore,

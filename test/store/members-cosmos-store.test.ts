@@ -3,7 +3,7 @@ import { CosmosClient } from "@azure/cosmos";
 import { afterAll, describe, expect, it } from "vitest";
 import type { EmbeddedCosmos } from "../../shared/host/embedded-cosmos.js";
 import { CosmosMemberStore } from "../../shared/store/members-cosmos-store.js";
-import type { ConfiguredStore } from "../../shared/store/create-store.js";
+import type { ConfiguredStore } from "../../shared/store/configured-store.js";
 import { createFreshCosmosStore, startTestCosmos } from "../helpers/cosmos.js";
 import { describeMemberStoreConformance } from "./member-store-conformance.js";
 

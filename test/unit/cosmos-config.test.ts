@@ -4,7 +4,7 @@ import { serveCommand } from "../../shared/cli/commands/serve.js";
 import { ConfigError } from "../../shared/config/config-error.js";
 import type { Env } from "../../shared/config/env.js";
 import { loadStoreConfig, type StoreConfig } from "../../shared/config/server-config.js";
-import { createConfiguredStore } from "../../shared/store/create-store.js";
+import { createCosmosStore } from "../../shared/store/create-cosmos-store.js";
 
 const ENDPOINT = "https://ha-test.documents.azure.com:443";
 
@@ -67,7 +67,7 @@ describe("Cosmos store settings", () => {
 });
 
 describe("Cosmos store construction", () => {
-  const cosmos = (connection: Extract<StoreConfig, { kind: "cosmos" }>["connection"]): StoreConfig => ({
+  const cosmos = (connection: Extract<StoreConfig, { kind: "cosmos" }>["connection"]): Extract<StoreConfig, { kind: "cosmos" }> => ({
     kind: "cosmos",
     databaseName: "ha",
     containerName: "leases",
@@ -77,14 +77,14 @@ describe("Cosmos store construction", () => {
 
   it("builds a key or managed-identity store without touching the network", () => {
     for (const connection of [{ mode: "key", endpoint: ENDPOINT, key: "k" }, { mode: "identity", endpoint: ENDPOINT }] as const) {
-      const configured = createConfiguredStore(cosmos(connection));
+      const configured = createCosmosStore(cosmos(connection));
       expect(configured.store.kind).toBe("cosmos");
       configured.close();
     }
   });
 
   it("refuses to run without an account outside the local host, naming HA_COSMOS_ENDPOINT", () => {
-    expect(settingOf(() => createConfiguredStore(cosmos({ mode: "embedded" })))).toBe("HA_COSMOS_ENDPOINT");
+    expect(settingOf(() => createCosmosStore(cosmos({ mode: "embedded" })))).toBe("HA_COSMOS_ENDPOINT");
   });
 
   it("refuses a plain-http endpoint where it enters: Cosmos is only reached over TLS", () => {

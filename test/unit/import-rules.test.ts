@@ -40,7 +40,7 @@ describe("the import rules of shared/ and functions/", () => {
     ["shared/http/x.ts", "../store/table-store.js", /never imports adapters/],
     ["shared/http/x.ts", "../host/local-host.js", /never imports adapters/],
     ["shared/host/x.ts", "../../functions/routes.js", /given its routes/],
-    ["shared/host/x.ts", "../store/create-store.js", /given its routes/],
+    ["shared/host/x.ts", "../store/configured-store.js", /given its routes/],
     ["shared/cli/serve.ts", "../../functions/routes.js", /Only the CLI's composition root/],
     ["shared/cli/commands/serve.ts", "../../../functions/routes.js", /Only the CLI's composition root/],
     ["functions/x.ts", "../shared/host/local-host.js", /what Azure runs/],

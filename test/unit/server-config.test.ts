@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadServeSettings } from "../../shared/cli/commands/serve.js";
+import { loadServeSettings } from "../../shared/config/serve-config.js";
 import { ConfigError } from "../../shared/config/config-error.js";
 import { loadServerConfig, loadStoreConfig, loadTiming } from "../../shared/config/server-config.js";
 

@@ -1,8 +1,9 @@
 import { isIP } from "node:net";
 import { ConfigError } from "../../config/config-error.js";
-import { readBoolean, readInteger, readListenAddress, readString, type Env } from "../../config/env.js";
-import { loadServerConfig, type ServerConfig, type StoreConfig } from "../../config/server-config.js";
 import { loadAuthConfig, type AuthConfig } from "../../config/auth-config.js";
+import type { Env } from "../../config/env.js";
+import { loadServeSettings, type ServeSettings } from "../../config/serve-config.js";
+import { loadServerConfig, type ServerConfig, type StoreConfig } from "../../config/server-config.js";
 import { createAccess } from "../../http/access.js";
 import { DataDirInUseError } from "../../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../../host/embedded-azurite.js";
@@ -15,39 +16,17 @@ import { METER_NAME } from "../../http/metric-names.js";
 import { createRuntime } from "../../http/runtime.js";
 import { createPrometheusMetrics } from "../../host/prometheus-metrics.js";
 import { StoreUnavailableError } from "../../service/store-unavailable-error.js";
-import { createConfiguredStore, type CreateConfiguredStoreOptions } from "../../store/create-store.js";
+import type { CreateConfiguredStoreOptions } from "../../store/configured-store.js";
+import { createCosmosStore } from "../../store/create-cosmos-store.js";
+import { createTableStore } from "../../store/create-table-store.js";
 import type { CommandLine } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";
 import { UsageError } from "../usage.js";
-
-export interface ServeSettings {
-  /** The address to listen on (HA_HOST). */
-  readonly host: string;
-  readonly port: number;
-  readonly dataDir: string;
-  readonly inMemory: boolean;
-  readonly apiKey: string | undefined;
-  /** Keys (HA_API_KEY as "default", HA_API_KEYS), tokens (HA_AUTH_TENANT_ID, HA_AUTH_AUDIENCE) and grants (HA_GRANTS); by default `apiKey` alone. */
-  readonly auth?: AuthConfig;
-}
 
 export interface RunningService {
   readonly url: string;
   readonly banner: string;
   close(): Promise<void>;
-}
-
-/** The local host's own settings (the server's are in loadServerConfig). */
-export function loadServeSettings(env: Env): ServeSettings {
-  const apiKey = readString(env, "HA_API_KEY");
-  return {
-    host: readListenAddress(env, "HA_HOST", "127.0.0.1"),
-    port: readInteger(env, "PORT", 7071, { min: 0, max: 65_535, example: 7071 }),
-    dataDir: readString(env, "HA_DATA_DIR") ?? ".ha-data",
-    inMemory: readBoolean(env, "HA_IN_MEMORY", false),
-    apiKey,
-    auth: loadAuthConfig(env, apiKey),
-  };
 }
 
 /**
@@ -89,7 +68,7 @@ export async function startService(
       // The emulator's own certificate, made for this run: TLS verification stays on.
       storeOptions = { trustedCosmosCertificate: cosmos.certificatePem };
     }
-    const configured = createConfiguredStore(storeConfig, storeOptions);
+    const configured = storeConfig.kind === "cosmos" ? createCosmosStore(storeConfig, storeOptions) : createTableStore(storeConfig);
     closers.push(async () => configured.close());
     await prepareStore(() => configured.prepare({ abortSignal: AbortSignal.timeout(30_000) }), config.store);
     // Without the create step nothing has reached the store yet: ask it once, so that a

@@ -1,8 +1,5 @@
-import type { StoreConfig } from "../config/server-config.js";
 import type { LeaseStore } from "../lease/lease-store.js";
 import type { MemberStore } from "../members/member-store.js";
-import { createCosmosStore } from "./create-cosmos-store.js";
-import { createTableStore } from "./create-table-store.js";
 
 /** A store that needs nothing but its clients, plus the optional start-up step. */
 export interface ConfiguredStore {
@@ -23,12 +20,4 @@ export interface CreateConfiguredStoreOptions {
    * chain, expiry and host name stays on. Production never sets it.
    */
   readonly trustedCosmosCertificate?: string;
-}
-
-/**
- * Builds the configured store's clients. No network I/O happens here. (The Azure entry point
- * takes the two kinds apart, so that a Table app never loads the Cosmos SDK.)
- */
-export function createConfiguredStore(config: StoreConfig, options: CreateConfiguredStoreOptions = {}): ConfiguredStore {
-  return config.kind === "cosmos" ? createCosmosStore(config, options) : createTableStore(config);
 }
