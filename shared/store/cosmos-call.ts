@@ -86,6 +86,19 @@ export class CosmosCaller {
 }
 
 /** The request options of an If-Match write. */
+/**
+ * A record as a Cosmos item: `id` and the named properties, each a copy (the SDK may hold
+ * the body while the caller's record changes), undefined ones left out (a replace drops them).
+ */
+export function toCosmosItem<T extends object, K extends keyof T & string>(id: string, record: T, properties: readonly K[]): { id: string } & Partial<Pick<T, K>> {
+  const item: Record<string, unknown> = { id };
+  for (const name of properties) {
+    const value = record[name];
+    if (value !== undefined) item[name] = typeof value === "object" && value !== null ? structuredClone(value) : value;
+  }
+  return item as { id: string } & Partial<Pick<T, K>>;
+}
+
 export function ifMatch(requestOptions: RequestOptions, etag: string): RequestOptions {
   return { ...requestOptions, accessCondition: { type: "IfMatch", condition: etag } };
 }

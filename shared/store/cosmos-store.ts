@@ -5,7 +5,7 @@ import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toTermRecord } from "./term-row.js";
-import { CosmosContainerStore, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
+import { CosmosContainerStore, ifMatch, toCosmosItem, type CosmosCallOptions } from "./cosmos-call.js";
 import { batchOutcome, conditionalCosmosWrite, statusOf, throwIfOwnerMissing } from "./cosmos-errors.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 
@@ -226,19 +226,11 @@ function toTermItem(term: TermRecord): TermItem {
   return { id: `${TERM_ID_PREFIX}${termSlot(term.epoch)}`, ...term };
 }
 
+/** What an entry item keeps of the lease (and nothing else a record may carry, such as its ETag). */
+const LEASE_ITEM_PROPERTIES = ["utype", "uuid", "address", "epoch", "renewedAt", "startedAt", "revoked", "endedUuids", "handover"] as const;
+
 function toItem(lease: LeaseState): LeaseItem {
-  return {
-    id: lease.utype,
-    utype: lease.utype,
-    uuid: lease.uuid,
-    address: lease.address,
-    epoch: lease.epoch,
-    renewedAt: lease.renewedAt,
-    ...(lease.startedAt === undefined ? {} : { startedAt: lease.startedAt }),
-    revoked: lease.revoked,
-    endedUuids: [...lease.endedUuids],
-    ...(lease.handover === undefined ? {} : { handover: { ...lease.handover } }),
-  };
+  return toCosmosItem(lease.utype, lease, LEASE_ITEM_PROPERTIES) as LeaseItem;
 }
 
 function toRecord(item: LeaseItem, etag: string | undefined): LeaseRecord {

@@ -2,7 +2,7 @@ import type { Container, IndexingPolicy, ItemDefinition, PatchOperation, SqlQuer
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
 import { SWEEP_MARKER_ID, type MemberRecord, type MemberRow, type ReplacedSession, type SweepMarker, type SweepMarkerRecord } from "../members/member.js";
-import { CosmosContainerStore, ifMatch, type CosmosCallOptions } from "./cosmos-call.js";
+import { CosmosContainerStore, ifMatch, toCosmosItem, type CosmosCallOptions } from "./cosmos-call.js";
 import { conditionalCosmosWrite, lostRace } from "./cosmos-errors.js";
 import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
 
@@ -145,19 +145,11 @@ export class CosmosMemberStore extends CosmosContainerStore implements MemberSto
   }
 }
 
+/** What a member item keeps of the row (its id is the member). */
+const MEMBER_ITEM_PROPERTIES = ["group", "session", "address", "joinedAt", "renewedAt", "heartbeats", "leftAt", "previous", "endedSessions"] as const;
+
 function toItem(row: MemberRow): MemberItem {
-  return {
-    id: row.member,
-    group: row.group,
-    session: row.session,
-    address: row.address,
-    joinedAt: row.joinedAt,
-    renewedAt: row.renewedAt,
-    heartbeats: row.heartbeats,
-    leftAt: row.leftAt,
-    previous: row.previous,
-    endedSessions: [...row.endedSessions],
-  };
+  return toCosmosItem(row.member, row, MEMBER_ITEM_PROPERTIES) as MemberItem;
 }
 
 /** Items grouped by partition, each validated; a query's ETags are the items' own `_etag`. */

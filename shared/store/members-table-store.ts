@@ -3,7 +3,7 @@ import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
 import { SWEEP_MARKER_ID, type MemberRecord, type MemberRow, type SweepMarker, type SweepMarkerRecord } from "../members/member.js";
 import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
-import { conditionalTableWrite, guardTableCall, int64, lostTableRace, parseJson, toNumber, updateIfMatch } from "./table-values.js";
+import { conditionalTableWrite, fromTableProperties, guardTableCall, int64, lostTableRace, toTableProperties, updateIfMatch, type TableFields } from "./table-values.js";
 
 const STORE = "Azure Table Storage";
 
@@ -77,13 +77,8 @@ export class TableMemberStore implements MemberStore {
   }
 
   async writeMarker(marker: SweepMarker, etag: string | undefined, options?: StoreCallOptions): Promise<WriteOutcome> {
-    const entity = {
-      partitionKey: marker.group,
-      rowKey: SWEEP_MARKER_ID,
-      sweptAt: int64(marker.sweptAt),
-      ...(marker.gap === null ? {} : { gapStart: int64(marker.gap.startedAt), gapEnd: int64(marker.gap.endedAt) }),
-      removedSessions: JSON.stringify(marker.removedSessions),
-    };
+    const { group, gap, ...rest } = marker;
+    const entity = { partitionKey: group, rowKey: SWEEP_MARKER_ID, ...toTableProperties({ ...rest, gapStart: gap?.startedAt, gapEnd: gap?.endedAt }, MARKER_FIELDS) };
     if (etag !== undefined) return updateIfMatch(this.client, STORE, "update a member", entity, "Replace", etag, options);
     return conditionalTableWrite(STORE, "create a sweep marker", "create", () => this.client.createEntity(entity, { abortSignal: options?.abortSignal }));
   }
@@ -115,51 +110,19 @@ function empty(group: string): GroupSnapshot {
   return { group, rows: [], marker: undefined };
 }
 
+/** A member's row (RowKey: the member): leftAt and previous absent while null, endedSessions a JSON array. */
+const MEMBER_FIELDS = { session: "text", address: "address", joinedAt: "int64", renewedAt: "int64", heartbeats: "int64", leftAt: "int64", previous: "json", endedSessions: "json" } as const satisfies TableFields;
+/** The sweep marker: the gap as two Int64 properties, absent when there is none. */
+const MARKER_FIELDS = { sweptAt: "int64", gapStart: "int64", gapEnd: "int64", removedSessions: "json" } as const satisfies TableFields;
+
 function toEntity(row: MemberRow): Record<string, unknown> & { partitionKey: string; rowKey: string } {
-  return {
-    partitionKey: row.group,
-    rowKey: row.member,
-    session: row.session,
-    address: row.address ?? "",
-    joinedAt: int64(row.joinedAt),
-    renewedAt: int64(row.renewedAt),
-    heartbeats: int64(row.heartbeats),
-    ...(row.leftAt === null ? {} : { leftAt: int64(row.leftAt) }),
-    ...(row.previous === null ? {} : { previous: JSON.stringify(row.previous) }),
-    endedSessions: JSON.stringify(row.endedSessions),
-  };
+  return { partitionKey: row.group, rowKey: row.member, ...toTableProperties(row, MEMBER_FIELDS) };
 }
 
 function toRecord(entity: StoredEntity): MemberRecord {
-  const address = entity["address"];
-  return toMemberRecord(
-    {
-      group: entity.partitionKey,
-      member: entity.rowKey,
-      session: entity["session"],
-      address: address === "" ? null : address,
-      joinedAt: toNumber(entity["joinedAt"]),
-      renewedAt: toNumber(entity["renewedAt"]),
-      heartbeats: toNumber(entity["heartbeats"]),
-      leftAt: toNumber(entity["leftAt"]),
-      previous: parseJson(entity["previous"]),
-      endedSessions: parseJson(entity["endedSessions"]),
-      etag: entity.etag,
-    },
-    STORE,
-  );
+  return toMemberRecord({ group: entity.partitionKey, member: entity.rowKey, ...fromTableProperties(entity, MEMBER_FIELDS), etag: entity.etag }, STORE);
 }
 
 function toMarker(entity: StoredEntity): SweepMarkerRecord {
-  return toSweepMarkerRecord(
-    {
-      group: entity.partitionKey,
-      sweptAt: toNumber(entity["sweptAt"]),
-      gapStart: toNumber(entity["gapStart"]),
-      gapEnd: toNumber(entity["gapEnd"]),
-      removedSessions: parseJson(entity["removedSessions"]),
-      etag: entity.etag,
-    },
-    STORE,
-  );
+  return toSweepMarkerRecord({ group: entity.partitionKey, ...fromTableProperties(entity, MARKER_FIELDS), etag: entity.etag }, STORE);
 }

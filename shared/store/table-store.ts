@@ -6,7 +6,7 @@ import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
 import { isEntityNotFound } from "./table-errors.js";
-import { conditionalTableWrite, guardTableCall, int64, parseJson, toNumber, updateIfMatch, type TableRow } from "./table-values.js";
+import { conditionalTableWrite, fromTableProperties, guardTableCall, int64, toTableProperties, updateIfMatch, type TableFields, type TableRow } from "./table-values.js";
 
 const STORE = "Azure Table Storage";
 
@@ -24,20 +24,15 @@ const STANDBY_ROW_END = "standby.";
 /** A partition no utype can name (`~` is outside the utype charset), read by `ping`. */
 const HEALTH_PARTITION = "~health";
 
+/** The entry row: endedUuids a JSON array, handover `{"to", "requestedAt"}` as JSON (absent when none). */
+const LEASE_FIELDS = { uuid: "text", address: "address", epoch: "int64", renewedAt: "int64", startedAt: "int64", revoked: "text", endedUuids: "json", handover: "json" } as const satisfies TableFields;
+const TERM_FIELDS = { epoch: "int64", uuid: "text", address: "address", startedAt: "int64", endedAt: "int64", endedBy: "text" } as const satisfies TableFields;
+const STANDBY_FIELDS = { uuid: "text", address: "address", seenAt: "int64" } as const satisfies TableFields;
+
 type LeaseEntity = {
   partitionKey: string;
   rowKey: string;
-  uuid: string;
-  /** Table Storage has no null: "" stands for "no address". */
-  address: string;
-  epoch: { value: string; type: "Int64" };
-  renewedAt: { value: string; type: "Int64" };
-  startedAt?: { value: string; type: "Int64" };
-  revoked: boolean;
-  /** Table Storage has no arrays: a JSON array of strings. */
-  endedUuids: string;
-  /** Table Storage has no objects: `{"to", "requestedAt"}` as JSON; absent when none (a Replace drops it). */
-  handover?: string;
+  [property: string]: unknown;
 };
 
 type StoredEntity = TableEntityResult<Record<string, unknown>>;
@@ -145,36 +140,14 @@ export class TableLeaseStore implements LeaseStore {
         queryOptions: { filter: odata`PartitionKey eq ${utype} and RowKey ge ${TERM_ROW_PREFIX} and RowKey lt ${"term."}` },
         abortSignal: options?.abortSignal,
       });
-      for await (const entity of entities) {
-        const address = entity["address"];
-        terms.push(
-          toTermRecord(
-            {
-              utype: entity.partitionKey,
-              epoch: toNumber(entity["epoch"]),
-              uuid: entity["uuid"],
-              address: address === "" ? null : address,
-              startedAt: toNumber(entity["startedAt"]),
-              endedAt: toNumber(entity["endedAt"]),
-              endedBy: entity["endedBy"],
-            },
-            STORE,
-          ),
-        );
-      }
+      for await (const entity of entities) terms.push(toTermRecord({ utype: entity.partitionKey, ...fromTableProperties(entity, TERM_FIELDS) }, STORE));
       return terms;
     });
   }
 
   async upsertStandby(standby: StandbyRecord, options?: StoreCallOptions): Promise<void> {
     await guard("record a standby", async () => {
-      const entity = {
-        partitionKey: standby.utype,
-        rowKey: `${STANDBY_ROW_PREFIX}${standby.uuid}`,
-        uuid: standby.uuid,
-        address: standby.address ?? "",
-        seenAt: int64(standby.seenAt),
-      };
+      const entity = { partitionKey: standby.utype, rowKey: `${STANDBY_ROW_PREFIX}${standby.uuid}`, ...toTableProperties(standby, STANDBY_FIELDS) };
       await this.client.upsertEntity(entity, "Replace", { abortSignal: options?.abortSignal });
     });
   }
@@ -203,42 +176,19 @@ export class TableLeaseStore implements LeaseStore {
     return guard(what, async () => {
       const standbys: StandbyRecord[] = [];
       const entities = this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter }, abortSignal: options?.abortSignal });
-      for await (const entity of entities) {
-        const address = entity["address"];
-        standbys.push(toStandbyRecord({ utype: entity.partitionKey, uuid: entity["uuid"], address: address === "" ? null : address, seenAt: toNumber(entity["seenAt"]) }, STORE));
-      }
+      for await (const entity of entities) standbys.push(toStandbyRecord({ utype: entity.partitionKey, ...fromTableProperties(entity, STANDBY_FIELDS) }, STORE));
       return standbys;
     });
   }
 }
 
 function toEntity(lease: LeaseState): LeaseEntity {
-  return {
-    partitionKey: lease.utype,
-    rowKey: LEASE_ROW_KEY,
-    uuid: lease.uuid,
-    address: lease.address ?? "",
-    epoch: int64(lease.epoch),
-    renewedAt: int64(lease.renewedAt),
-    ...(lease.startedAt === undefined ? {} : { startedAt: int64(lease.startedAt) }),
-    revoked: lease.revoked,
-    endedUuids: JSON.stringify(lease.endedUuids),
-    ...(lease.handover === undefined ? {} : { handover: JSON.stringify(lease.handover) }),
-  };
+  return { partitionKey: lease.utype, rowKey: LEASE_ROW_KEY, ...toTableProperties(lease, LEASE_FIELDS) };
 }
 
 /** A term's ring row, at its slot. */
 function toTermEntity(term: TermRecord): TableRow {
-  return {
-    partitionKey: term.utype,
-    rowKey: termRowKey(term.epoch),
-    epoch: int64(term.epoch),
-    uuid: term.uuid,
-    address: term.address ?? "",
-    startedAt: int64(term.startedAt),
-    endedAt: int64(term.endedAt),
-    endedBy: term.endedBy,
-  };
+  return { partitionKey: term.utype, rowKey: termRowKey(term.epoch), ...toTableProperties(term, TERM_FIELDS) };
 }
 
 /** `term-07`: two digits keep the slots in order as strings. */
@@ -248,22 +198,7 @@ function termRowKey(epoch: number): string {
 
 /** Table Storage has no null, no arrays and returns Int64 as bigint: undone here, then validated. */
 function toRecord(entity: StoredEntity): LeaseRecord {
-  const address = entity["address"];
-  return toLeaseRecord(
-    {
-      utype: entity.partitionKey,
-      uuid: entity["uuid"],
-      address: address === "" ? null : address,
-      epoch: toNumber(entity["epoch"]),
-      renewedAt: toNumber(entity["renewedAt"]),
-      startedAt: toNumber(entity["startedAt"]),
-      revoked: entity["revoked"],
-      endedUuids: parseJson(entity["endedUuids"]),
-      handover: parseJson(entity["handover"]),
-      etag: entity.etag,
-    },
-    STORE,
-  );
+  return toLeaseRecord({ utype: entity.partitionKey, ...fromTableProperties(entity, LEASE_FIELDS), etag: entity.etag }, STORE);
 }
 
 /** Runs one store call; anything that is not a typed outcome becomes StoreUnavailableError. */

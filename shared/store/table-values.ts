@@ -32,6 +32,39 @@ export function parseJson(value: unknown): unknown {
   }
 }
 
+/**
+ * How a record's property is kept in a Table entity: `text` as it is, `address` with ""
+ * for null, `int64` as Int64, `json` as a JSON string. An Int64 or JSON property that is
+ * null or undefined is left out (a Replace then drops it).
+ */
+export type TableField = "text" | "address" | "int64" | "json";
+
+/** The properties of one kind of row, by name. */
+export type TableFields = Readonly<Record<string, TableField>>;
+
+/** A record's properties as an entity keeps them (keys not included). */
+export function toTableProperties(record: object, fields: TableFields): Record<string, unknown> {
+  const values = record as Record<string, unknown>;
+  const properties: Record<string, unknown> = {};
+  for (const [name, kind] of Object.entries(fields)) {
+    const value = values[name];
+    if (kind === "address") properties[name] = value ?? "";
+    else if (value === null || value === undefined) continue;
+    else properties[name] = kind === "int64" ? int64(value as number) : kind === "json" ? JSON.stringify(value) : value;
+  }
+  return properties;
+}
+
+/** An entity's properties undone ("" → null, Int64 → number, JSON parsed), to be validated by the row's own check. */
+export function fromTableProperties<F extends TableFields>(entity: Readonly<Record<string, unknown>>, fields: F): { [name in keyof F]: unknown } {
+  const record: Record<string, unknown> = {};
+  for (const [name, kind] of Object.entries(fields)) {
+    const value = entity[name];
+    record[name] = kind === "address" ? (value === "" ? null : value) : kind === "int64" ? toNumber(value) : kind === "json" ? parseJson(value) : value;
+  }
+  return record as { [name in keyof F]: unknown };
+}
+
 /** Runs one store call; anything that is not a typed outcome becomes StoreUnavailableError. */
 export async function guardTableCall<T>(store: string, what: string, call: () => Promise<T>): Promise<T> {
   try {
