@@ -41,6 +41,9 @@ export const ADDRESS_SCHEMA: JsonSchema = {
   description: "Where the holder can be reached (free text, at most 512 characters), or null.",
 };
 
+/** A heartbeat's `address`, for a lease or a member alike. */
+export const ADDRESS_UPDATE_SCHEMA: JsonSchema = { ...ADDRESS_SCHEMA, description: "A string sets it, null clears it, omitted keeps the stored one." };
+
 export const DATE_TIME_SCHEMA: JsonSchema = { type: "string", format: "date-time", description: "ISO-8601 UTC." };
 
 export const COUNT_SCHEMA: JsonSchema = { type: "integer", minimum: 0 };
