@@ -8,6 +8,8 @@ import type { Granted } from "./access.js";
 /** Where a handler logs what the caller is not told: the invocation's log (Application Insights in Azure). */
 export interface RouteLog {
   warn(message: string): void;
+  /** A bug: logged with its error (and so its stack), never shown to the caller. */
+  error(message: string, error: unknown): void;
 }
 
 /**
