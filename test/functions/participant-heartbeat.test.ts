@@ -99,7 +99,7 @@ const CASES: Case[] = [
     return [
       { name: `a ${list} part whose store is unavailable (503 StoreUnavailable)`, single, list, part, fail: { name: "broken", error: new StoreUnavailableError("connect ECONNREFUSED 127.0.0.1:10002") } },
       { name: `a ${list} part shed (503 Overloaded, Retry-After)`, single, list, part, fail: { name: "broken", error: new OverloadedError("The service is at capacity (test); retry after 2 s.", 2) } },
-      { name: `a ${list} part whose setting is bad (503 Misconfigured)`, single, list, part, fail: { name: "broken", error: new ConfigError("HA_SOMETHING is wrong: set it right.") } },
+      { name: `a ${list} part whose setting is bad (503 Misconfigured)`, single, list, part, fail: { name: "broken", error: new ConfigError("HA_SOMETHING", "HA_SOMETHING is wrong: set it right.") } },
     ];
   }),
 ];
