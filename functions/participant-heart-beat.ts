@@ -92,4 +92,5 @@ export const participantHeartBeatDoc: OperationDoc = {
     "One request per participant per I (docs/api.md#participant-heartbeat). Each part is answered with exactly the status and body its own route would answer (PUT /api/primary/{utype} for a role, GET /api/primary/{utype} for a read, PUT /api/members/{group}/{member} for a member, GET /api/members/{group} for a group), failures included: 403 for a part outside the caller's grants, 503 for a part the store failed, with `retryAfter` where the route would send Retry-After. A group part whose `since` is its current cursor answers `unchanged` without the members. At most 16 parts per list, 32 in all; the body may be up to 64 KiB.",
   body: "ParticipantHeartbeatBody",
   ok: { description: "Every part's answer, in the order of the request.", json: "ParticipantHeartbeatAnswer" },
+  forbidden: false,
 };
