@@ -61,10 +61,10 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
   const operation = operationFor(route, method);
   if (operation === undefined) return refuse(methodNotAllowed(route, method));
   const header = (name: string): string | undefined => headerOf(request, name);
-  const coding = codingRefusal(header, announcesBody(header));
-  if (coding !== undefined) return refuse(hostError(coding.code, coding.message));
   // 4 KiB, or the route's own limit (the participant heartbeat's 64 KiB).
   const limitBytes = bodyLimitOf(operation);
+  const coding = codingRefusal(header, announcesBody(header), limitBytes);
+  if (coding !== undefined) return refuse(hostError(coding.code, coding.message));
   if (declaredLength(request) > limitBytes) return refuse(tooLarge(`${declaredLength(request)} bytes`, limitBytes));
 
   const body = await readBody(request, { limitBytes, timeoutMs: host.timeouts.bodyTimeoutMs });

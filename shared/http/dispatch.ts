@@ -4,7 +4,7 @@ import { errorResponse } from "./answers.js";
 import { announcesBody, codingRefusal } from "./content-coding.js";
 import { failureAnswer } from "./failure-answer.js";
 import { isCaller, PLATFORM_KEYS, type Access, type Caller } from "./access.js";
-import { allowedMethods, operationFor, type Route, type RouteLog } from "./route.js";
+import { allowedMethods, bodyLimitOf, operationFor, type Route, type RouteLog } from "./route.js";
 import type { Runtime } from "./runtime.js";
 import { processStallMonitor } from "../service/stall-monitor.js";
 
@@ -37,7 +37,7 @@ export async function handleRoute(
   const header = (name: string): string | undefined => request.headers.get(name) ?? undefined;
   // A body without Content-Length (a stream handed over by the Functions host) is still a body.
   const hasBody = announcesBody(header) || (header("content-length") === undefined && request.body !== null);
-  const refused = codingRefusal(header, hasBody);
+  const refused = codingRefusal(header, hasBody, bodyLimitOf(operation));
   if (refused !== undefined) return errorResponse(refused.code, refused.message);
   // Before the runtime and any store call: a write outside the caller's grants writes nothing.
   const granted = access.authorize(operation, request, caller);

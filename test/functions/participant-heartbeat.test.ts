@@ -332,6 +332,14 @@ describe("a bad body is 400 naming the field, and nothing is done", () => {
     expect(answer.body["error"]).toMatchObject({ message: 'Unknown query parameter "verbose".' });
   });
 
+  it("an encoded body is 415 naming this route's limit, before any store call", async () => {
+    const { runtime, leases } = world();
+    const answer = await sendWithHeaders(runtime, "POST", "/heartbeat", { roles: [good] }, quiet(), { "content-encoding": "gzip" });
+    expect(answer.status).toBe(415);
+    expect(answer.body["error"]).toMatchObject({ code: "UnsupportedMediaType", message: expect.stringMatching(/at most 65536 bytes/) });
+    expect(leases.calls).toEqual([]);
+  });
+
   it("takes a body over 4 KiB up to 64 KiB (32 parts of long addresses), and refuses one over 64 KiB with 413 before any store call", async () => {
     const { runtime, leases, members } = world();
     const address = "é".repeat(512);
