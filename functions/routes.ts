@@ -1,3 +1,4 @@
+import { MAX_PARTICIPANT_BODY_BYTES } from "../shared/contract/input-rules.js";
 import type { Operation } from "../shared/http/route.js";
 import { dashboard, dashboardAsset, dashboardAssetDoc, dashboardDoc } from "./dashboard.js";
 import { getPrimary, getPrimaryDoc } from "./get-primary.js";
@@ -10,6 +11,7 @@ import { listMembers, listMembersDoc } from "./list-members.js";
 import { listPrimaries, listPrimariesDoc } from "./list-primaries.js";
 import { metrics, metricsDoc } from "./metrics.js";
 import { openApi, openApiDoc } from "./open-api.js";
+import { participantHeartBeat, participantHeartBeatDoc } from "./participant-heart-beat.js";
 import { releasePrimary, releasePrimaryDoc } from "./release-primary.js";
 import { updateHeartBeat, updateHeartBeatDoc } from "./update-heart-beat.js";
 import { updateMemberHeartBeat, updateMemberHeartBeatDoc } from "./update-member-heart-beat.js";
@@ -35,6 +37,14 @@ export const operations: readonly Operation[] = [
   { name: "updateMemberHeartBeat", route: "members/{group}/{member}", method: "PUT", handler: updateMemberHeartBeat, doc: updateMemberHeartBeatDoc },
   { name: "leaveGroup", route: "members/{group}/{member}", method: "DELETE", handler: leaveGroup, doc: leaveGroupDoc },
   { name: "listMembers", route: "members/{group}", method: "GET", handler: listMembers, doc: listMembersDoc },
+  {
+    name: "participantHeartbeat",
+    route: "heartbeat",
+    method: "POST",
+    handler: participantHeartBeat,
+    doc: participantHeartBeatDoc,
+    maxBodyBytes: MAX_PARTICIPANT_BODY_BYTES,
+  },
   { name: "listGroups", route: "members", method: "GET", handler: listGroups, doc: listGroupsDoc },
   { name: "dashboard", route: "dashboard", method: "GET", handler: dashboard, doc: dashboardDoc },
   { name: "dashboardAsset", route: "dashboard/{asset}", method: "GET", handler: dashboardAsset, doc: dashboardAssetDoc },

@@ -6,13 +6,18 @@ import type { Runtime } from "../shared/http/runtime.js";
 import { parseHeartbeatBody, parseId } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/service/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
+import type { HeartbeatResult } from "../shared/contract/outcomes.js";
 
 /** PUT /api/primary/{utype} — UpdateHeartBeat: acquire, renew or take over the lease. */
 export async function updateHeartBeat(request: HandlerRequest, { service }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
   rejectUnknownQuery(request, []);
   const utype = parseId("utype", request.params["utype"]);
   const body = parseHeartbeatBody(await readBody(request));
-  const result = await service.heartbeat({ utype, ...body }, arrival);
+  return heartbeatAnswer(utype, await service.heartbeat({ utype, ...body }, arrival));
+}
+
+/** A heartbeat's outcome as PUT /api/primary/{utype} answers it, and so as a role part of a participant heartbeat does. */
+export function heartbeatAnswer(utype: string, result: HeartbeatResult): HttpResponseInit {
   switch (result.outcome) {
     case "accepted":
       return json(200, { ...result.view, lease: result.lease });

@@ -7,6 +7,7 @@ import type { Runtime } from "../shared/http/runtime.js";
 import { parseId } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/service/request-budget.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
+import type { MemberHeartbeatResult } from "../shared/contract/members.js";
 
 /** PUT /api/members/{group}/{member} — a member's heartbeat: join, renew, or replace a failed session. */
 export async function updateMemberHeartBeat(request: HandlerRequest, { members }: Runtime, arrival: RequestArrival): Promise<HttpResponseInit> {
@@ -14,7 +15,11 @@ export async function updateMemberHeartBeat(request: HandlerRequest, { members }
   const group = parseId("group", request.params["group"]);
   const member = parseId("member", request.params["member"]);
   const body = parseMemberHeartbeatBody(await readBody(request));
-  const result = await members.heartbeat({ group, member, ...body }, arrival);
+  return memberHeartbeatAnswer({ group, member, session: body.session }, await members.heartbeat({ group, member, ...body }, arrival));
+}
+
+/** A member heartbeat's outcome as PUT /api/members/{group}/{member} answers it, and so as a member part of a participant heartbeat does. */
+export function memberHeartbeatAnswer({ group, member, session }: { group: string; member: string; session: string }, result: MemberHeartbeatResult): HttpResponseInit {
   switch (result.outcome) {
     case "accepted":
       return json(200, { ...result.answer, token: result.token });
@@ -27,7 +32,7 @@ export async function updateMemberHeartBeat(request: HandlerRequest, { members }
     case "ended":
       return errorResponse(
         "SessionEnded",
-        `Session ${body.session} of ${group}/${member} has ended (it said goodbye, went leaving, or was replaced or removed) and never comes back: join again with a new session.`,
+        `Session ${session} of ${group}/${member} has ended (it said goodbye, went leaving, or was replaced or removed) and never comes back: join again with a new session.`,
         result.answer,
       );
     case "conflict":

@@ -53,3 +53,12 @@ export function hasControlCharacter(value: string): boolean {
  * treated as a malformed token, i.e. as absent, without being parsed.
  */
 export const MAX_MEMBER_TOKEN_LENGTH = 3900;
+
+/** A participant heartbeat (docs/api.md#participant-heartbeat): at most this many parts in each list… */
+export const MAX_PARTS_PER_LIST = 16;
+
+/** …and in all. */
+export const MAX_PARTS = 32;
+
+/** The participant heartbeat's body limit, in bytes: 32 parts of the largest single bodies still fit. */
+export const MAX_PARTICIPANT_BODY_BYTES = 64 * 1024;

@@ -137,7 +137,7 @@ export const MEMBER_REFUSED_CODES = {
   conflict: "Conflict",
 } as const;
 
-const TIMING_PROPERTIES = { intervalMs: DURATION_MS_SCHEMA, timeoutMs: DURATION_MS_SCHEMA, ttlMs: DURATION_MS_SCHEMA } as const;
+export const TIMING_PROPERTIES = { intervalMs: DURATION_MS_SCHEMA, timeoutMs: DURATION_MS_SCHEMA, ttlMs: DURATION_MS_SCHEMA } as const;
 
 export const PREVIOUS_SESSION_SCHEMA: ObjectSchema<PreviousSession> = {
   type: "object",

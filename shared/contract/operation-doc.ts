@@ -54,4 +54,10 @@ export interface OperationDoc {
   readonly bodyRequired?: false;
   readonly ok: SuccessDoc;
   readonly errors?: readonly ErrorDoc[];
+  /**
+   * False for a write whose grants are checked part by part (the participant heartbeat):
+   * the request itself is never 403, each refused part carries its own. Every other write
+   * may be 403 Forbidden.
+   */
+  readonly forbidden?: false;
 }

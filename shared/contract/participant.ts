@@ -9,9 +9,11 @@
  * others' answers intact). The per-role and per-member routes stay for simple clients.
  */
 
-import type { HeartbeatBody } from "./heartbeat-body.js";
+import { HEARTBEAT_BODY_SCHEMA, type HeartbeatBody } from "./heartbeat-body.js";
+import { MAX_PARTS_PER_LIST } from "./input-rules.js";
+import { ID_SCHEMA, ref, type JsonSchema, type ObjectSchema } from "./json-schema.js";
 import type { LeaseView } from "./lease-view.js";
-import type { MemberHeartbeatBody, MemberHeartbeatResult, MemberList, MembersTiming } from "./members.js";
+import { MEMBER_HEARTBEAT_BODY_SCHEMA, TIMING_PROPERTIES, type MemberHeartbeatBody, type MemberHeartbeatResult, type MemberList, type MembersTiming } from "./members.js";
 import type { HeartbeatResult } from "./outcomes.js";
 
 /** A role part: the body of PUT /api/primary/{utype}, with its utype. */
@@ -92,3 +94,111 @@ export interface ParticipantResults {
   readonly members: readonly PartResult<MemberHeartbeatResult>[];
   readonly groups: readonly PartResult<GroupAnswer>[];
 }
+
+export const ROLE_PART_SCHEMA: ObjectSchema<RolePart> = {
+  type: "object",
+  description: "A role part: the body of PUT /api/primary/{utype}, with its utype.",
+  properties: { utype: ID_SCHEMA, ...HEARTBEAT_BODY_SCHEMA.properties },
+  required: ["utype", "uuid"],
+  additionalProperties: false,
+};
+
+export const READ_PART_SCHEMA: ObjectSchema<ReadPart> = {
+  type: "object",
+  description: "A read part: GET /api/primary/{utype}, `standbys` as its query.",
+  properties: { utype: ID_SCHEMA, standbys: { type: "boolean", description: "true: add `standbys` (one more read)." } },
+  required: ["utype"],
+  additionalProperties: false,
+};
+
+export const MEMBER_PART_SCHEMA: ObjectSchema<MemberPart> = {
+  type: "object",
+  description: "A member part: the body of PUT /api/members/{group}/{member}, with its group and member.",
+  properties: { group: ID_SCHEMA, member: ID_SCHEMA, ...MEMBER_HEARTBEAT_BODY_SCHEMA.properties },
+  required: ["group", "member", "session"],
+  additionalProperties: false,
+};
+
+export const GROUP_PART_SCHEMA: ObjectSchema<GroupPart> = {
+  type: "object",
+  description: "A group part: GET /api/members/{group}, with the cursor of the last listing received.",
+  properties: { group: ID_SCHEMA, since: { type: "string", description: "The `cursor` of the last listing: when the group has not changed since, the answer is `unchanged`." } },
+  required: ["group"],
+  additionalProperties: false,
+};
+
+const partList = (part: string): JsonSchema => ({ type: "array", maxItems: MAX_PARTS_PER_LIST, items: ref(part) });
+
+export const PARTICIPANT_HEARTBEAT_BODY_SCHEMA: ObjectSchema<ParticipantHeartbeatBody> = {
+  type: "object",
+  description: "Every list is optional; at least one part in all, at most 16 per list and 32 in all; a utype once across roles and reads, a member once, a group once.",
+  properties: { roles: partList("RolePart"), reads: partList("ReadPart"), members: partList("MemberPart"), groups: partList("GroupPart") },
+  required: [],
+  additionalProperties: false,
+};
+
+export const GROUP_LISTING_SCHEMA: ObjectSchema<GroupListing> = {
+  type: "object",
+  description: "GET /api/members/{group}'s listing, with the cursor to send as `since` next time.",
+  properties: { group: ID_SCHEMA, members: { type: "array", items: ref("MemberView") }, ...TIMING_PROPERTIES, cursor: { type: "string" } },
+  required: ["group", "members", "intervalMs", "timeoutMs", "ttlMs", "cursor"],
+  additionalProperties: false,
+};
+
+export const GROUP_UNCHANGED_SCHEMA: ObjectSchema<GroupUnchanged> = {
+  type: "object",
+  description: "The group has not changed since `since`: no members.",
+  properties: { group: ID_SCHEMA, ...TIMING_PROPERTIES, cursor: { type: "string" }, unchanged: { const: true } },
+  required: ["group", "intervalMs", "timeoutMs", "ttlMs", "cursor", "unchanged"],
+  additionalProperties: false,
+};
+
+/** Any error body a part can answer: `error`, and `missing` beside it for a 403. */
+const PART_ERROR: JsonSchema = {
+  allOf: [ref("Error")],
+  properties: { missing: { type: "object", additionalProperties: { type: "string" } } },
+  unevaluatedProperties: false,
+};
+
+/** The body the part's own route answers: its success (`view` with `adds`), a refusal with the view, or an error alone. */
+function partBody(view: string, adds: Readonly<Record<string, JsonSchema>>): JsonSchema {
+  const success = Object.keys(adds).length === 0 ? ref(view) : { allOf: [ref(view), { type: "object", properties: adds, required: Object.keys(adds) }] };
+  return {
+    anyOf: [
+      { ...success, unevaluatedProperties: false },
+      { allOf: [ref("Error"), ref(view)], unevaluatedProperties: false },
+      PART_ERROR,
+    ],
+  };
+}
+
+/** One entry of the answer: the part's names, and its route's status, body and Retry-After. */
+function partAnswer(names: Readonly<Record<string, JsonSchema>>, body: JsonSchema): JsonSchema {
+  return {
+    type: "object",
+    properties: {
+      ...names,
+      status: { type: "integer", description: "The status the part's own route would have answered." },
+      body,
+      retryAfter: { type: "integer", minimum: 0, description: "Seconds, where the part's own route would have sent Retry-After (503 Overloaded)." },
+    },
+    required: [...Object.keys(names), "status", "body"],
+    additionalProperties: false,
+  };
+}
+
+export const PARTICIPANT_HEARTBEAT_ANSWER_SCHEMA: ObjectSchema<ParticipantHeartbeatAnswer> = {
+  type: "object",
+  description: "One entry per part, in the order of the request; each is exactly what the part's own route would have answered.",
+  properties: {
+    roles: { type: "array", items: partAnswer({ utype: ID_SCHEMA }, partBody("LeaseView", { lease: { type: "string" } })) },
+    reads: { type: "array", items: partAnswer({ utype: ID_SCHEMA }, partBody("LeaseView", {})) },
+    members: { type: "array", items: partAnswer({ group: ID_SCHEMA, member: ID_SCHEMA }, partBody("MemberAnswer", { token: { type: "string" } })) },
+    groups: {
+      type: "array",
+      items: partAnswer({ group: ID_SCHEMA }, { anyOf: [ref("GroupListing"), ref("GroupUnchanged"), PART_ERROR] }),
+    },
+  },
+  required: ["roles", "reads", "members", "groups"],
+  additionalProperties: false,
+};

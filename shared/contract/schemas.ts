@@ -11,6 +11,16 @@ import {
   MEMBER_VIEW_SCHEMA,
   PREVIOUS_SESSION_SCHEMA,
 } from "./members.js";
+import {
+  GROUP_LISTING_SCHEMA,
+  GROUP_PART_SCHEMA,
+  GROUP_UNCHANGED_SCHEMA,
+  MEMBER_PART_SCHEMA,
+  PARTICIPANT_HEARTBEAT_ANSWER_SCHEMA,
+  PARTICIPANT_HEARTBEAT_BODY_SCHEMA,
+  READ_PART_SCHEMA,
+  ROLE_PART_SCHEMA,
+} from "./participant.js";
 import { TERM_HISTORY_SCHEMA, TERM_VIEW_SCHEMA } from "./term-history.js";
 
 /** Every named schema of the contract: the OpenAPI document's `components.schemas`. */
@@ -34,6 +44,14 @@ export const SCHEMAS = {
   GroupSummary: GROUP_SUMMARY_SCHEMA,
   GroupList: GROUP_LIST_SCHEMA,
   MemberHeartbeatBody: MEMBER_HEARTBEAT_BODY_SCHEMA,
+  RolePart: ROLE_PART_SCHEMA,
+  ReadPart: READ_PART_SCHEMA,
+  MemberPart: MEMBER_PART_SCHEMA,
+  GroupPart: GROUP_PART_SCHEMA,
+  ParticipantHeartbeatBody: PARTICIPANT_HEARTBEAT_BODY_SCHEMA,
+  GroupListing: GROUP_LISTING_SCHEMA,
+  GroupUnchanged: GROUP_UNCHANGED_SCHEMA,
+  ParticipantHeartbeatAnswer: PARTICIPANT_HEARTBEAT_ANSWER_SCHEMA,
 } as const satisfies Record<string, JsonSchema>;
 
 export type SchemaName = keyof typeof SCHEMAS;

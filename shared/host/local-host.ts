@@ -6,7 +6,7 @@ import type { Runtime } from "../http/runtime.js";
 import { createAccess, type Access } from "../http/access.js";
 import { DEFAULT_KEY_NAME } from "../config/auth-config.js";
 import { answerClientError, answerConnect, type Exchange } from "./socket-answers.js";
-import { hostError } from "./host-errors.js";
+import { internalErrorAnswer } from "../http/failure-answer.js";
 import { resolveHostTimeouts, type LocalHostTimeouts } from "./host-timeouts.js";
 import { compileRoute } from "./route-table.js";
 import { serveRequest, writeResponse, type HostContext, type HostLog } from "./serve-request.js";
@@ -67,7 +67,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
         return;
       }
       response.setHeader("connection", "close");
-      writeResponse(response, hostError("InternalError", "The server failed; see its log."));
+      writeResponse(response, internalErrorAnswer());
     });
   };
   const server = createServer(

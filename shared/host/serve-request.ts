@@ -1,10 +1,9 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { HttpResponseInit } from "../http/azure-functions.js";
 import type { HandlerContext } from "../http/handler-request.js";
-import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import { announcesBody, codingRefusal } from "../http/content-coding.js";
 import { handleRoute, methodNotAllowed } from "../http/dispatch.js";
-import { operationFor } from "../http/route.js";
+import { bodyLimitOf, operationFor } from "../http/route.js";
 import type { Runtime } from "../http/runtime.js";
 import { closeWith } from "./socket-answers.js";
 import { hostError, rawErrorResponse } from "./host-errors.js";
@@ -59,19 +58,22 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
   const route = match.route.route;
   const unbound = unboundMethod(method, url.pathname);
   if (unbound !== undefined) return refuse(unbound);
-  if (operationFor(route, method) === undefined) return refuse(methodNotAllowed(route, method));
+  const operation = operationFor(route, method);
+  if (operation === undefined) return refuse(methodNotAllowed(route, method));
   const header = (name: string): string | undefined => headerOf(request, name);
-  const coding = codingRefusal(header, announcesBody(header));
+  // 4 KiB, or the route's own limit (the participant heartbeat's 64 KiB).
+  const limitBytes = bodyLimitOf(operation);
+  const coding = codingRefusal(header, announcesBody(header), limitBytes);
   if (coding !== undefined) return refuse(hostError(coding.code, coding.message));
-  if (declaredLength(request) > MAX_BODY_BYTES) return refuse(tooLarge(`${declaredLength(request)} bytes`));
+  if (declaredLength(request) > limitBytes) return refuse(tooLarge(`${declaredLength(request)} bytes`, limitBytes));
 
-  const body = await readBody(request, { limitBytes: MAX_BODY_BYTES, timeoutMs: host.timeouts.bodyTimeoutMs });
+  const body = await readBody(request, { limitBytes, timeoutMs: host.timeouts.bodyTimeoutMs });
   switch (body.kind) {
     case "aborted":
       response.destroy();
       return;
     case "too-large":
-      return refuse(tooLarge(`over ${MAX_BODY_BYTES} bytes`));
+      return refuse(tooLarge(`over ${limitBytes} bytes`, limitBytes));
     case "timed-out":
       // Answered on the socket, not through Node's response, which would close at once
       // and so reset a connection the slow client is still sending on.
@@ -117,8 +119,8 @@ function bodyWithoutLength(): HttpResponseInit {
   );
 }
 
-function tooLarge(size: string): HttpResponseInit {
-  return hostError("PayloadTooLarge", `The request body is ${size}; the limit is ${MAX_BODY_BYTES}.`);
+function tooLarge(size: string, limitBytes: number): HttpResponseInit {
+  return hostError("PayloadTooLarge", `The request body is ${size}; the limit is ${limitBytes}.`);
 }
 
 function headerOf(request: IncomingMessage, name: string): string | undefined {

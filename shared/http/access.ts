@@ -24,10 +24,27 @@ export interface Need {
   readonly name: string;
 }
 
-/** What the grants allow a granted request to do beyond its Need; only release asks (may it revoke?). */
+/** What the grants allow a granted request to do beyond its Need. */
 export interface Granted {
+  /** Release asks: may a DELETE that turns out a revoke go ahead? */
   readonly mayRevoke: boolean;
+  /**
+   * The participant heartbeat asks for each of its parts (docs/api.md#participant-heartbeat):
+   * the 403 that `operation` (the route the part stands for: updateHeartBeat for a role,
+   * updateMemberHeartBeat for a member) would answer with these path parameters, the same
+   * body from the same row of WRITE_NEEDS, or undefined when the part may go ahead.
+   */
+  refusal(operation: string, params: Readonly<Record<string, string>>): HttpResponseInit | undefined;
 }
+
+/** What a row of WRITE_NEEDS reads of a request: its path parameters and query. */
+export type NeedRequest = Pick<HandlerRequest, "params" | "query">;
+
+/**
+ * A row of WRITE_NEEDS whose request is a set of parts, each checked as the route it stands
+ * for (Granted.refusal): the request itself needs only an authenticated caller.
+ */
+export const PER_PART = "per part";
 
 /**
  * Every write operation of the route table, with what it needs (docs/deploy.md#grants).
@@ -35,7 +52,7 @@ export interface Granted {
  * grants are on, so that a route nobody classified is closed, not open. Reads (GET) need
  * only an authenticated caller.
  */
-export const WRITE_NEEDS: Readonly<Record<string, (request: HandlerRequest) => Need>> = {
+export const WRITE_NEEDS: Readonly<Record<string, (request: NeedRequest) => Need | typeof PER_PART>> = {
   updateHeartBeat: (request) => ({ action: "hold", on: "role", name: request.params["utype"] ?? "" }),
   // With the holder's token a release, without it a revoke. A token that does not prove the
   // holder makes the service revoke too: it is told whether this caller may (Granted).
@@ -48,6 +65,10 @@ export const WRITE_NEEDS: Readonly<Record<string, (request: HandlerRequest) => N
   handoverPrimary: (request) => ({ action: "revoke", on: "role", name: request.params["utype"] ?? "" }),
   updateMemberHeartBeat: (request) => ({ action: "join", on: "group", name: request.params["group"] ?? "" }),
   leaveGroup: (request) => ({ action: "join", on: "group", name: request.params["group"] ?? "" }),
+  // One request for a participant's roles, member heartbeat and group polls: each role part
+  // needs what updateHeartBeat needs (hold), each member part what updateMemberHeartBeat
+  // needs (join); reads and group polls, as their GET routes, nothing beyond authentication.
+  participantHeartbeat: () => PER_PART,
 };
 
 export interface Access {
@@ -59,7 +80,7 @@ export interface Access {
   authorize(operation: Operation, request: HandlerRequest, caller: Caller): HttpResponseInit | Granted;
 }
 
-const ALL: Granted = { mayRevoke: true };
+const ALL: Granted = { mayRevoke: true, refusal: () => undefined };
 
 /** Azure without auth settings: the Functions host checks function keys, and every caller it lets in may do everything. */
 export const PLATFORM_KEYS: Access = {
@@ -109,24 +130,38 @@ export function createAccess(config: AuthConfig, options: TokenVerifierOptions =
     authorize(operation, request, caller) {
       const grants = config.grants;
       if (grants === undefined || operation.method === "GET") return ALL;
-      const needOf = Object.hasOwn(WRITE_NEEDS, operation.name) ? WRITE_NEEDS[operation.name] : undefined;
-      if (needOf === undefined) {
-        return errorResponse("Forbidden", `${operation.name} is not covered by any grant, so no caller may call it while HA_GRANTS is set.`);
-      }
       const mine = grants.filter((grant) => grant.callers.some((entry) => callerIs(entry, caller)));
-      const need = needOf(request);
-      const allowed = (action: Need["action"]): boolean => mine.some((grant) => grant[action].some((pattern) => matches(pattern, need.name)));
-      if (!allowed(need.action)) {
-        return errorResponse(
-          "Forbidden",
-          `${describeCaller(caller)} may not ${VERBS[need.action]} the ${need.on} ${JSON.stringify(need.name.slice(0, 128))}: no grant of HA_GRANTS names it with "${need.action}" matching ${JSON.stringify(need.name.slice(0, 128))}.`,
-          { missing: { [need.action]: need.name.slice(0, 128), caller: callerName(caller) } },
-        );
-      }
-      return { mayRevoke: need.action === "revoke" || (need.on === "role" && allowed("revoke")) };
+      const check = (name: string, needing: NeedRequest): HttpResponseInit | Granted => {
+        const needOf = Object.hasOwn(WRITE_NEEDS, name) ? WRITE_NEEDS[name] : undefined;
+        if (needOf === undefined) {
+          return errorResponse("Forbidden", `${name} is not covered by any grant, so no caller may call it while HA_GRANTS is set.`);
+        }
+        const need = needOf(needing);
+        if (need === PER_PART) {
+          return {
+            mayRevoke: false,
+            refusal: (part, params) => {
+              const answer = check(part, { params, query: NO_QUERY });
+              return "mayRevoke" in answer ? undefined : answer;
+            },
+          };
+        }
+        const allowed = (action: Need["action"]): boolean => mine.some((grant) => grant[action].some((pattern) => matches(pattern, need.name)));
+        if (!allowed(need.action)) {
+          return errorResponse(
+            "Forbidden",
+            `${describeCaller(caller)} may not ${VERBS[need.action]} the ${need.on} ${JSON.stringify(need.name.slice(0, 128))}: no grant of HA_GRANTS names it with "${need.action}" matching ${JSON.stringify(need.name.slice(0, 128))}.`,
+            { missing: { [need.action]: need.name.slice(0, 128), caller: callerName(caller) } },
+          );
+        }
+        return { mayRevoke: need.action === "revoke" || (need.on === "role" && allowed("revoke")), refusal: () => undefined };
+      };
+      return check(operation.name, request);
     },
   };
 }
+
+const NO_QUERY = new URLSearchParams();
 
 const VERBS: Readonly<Record<Need["action"], string>> = { hold: "hold or release", revoke: "revoke", join: "join or leave" };
 

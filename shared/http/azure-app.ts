@@ -134,7 +134,7 @@ async function makeRuntime(config: ServerConfig, meter: Meter | undefined, creat
 }
 
 /** Auth settings that do not load: every request reaches the runtime, which refuses it with the ConfigError. */
-const UNTIL_FIXED: Access = { authLevel: "anonymous", authenticate: () => Promise.resolve({ kind: "unchecked" }), authorize: () => ({ mayRevoke: false }) };
+const UNTIL_FIXED: Access = { authLevel: "anonymous", authenticate: () => Promise.resolve({ kind: "unchecked" }), authorize: () => ({ mayRevoke: false, refusal: () => undefined }) };
 
 /** The setting that turns telemetry on (Bicep always sets it). */
 const TELEMETRY_SETTING = "APPLICATIONINSIGHTS_CONNECTION_STRING";

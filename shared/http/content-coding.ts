@@ -15,7 +15,7 @@ export function announcesBody(header: HeaderReader): boolean {
  * and `chunked` transfer are accepted. A request without a body is not refused for the
  * label alone: there is nothing to decode. Both hosts answer through this one check.
  */
-export function codingRefusal(header: HeaderReader, hasBody: boolean): HttpError | undefined {
+export function codingRefusal(header: HeaderReader, hasBody: boolean, limitBytes = MAX_BODY_BYTES): HttpError | undefined {
   if (!hasBody) return undefined;
   const content = codings(header("content-encoding")).find((coding) => coding !== "identity");
   const transfer = codings(header("transfer-encoding")).find((coding) => coding !== "chunked");
@@ -23,7 +23,7 @@ export function codingRefusal(header: HeaderReader, hasBody: boolean): HttpError
   if (named === undefined) return undefined;
   return new HttpError(
     "UnsupportedMediaType",
-    `${named} is not supported: send the JSON body as it is, uncompressed (it is at most ${MAX_BODY_BYTES} bytes).`,
+    `${named} is not supported: send the JSON body as it is, uncompressed (it is at most ${limitBytes} bytes).`,
   );
 }
 

@@ -1,13 +1,10 @@
 import type { HttpResponseInit } from "./azure-functions.js";
 import type { HandlerContext, HandlerRequest } from "./handler-request.js";
-import { ConfigError } from "../config/config-error.js";
-import { StoreUnavailableError } from "../service/store-unavailable-error.js";
-import { OverloadedError } from "../service/overloaded-error.js";
 import { errorResponse } from "./answers.js";
 import { announcesBody, codingRefusal } from "./content-coding.js";
-import { HttpError } from "./http-error.js";
+import { failureAnswer } from "./failure-answer.js";
 import { isCaller, PLATFORM_KEYS, type Access, type Caller } from "./access.js";
-import { allowedMethods, operationFor, type Route } from "./route.js";
+import { allowedMethods, bodyLimitOf, operationFor, type Route, type RouteLog } from "./route.js";
 import type { Runtime } from "./runtime.js";
 import { processStallMonitor } from "../service/stall-monitor.js";
 
@@ -40,31 +37,20 @@ export async function handleRoute(
   const header = (name: string): string | undefined => request.headers.get(name) ?? undefined;
   // A body without Content-Length (a stream handed over by the Functions host) is still a body.
   const hasBody = announcesBody(header) || (header("content-length") === undefined && request.body !== null);
-  const refused = codingRefusal(header, hasBody);
+  const refused = codingRefusal(header, hasBody, bodyLimitOf(operation));
   if (refused !== undefined) return errorResponse(refused.code, refused.message);
   // Before the runtime and any store call: a write outside the caller's grants writes nothing.
   const granted = access.authorize(operation, request, caller);
   if (!("mayRevoke" in granted)) return granted;
+  const log: RouteLog = { warn: (message) => context.warn(`${name}: ${message}`), error: (message, error) => context.error(`${name}: ${message}`, error) };
   try {
-    return await operation.handler(request, await runtime(), { arrivedAt }, { warn: (message) => context.warn(`${name}: ${message}`) }, granted);
+    return await operation.handler(request, await runtime(), { arrivedAt }, log, granted);
   } catch (error) {
-    if (error instanceof HttpError) return errorResponse(error.code, error.message);
-    if (error instanceof OverloadedError) return overloaded(error);
-    // A bad setting, logged once at start (azure-app.ts): every request says which and what to change.
-    if (error instanceof ConfigError) return errorResponse("Misconfigured", `This app cannot serve until a setting is fixed: ${error.message}`);
-    if (error instanceof StoreUnavailableError) {
-      context.warn(`${name}: ${error.message}`);
-      return errorResponse("StoreUnavailable", "The lease store is unavailable; retry shortly.");
-    }
-    context.error(`${name}: unexpected error`, error);
+    const answer = failureAnswer(error, log);
+    if (answer !== undefined) return answer;
+    log.error("unexpected error", error);
     throw error;
   }
-}
-
-/** 503 Overloaded, shed before the store: nothing was done; Retry-After says when to come back. Not logged: it is the design working. */
-function overloaded(error: OverloadedError): HttpResponseInit {
-  const response = errorResponse("Overloaded", error.message);
-  return { ...response, headers: { ...(response.headers as Record<string, string>), "retry-after": String(error.retryAfterSeconds) } };
 }
 
 /** 405 with the Allow header, for a method `route` does not serve. */

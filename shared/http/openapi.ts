@@ -84,10 +84,11 @@ function operationObject({ name, route, method, doc }: Operation): JsonSchema {
     ...(doc.description === undefined ? {} : { description: doc.description }),
     ...(parameters.length === 0 ? {} : { parameters }),
     ...(doc.body === undefined ? {} : { requestBody: { required: doc.bodyRequired ?? true, content: { "application/json": { schema: closed(ref(doc.body)) } } } }),
-    // Every write may be outside the caller's grants (HA_GRANTS): 403 Forbidden, nothing written.
+    // Every write may be outside the caller's grants (HA_GRANTS): 403 Forbidden, nothing written
+    // (a participant heartbeat's refused parts are 403 in their entries, never the request).
     responses: {
       [String("json" in doc.ok ? (doc.ok.status ?? 200) : 200)]: success(doc),
-      ...errorResponses([...(doc.errors ?? []), ...(method === "GET" ? [] : [{ code: "Forbidden" as const }])]),
+      ...errorResponses([...(doc.errors ?? []), ...(method === "GET" || doc.forbidden === false ? [] : [{ code: "Forbidden" as const }])]),
     },
   };
 }

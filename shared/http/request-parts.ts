@@ -2,11 +2,11 @@ import type { HandlerRequest } from "./handler-request.js";
 import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import { HttpError } from "./http-error.js";
 
-/** The body's bytes; over MAX_BODY_BYTES by its Content-Length is 413 before anything is read. */
-export async function readBody(request: HandlerRequest): Promise<Uint8Array> {
+/** The body's bytes; over `limitBytes` (MAX_BODY_BYTES unless the route says otherwise) by its Content-Length is 413 before anything is read. */
+export async function readBody(request: HandlerRequest, limitBytes = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) {
-    throw new HttpError("PayloadTooLarge", `The request body is ${declared} bytes; the limit is ${MAX_BODY_BYTES}.`);
+  if (declared > limitBytes) {
+    throw new HttpError("PayloadTooLarge", `The request body is ${declared} bytes; the limit is ${limitBytes}.`);
   }
   return new Uint8Array(await request.arrayBuffer());
 }

@@ -1,3 +1,4 @@
+import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import type { OperationDoc } from "../contract/operation-doc.js";
 import type { HttpMethod, HttpResponseInit } from "./azure-functions.js";
 import type { HandlerRequest } from "./handler-request.js";
@@ -8,6 +9,8 @@ import type { Granted } from "./access.js";
 /** Where a handler logs what the caller is not told: the invocation's log (Application Insights in Azure). */
 export interface RouteLog {
   warn(message: string): void;
+  /** A bug: logged with its error (and so its stack), never shown to the caller. */
+  error(message: string, error: unknown): void;
 }
 
 /**
@@ -32,6 +35,17 @@ export interface Operation {
   readonly handler: RouteHandler;
   /** Its description in GET /api/openapi.json (shared/http/openapi.ts): required, so no route is undocumented. */
   readonly doc: OperationDoc;
+  /**
+   * The largest body it takes, in bytes, when not MAX_BODY_BYTES (4 KiB): the participant
+   * heartbeat's, which carries up to 32 parts. The local host reads no more than this; the
+   * handler passes the same limit to readBody and parseJsonObject.
+   */
+  readonly maxBodyBytes?: number;
+}
+
+/** The largest body `operation` takes: its own limit, or MAX_BODY_BYTES. */
+export function bodyLimitOf(operation: Operation): number {
+  return operation.maxBodyBytes ?? MAX_BODY_BYTES;
 }
 
 /** The operations that share one route, by method: what a request to that path may be. */

@@ -13,28 +13,36 @@ import {
 import { TERM_HISTORY_SLOTS } from "../contract/term-history.js";
 import { invalid, HttpError } from "./http-error.js";
 
+/** The fields named by the id rule; `at` names where one sits in a larger body (`roles[1].`). */
+export type IdField = "utype" | "uuid" | "group" | "member" | "session";
+
 /** utype, uuid, group, member and session: 1–128 characters of [A-Za-z0-9._:-], safe as Table keys and Cosmos ids. */
-export function parseId(field: "utype" | "uuid" | "group" | "member" | "session", value: unknown): string {
+export function parseId(field: IdField, value: unknown, at = ""): string {
+  const name = `${at}${field}`;
   if (typeof value !== "string" || value === "") {
-    throw invalid(`${field} is required: ${ID_RULE}.`);
+    throw invalid(`${name} is required: ${ID_RULE}.`);
   }
   if (!ID_PATTERN.test(value)) {
     throw invalid(
-      `${field} must be ${ID_RULE} (got ${value.length} characters${value.length <= MAX_ID_LENGTH ? " with a character outside that set" : ""}).`,
+      `${name} must be ${ID_RULE} (got ${value.length} characters${value.length <= MAX_ID_LENGTH ? " with a character outside that set" : ""}).`,
     );
   }
-  if (isDotSegment(value)) throw invalid(`${field} must not be "." or "..": a URL path cannot address them; choose another name.`);
+  if (isDotSegment(value)) throw invalid(`${name} must not be "." or "..": a URL path cannot address them; choose another name.`);
   return value;
 }
 
-const HEARTBEAT_FIELDS = new Set(["uuid", "address", "lease", "announce"]);
+export const HEARTBEAT_FIELDS: ReadonlySet<string> = new Set(["uuid", "address", "lease", "announce"]);
 
 /** Parses the PUT body `{"uuid", "address"?, "lease"?}`; unknown fields are refused. */
 export function parseHeartbeatBody(bytes: Uint8Array): HeartbeatBody {
-  const record = parseJsonObject(bytes, HEARTBEAT_FIELDS, '{"uuid": "…", "address": "host:port"}', "uuid, address, lease and announce");
+  return heartbeatFields(parseJsonObject(bytes, HEARTBEAT_FIELDS, '{"uuid": "…", "address": "host:port"}', "uuid, address, lease and announce"));
+}
+
+/** The heartbeat's fields of `record` (its unknown fields already refused), named with `at` in errors: the PUT body, or a role part. */
+export function heartbeatFields(record: Readonly<Record<string, unknown>>, at = ""): HeartbeatBody {
   const announce = record["announce"];
-  if (announce !== undefined && typeof announce !== "boolean") throw invalid("announce must be true or false.");
-  const body = { uuid: parseId("uuid", record["uuid"]), address: parseAddress(record["address"]), lease: parseLease(record["lease"]) };
+  if (announce !== undefined && typeof announce !== "boolean") throw invalid(`${at}announce must be true or false.`);
+  const body = { uuid: parseId("uuid", record["uuid"], at), address: parseAddress(record["address"], at), lease: parseLease(record["lease"]) };
   return announce === true ? { ...body, announce } : body;
 }
 
@@ -51,10 +59,14 @@ export function parseHandoverBody(bytes: Uint8Array): HandoverBody {
   return { to };
 }
 
-/** The one body parser of every route: the body as a JSON object with only `fields`; `example` and `takes` word the errors. */
-export function parseJsonObject(bytes: Uint8Array, fields: ReadonlySet<string>, example: string, takes: string): Record<string, unknown> {
-  if (bytes.byteLength > MAX_BODY_BYTES) {
-    throw new HttpError("PayloadTooLarge", `The request body is ${bytes.byteLength} bytes; the limit is ${MAX_BODY_BYTES}.`);
+/**
+ * The one body parser of every route: the body as a JSON object with only `fields`;
+ * `example` and `takes` word the errors. Over `limitBytes` (4 KiB unless the route says
+ * otherwise) is 413.
+ */
+export function parseJsonObject(bytes: Uint8Array, fields: ReadonlySet<string>, example: string, takes: string, limitBytes = MAX_BODY_BYTES): Record<string, unknown> {
+  if (bytes.byteLength > limitBytes) {
+    throw new HttpError("PayloadTooLarge", `The request body is ${bytes.byteLength} bytes; the limit is ${limitBytes}.`);
   }
   let body: unknown;
   try {
@@ -62,15 +74,25 @@ export function parseJsonObject(bytes: Uint8Array, fields: ReadonlySet<string>, 
   } catch {
     throw invalid(`The request body must be a JSON object such as ${example}.`);
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+  if (!isJsonObject(body)) {
     throw invalid(`The request body must be a JSON object such as ${example}.`);
   }
-  const record = body as Record<string, unknown>;
+  refuseUnknownFields(body, fields, "the body", takes);
+  return body;
+}
+
+/** A JSON object: not null, not an array. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** 400 naming every field of `record` outside `fields`; `where` is "the body" or the part (`roles[1]`). */
+export function refuseUnknownFields(record: Readonly<Record<string, unknown>>, fields: ReadonlySet<string>, where: string, takes: string): void {
   const unknown = Object.keys(record).filter((key) => !fields.has(key));
   if (unknown.length > 0) {
-    throw invalid(`Unknown field ${unknown.map((key) => JSON.stringify(key)).join(", ")}: the body takes only ${takes}.`);
+    const named = unknown.map((key) => JSON.stringify(key)).join(", ");
+    throw invalid(where === "the body" ? `Unknown field ${named}: the body takes only ${takes}.` : `Unknown field ${named} in ${where}: it takes only ${takes}.`);
   }
-  return record;
 }
 
 /** `?standbys=true` and the like: absent or "false" is false, "true" is true, anything else names the parameter. */
@@ -80,16 +102,16 @@ export function parseFlag(name: string, value: string | undefined): boolean {
   throw invalid(`${name} must be true or false (got ${JSON.stringify(value.slice(0, 20))}).`);
 }
 
-/** Omitted stays undefined (keep the stored address); null and "" clear it. */
-export function parseAddress(value: unknown): string | null | undefined {
+/** Omitted stays undefined (keep the stored address); null and "" clear it. `at` names where it sits (`roles[1].`). */
+export function parseAddress(value: unknown, at = ""): string | null | undefined {
   if (value === undefined) return undefined;
   if (value === null) return null;
-  if (typeof value !== "string") throw invalid("address must be a string (where the primary can be reached) or null.");
+  if (typeof value !== "string") throw invalid(`${at}address must be a string (where the primary can be reached) or null.`);
   const length = addressLength(value);
   if (length > MAX_ADDRESS_LENGTH) {
-    throw invalid(`address must be at most ${MAX_ADDRESS_LENGTH} characters (got ${length}).`);
+    throw invalid(`${at}address must be at most ${MAX_ADDRESS_LENGTH} characters (got ${length}).`);
   }
-  if (hasControlCharacter(value)) throw invalid("address must not contain control characters.");
+  if (hasControlCharacter(value)) throw invalid(`${at}address must not contain control characters.`);
   return value === "" ? null : value;
 }
 

@@ -23,10 +23,10 @@ export async function participantHeartbeat(
   arrival?: RequestArrival,
 ): Promise<ParticipantResults> {
   const [roles, reads, memberResults, groups] = await Promise.all([
-    Promise.all((body.roles ?? []).map(({ utype, ...heartbeat }) => settle(service.heartbeat({ utype, ...heartbeat }, arrival)))),
-    Promise.all((body.reads ?? []).map(({ utype, standbys }) => settle(service.getPrimary(utype, arrival, standbys === true ? { standbys: true } : {})))),
-    Promise.all((body.members ?? []).map(({ group, member, ...heartbeat }) => settle(members.heartbeat({ group, member, ...heartbeat }, arrival)))),
-    Promise.all((body.groups ?? []).map(({ group, since }) => settle(listGroup(members, group, since, arrival)))),
+    Promise.all((body.roles ?? []).map(({ utype, ...heartbeat }) => settle(() => service.heartbeat({ utype, ...heartbeat }, arrival)))),
+    Promise.all((body.reads ?? []).map(({ utype, standbys }) => settle(() => service.getPrimary(utype, arrival, standbys === true ? { standbys: true } : {})))),
+    Promise.all((body.members ?? []).map(({ group, member, ...heartbeat }) => settle(() => members.heartbeat({ group, member, ...heartbeat }, arrival)))),
+    Promise.all((body.groups ?? []).map(({ group, since }) => settle(() => listGroup(members, group, since, arrival)))),
   ]);
   return { roles, reads, members: memberResults, groups };
 }
@@ -39,9 +39,10 @@ async function listGroup(members: MemberService, group: string, since: string | 
   return { ...list, cursor };
 }
 
-async function settle<T>(work: Promise<T>): Promise<PartResult<T>> {
+/** The part's result; whatever it throws, at once or later, is its own failure, never the request's. */
+async function settle<T>(work: () => Promise<T>): Promise<PartResult<T>> {
   try {
-    return { ok: true, value: await work };
+    return { ok: true, value: await work() };
   } catch (error) {
     return { ok: false, error };
   }

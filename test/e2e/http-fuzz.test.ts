@@ -66,6 +66,16 @@ function parsedUtype(body: string): string | undefined {
   }
 }
 
+/** The roles a participant heartbeat's answer shows accepted: each may have been written. */
+function acceptedRoles(body: string): string[] {
+  try {
+    const roles = (JSON.parse(body) as { roles?: unknown }).roles;
+    return Array.isArray(roles) ? roles.filter((part: { status?: unknown; utype?: unknown }) => part.status === 200 && typeof part.utype === "string").map((part: { utype: string }) => part.utype) : [];
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Runs `count` cases, at most `limit` at a time. Cases are drawn one by one as workers
  * free up, never all at once: drawing thousands in one go blocks this process's event
@@ -195,6 +205,7 @@ describe("the local host under hostile HTTP", () => {
           const utype = parsedUtype(response.body);
           if (utype !== undefined) written.add(utype);
         }
+        if (accepted && fuzzCase.method === "POST") for (const utype of acceptedRoles(response.body)) written.add(utype);
       }
     }
     const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(" ");

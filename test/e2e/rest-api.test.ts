@@ -311,6 +311,61 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
     expect((await call(api, "PUT", `/members/${group}/node-2`, { session: "s", extra: 1 })).status).toBe(400);
   });
 
+  it("answers a participant heartbeat over HTTP: 3 roles, a member and its group in one POST, each part as its own route; renewals with the tokens; unchanged; a body over 4 KiB up to 64 KiB", async () => {
+    const group = `group-${freshUtype()}`;
+    const roles = [freshUtype(), freshUtype(), freshUtype()];
+    const held = await call(api, "PUT", `/primary/${roles[1]}`, { uuid: "someone-else" });
+    expect(held.status).toBe(200);
+    const body = (tokens: ReadonlyMap<string, string>, since?: string): Record<string, unknown> => ({
+      roles: roles.map((utype) => ({ utype, uuid: "head-1", address: "10.0.0.4:5800", lease: tokens.get(utype) })),
+      members: [{ group, member: "head-1", session: "s-1", address: "10.0.0.4:5800", token: tokens.get("member") }],
+      groups: [{ group, ...(since === undefined ? {} : { since }) }],
+    });
+    type Part = { status: number; body: Record<string, unknown>; utype?: string };
+    const first = await call(api, "POST", "/heartbeat", body(new Map()));
+    expect(first.status).toBe(200);
+    const firstRoles = first.body["roles"] as Part[];
+    expect(firstRoles.map((part) => [part.utype, part.status])).toEqual([
+      [roles[0], 200],
+      [roles[1], 409],
+      [roles[2], 200],
+    ]);
+    expect(firstRoles[1]?.body).toMatchObject({ error: { code: "LeaseHeld" }, primary: { uuid: "someone-else" } });
+    const tokens = new Map<string, string>();
+    for (const part of firstRoles) if (part.status === 200) tokens.set(part.utype ?? "", part.body["lease"] as string);
+    const member = (first.body["members"] as Part[])[0];
+    expect(member).toMatchObject({ group, member: "head-1", status: 200, body: { member: { state: "joining" } } });
+    tokens.set("member", member?.body["token"] as string);
+
+    const second = await call(api, "POST", "/heartbeat", body(tokens));
+    expect((second.body["roles"] as Part[]).map((part) => part.status)).toEqual([200, 409, 200]);
+    expect((second.body["roles"] as Part[])[0]?.body).toMatchObject({ primary: { uuid: "head-1", epoch: 1 } });
+    expect((second.body["members"] as Part[])[0]?.body).toMatchObject({ member: { state: "active", heartbeats: 2 } });
+    // The single route shows what the part did.
+    expect((await call(api, "GET", `/primary/${roles[0]}`)).body).toMatchObject({ primary: { uuid: "head-1", address: "10.0.0.4:5800" } });
+    const listed = await call(api, "POST", "/heartbeat", { groups: [{ group }] });
+    const cursor = ((listed.body["groups"] as Part[])[0]?.body["cursor"] as string) ?? "";
+    expect((listed.body["groups"] as Part[])[0]?.body).toMatchObject({ members: [{ member: "head-1", state: "active" }] });
+    const unchanged = await call(api, "POST", "/heartbeat", { groups: [{ group, since: cursor }] });
+    expect((unchanged.body["groups"] as Part[])[0]).toEqual({ group, status: 200, body: { group, intervalMs: 500, timeoutMs: 2500, ttlMs: 7500, cursor, unchanged: true } });
+
+    // The local host takes this route's larger body (over 4 KiB, up to 64 KiB), and no larger.
+    const address = "é".repeat(512);
+    const large = { reads: Array.from({ length: 16 }, (_, index) => ({ utype: `${roles[0]}-${index}` })), members: Array.from({ length: 16 }, (_, index) => ({ group, member: `n-${index}`, session: "s", address })) };
+    expect(Buffer.byteLength(JSON.stringify(large))).toBeGreaterThan(16 * 1024);
+    const accepted = await call(api, "POST", "/heartbeat", large);
+    expect(accepted.status).toBe(200);
+    expect((accepted.body["members"] as Part[]).every((part) => part.status === 200)).toBe(true);
+    const tooLarge = await call(api, "POST", "/heartbeat", { roles: [{ utype: roles[0], uuid: "x", lease: "t".repeat(70_000) }] });
+    expect(tooLarge.status).toBe(413);
+    expect(errorCodeOf(tooLarge)).toBe("PayloadTooLarge");
+    const named = await call(api, "POST", "/heartbeat", { roles: [{ utype: roles[0], uuid: "ok" }, { utype: roles[2], uuid: "bad/uuid" }] });
+    expect(named.status).toBe(400);
+    expect(named.body["error"]).toMatchObject({ code: "InvalidRequest", message: expect.stringMatching(/^roles\[1\]\.uuid must be/) });
+    // The PUT routes keep their 4 KiB.
+    expect((await call(api, "PUT", `/primary/${roles[0]}`, { uuid: "head-1", lease: "t".repeat(5000) })).status).toBe(413);
+  });
+
   it("answers unknown routes with 404 and wrong methods with 405", async () => {
     const unknown = await call(api, "GET", "/nothing-here");
     expect(unknown.status).toBe(404);

@@ -169,6 +169,42 @@ describe.each(STORES)("grants on the %s store, through the Azure functions", (_n
     expect((await call(functions, "updateMemberHeartBeat", "PUT", "members/cluster-a/node-2", caller("token-a"), { session: "s2" })).status).toBe(200);
   });
 
+  it("POST /heartbeat: each role part needs hold and each member part join, as their own routes; a refused part is its route's 403 and reaches no store, the granted ones run", async () => {
+    const single = await call(functions, "updateHeartBeat", "PUT", "primary/cluster-b.scheduler", caller("head-a"), { uuid: "a1" });
+    const refused = await call(functions, "participantHeartbeat", "POST", "heartbeat", caller("head-a"), {
+      roles: [{ utype: "cluster-b.scheduler", uuid: "a1" }],
+      members: [{ group: "cluster-b", member: "node-1", session: "s1" }],
+    });
+    expect(refused.status).toBe(200);
+    expect(refused.body).toEqual({
+      roles: [{ utype: "cluster-b.scheduler", status: 403, body: single.body }],
+      reads: [],
+      members: [{ group: "cluster-b", member: "node-1", status: 403, body: expect.objectContaining({ error: expect.objectContaining({ code: "Forbidden" }), missing: { join: "cluster-b", caller: "key:head-a" } }) }],
+      groups: [],
+    });
+    expect(stores.leases.calls).toEqual([]);
+    expect(stores.members.calls).toEqual([]);
+    const mixed = await call(functions, "participantHeartbeat", "POST", "heartbeat", caller("token-a"), {
+      roles: [
+        { utype: "cluster-a.scheduler", uuid: "a1" },
+        { utype: "cluster-b.scheduler", uuid: "a1" },
+      ],
+      reads: [{ utype: "cluster-b.broker" }],
+      members: [{ group: "cluster-a", member: "node-1", session: "s1" }],
+      groups: [{ group: "cluster-b" }],
+    });
+    expect(mixed.body).toMatchObject({
+      roles: [
+        { utype: "cluster-a.scheduler", status: 200 },
+        { utype: "cluster-b.scheduler", status: 403, body: { missing: { hold: "cluster-b.scheduler", caller: HEAD_A.oid } } },
+      ],
+      reads: [{ status: 200 }],
+      members: [{ group: "cluster-a", status: 200 }],
+      groups: [{ group: "cluster-b", status: 200 }],
+    });
+    expect((await call(functions, "getPrimary", "GET", "primary/cluster-b.scheduler", caller("ops"))).body).toMatchObject({ primary: null });
+  });
+
   it("reads stay open to every authenticated caller, granted or not", async () => {
     for (const who of ["head-a", "ops", "token-b"] as const) {
       expect((await call(functions, "getPrimary", "GET", "primary/cluster-b.scheduler", caller(who))).status).toBe(200);

@@ -11,6 +11,10 @@ import { ResponseChecker } from "../helpers/openapi-responses.js";
 import { createAccess } from "../../shared/http/access.js";
 import { loadAuthConfig } from "../../shared/config/auth-config.js";
 import { send, sendWithHeaders, WALL_START } from "../helpers/route-requests.js";
+import { failingFor } from "../helpers/failing-names.js";
+import { MemoryMemberStore } from "../../shared/store/members-memory-store.js";
+import { OverloadedError } from "../../shared/service/overloaded-error.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -97,7 +101,8 @@ describe("GET /api/openapi.json", () => {
     expect(document["security"]).toEqual(expect.arrayContaining([{ entraToken: [] }, { functionKey: [] }]));
     const responses = (operation: Operation): Record<string, unknown> =>
       (document.paths[`/api/${operation.route}`]?.[operation.method.toLowerCase()] as unknown as { responses: Record<string, unknown> }).responses;
-    for (const operation of operations) expect(Object.hasOwn(responses(operation), "403"), operation.name).toBe(operation.method !== "GET");
+    // Every write but the participant heartbeat, whose refused parts are 403 in their own entries.
+    for (const operation of operations) expect(Object.hasOwn(responses(operation), "403"), operation.name).toBe(operation.method !== "GET" && operation.name !== "participantHeartbeat");
     const access = createAccess(loadAuthConfig({ HA_API_KEYS: "head-a=head-a-key-0123456789", HA_GRANTS: '[{"callers":["key:head-a"],"hold":["mine"]}]' }));
     const headers = { "x-functions-key": "head-a-key-0123456789" };
     const checker = new ResponseChecker(document as never);
@@ -109,6 +114,42 @@ describe("GET /api/openapi.json", () => {
     expect(checker.problems({ ...answer, method: "PUT", path: "/api/primary/theirs", body: forbidden.body })).toEqual([]);
     expect(checker.problems({ ...answer, method: "DELETE", path: "/api/primary/mine", body: revoke.body })).toEqual([]);
     expect(checker.problems({ ...answer, method: "PUT", path: "/api/primary/theirs", body: { ...forbidden.body, surprise: 1 } }).join("\n")).toMatch(/unevaluated properties/);
+  });
+
+  it("describes the participant heartbeat: its answers validate, every part's outcome included (200, 409, 403, 503 with retryAfter, unchanged), and a planted wrong part fails", async () => {
+    const checker = new ResponseChecker(document as never);
+    const members = new MemoryMemberStore();
+    const leases = failingFor(new MemoryLeaseStore(), "shed", new OverloadedError("The service is at capacity (test); retry after 2 s.", 2));
+    const own = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET }, { leases: failingFor(leases, "down", new StoreUnavailableError("down")), members, clock: new FakeClock(WALL_START) });
+    const access = createAccess(loadAuthConfig({ HA_API_KEYS: "head-a=head-a-key-0123456789", HA_GRANTS: '[{"callers":["key:head-a"],"hold":["mine","taken","shed","down"],"join":["hpc"]}]' }));
+    const headers = { "x-functions-key": "head-a-key-0123456789" };
+    await sendWithHeaders(own, "PUT", "/primary/taken", { uuid: "other" }, undefined, headers, access);
+    const body = {
+      roles: ["mine", "taken", "theirs", "shed", "down"].map((utype) => ({ utype, uuid: "a" })),
+      reads: [{ utype: "elsewhere", standbys: true }],
+      members: [{ group: "hpc", member: "head-1", session: "s1" }, { group: "other", member: "head-1", session: "s1" }],
+      groups: [{ group: "hpc" }],
+    };
+    const first = await sendWithHeaders(own, "POST", "/heartbeat", body, undefined, headers, access);
+    expect((first.body["roles"] as Array<{ status: number }>).map((role) => role.status)).toEqual([200, 409, 403, 503, 503]);
+    expect((first.body["roles"] as Array<{ retryAfter?: number }>)[3]?.retryAfter).toBe(2);
+    const ok = { method: "POST", path: "/api/heartbeat", status: 200, contentType: "application/json", body: first.body };
+    expect(checker.problems(ok)).toEqual([]);
+    const cursor = ((first.body["groups"] as Array<{ body: { cursor: string } }>)[0]?.body.cursor) ?? "";
+    const again = await sendWithHeaders(own, "POST", "/heartbeat", { groups: [{ group: "hpc", since: cursor }] }, undefined, headers, access);
+    expect(checker.problems({ ...ok, body: again.body })).toEqual([]);
+    const unchanged = await sendWithHeaders(own, "POST", "/heartbeat", { groups: [{ group: "hpc", since: ((again.body["groups"] as Array<{ body: { cursor: string } }>)[0]?.body.cursor) ?? "" }] }, undefined, headers, access);
+    expect((unchanged.body["groups"] as Array<{ body: Record<string, unknown> }>)[0]?.body).toMatchObject({ unchanged: true });
+    expect(checker.problems({ ...ok, body: unchanged.body })).toEqual([]);
+    const bad = await sendWithHeaders(own, "POST", "/heartbeat", { roles: [{ utype: "x" }] }, undefined, headers, access);
+    expect(checker.problems({ ...ok, status: 400, body: bad.body })).toEqual([]);
+
+    const roles = first.body["roles"] as Array<Record<string, unknown>>;
+    const planted = (changed: Record<string, unknown>): string => checker.problems({ ...ok, body: { ...first.body, roles: [changed, ...roles.slice(1)] } }).join("\n");
+    expect(planted({ ...roles[0], status: "200" })).toMatch(/status must be integer/);
+    expect(planted({ ...roles[0], extra: 1 })).toMatch(/additional properties/);
+    expect(planted({ ...roles[0], body: { ...(roles[0]?.["body"] as object), surprise: 1 } })).not.toEqual("");
+    expect(checker.problems({ ...ok, body: { ...first.body, groups: undefined } }).join("\n")).toMatch(/required property 'groups'/);
   });
 
   it("takes a non-JSON route (HTML, assets of several types, Prometheus text) by its doc alone, and stays valid", async () => {

@@ -58,6 +58,7 @@ describe("the Azure Functions registration", () => {
     expect(bound("dashboard")).toEqual({ route: "dashboard", methods: ["GET"], authLevel: "function" });
     expect(bound("dashboardAsset")).toEqual({ route: "dashboard/{asset}", methods: ["GET"], authLevel: "function" });
     expect(bound("metrics")).toEqual({ route: "metrics", methods: ["GET"], authLevel: "function" });
+    expect(bound("participantHeartbeat")).toEqual({ route: "heartbeat", methods: ["POST"], authLevel: "function" });
   });
 
   it("answers GET /api/metrics in Azure with a 404 that points to Application Insights, without touching the store", async () => {
@@ -74,6 +75,7 @@ describe("the Azure Functions registration", () => {
       "dashboardAssetMethodNotAllowed",
       "dashboardMethodNotAllowed",
       "healthMethodNotAllowed",
+      "heartbeatMethodNotAllowed",
       "membersGroupMemberMethodNotAllowed",
       "membersGroupMethodNotAllowed",
       "membersMethodNotAllowed",

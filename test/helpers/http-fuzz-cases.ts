@@ -56,7 +56,8 @@ export class FuzzCaseGenerator {
     if (roll < 0.14) return this.#methodCase();
     if (roll < 0.34) return this.#targetCase();
     if (roll < 0.5) return this.#headerCase();
-    if (roll < 0.84) return this.#bodyCase();
+    if (roll < 0.76) return this.#bodyCase();
+    if (roll < 0.84) return this.#participantCase();
     if (roll < 0.92) return this.#tokenCase();
     return this.#rawCase();
   }
@@ -206,6 +207,35 @@ export class FuzzCaseGenerator {
       ? Buffer.concat([Buffer.from(`${bytes.byteLength.toString(16)}\r\n`), bytes, Buffer.from("\r\n0\r\n\r\n")])
       : bytes;
     return this.#request("body", method, `/api/primary/${utype}`, headers, framed);
+  }
+
+  /** POST /api/heartbeat (docs/api.md#participant-heartbeat): malformed, oversized and misused parts, and its 64 KiB limit. */
+  #participantCase(): FuzzCase {
+    const uuid = `part-fuzz-${this.rng.int(0, 9)}`;
+    const role = (): string => `{"utype":"${this.#utype()}","uuid":"${uuid}"}`;
+    const body = this.#pick<() => string>([
+      () => `{"roles":[${role()},${role()}]}`,
+      () => `{"roles":[${role()}],"reads":[{"utype":"${this.#utype()}","standbys":${this.#pick(["true", "false", '"true"', "1", "null"])}}]}`,
+      () => `{"members":[{"group":"fuzz-group","member":"m-${this.rng.int(0, 5)}","session":${this.#pick(['"s"', '""', '".."', "1", "null", '"a/b"'])}}]}`,
+      () => `{"groups":[{"group":${this.#pick(['"fuzz-group"', '".."', '""', "5"])},"since":${this.#pick(['"x"', "5", "null", `"${"y".repeat(100)}"`])}}]}`,
+      () => `{"roles":[${Array.from({ length: this.rng.int(15, 40) }, (_, index) => `{"utype":"fuzz-many-${index}","uuid":"${uuid}"}`).join(",")}]}`,
+      () => `{"roles":${this.#pick(['"scheduler"', "[null,1,[],\"x\"]", "{}", "null"])}}`,
+      () => `{"roles":[{"utype":"${this.#utype()}","uuid":"${uuid}","__proto__":{"uuid":"x"}}]}`,
+      () => `{"roles":[{"utype":"${this.#utype()}","uuid":"${uuid}","lease":"${this.targets.realToken}"}]}`,
+      () => `{"roles":[${role()}],"roles":[]}`,
+      () => `{"roles":[${role()}],"reads":[{"utype":"${this.targets.holderUtype}"}],"extra":1}`,
+      () => `{"roles":[${"[".repeat(this.rng.int(100, 2_000))}`,
+      () => this.#pick(["{}", "[]", "null", "", '{"roles":[]}']),
+      () => this.#sizedParticipant(uuid, this.#pick([65_534, 65_535, 65_536, 65_537, 70_000])),
+    ])();
+    const method = this.rng.chance(0.9) ? "POST" : this.#pick(["GET", "PUT", "DELETE"]);
+    return this.#request("participant", method, "/api/heartbeat", this.#baseHeaders(body), body);
+  }
+
+  /** A participant heartbeat of exactly `bytes` (UTF-8), padded in a lease token that is treated as absent. */
+  #sizedParticipant(uuid: string, bytes: number): string {
+    const frame = `{"roles":[{"utype":"fuzz-sized","uuid":"${uuid}","lease":""}]}`;
+    return frame.replace('""}', `"${"t".repeat(Math.max(0, bytes - frame.length))}"}`);
   }
 
   /** Forged, truncated and misused tokens: each must be treated as absent, never trusted. */

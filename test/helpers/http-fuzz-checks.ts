@@ -48,6 +48,7 @@ function shapeProblem(status: number, body: unknown): string | undefined {
     return undefined;
   }
   if (status >= 400) return "a failure without an error body";
+  if (["roles", "reads", "members", "groups"].some((list) => list in body)) return participantProblem(body);
   if ("primaries" in body) {
     if (!Array.isArray(body["primaries"])) return "primaries is not an array";
     return body["primaries"].map(leaseViewProblem).find((problem) => problem !== undefined);
@@ -55,6 +56,30 @@ function shapeProblem(status: number, body: unknown): string | undefined {
   if ("status" in body) return body["status"] === "ok" && typeof body["store"] === "string" ? undefined : "a malformed health report";
   if ("terms" in body) return termHistoryProblem(body);
   return leaseViewProblem(body);
+}
+
+/**
+ * POST /api/heartbeat: its four lists, each entry a part's status and its route's body; a
+ * part is held to what its route is held to (never a 5xx; the role and read bodies a
+ * LeaseView, an error with one, or an error alone).
+ */
+function participantProblem(answer: Record<string, unknown>): string | undefined {
+  const lists = ["roles", "reads", "members", "groups"];
+  const unknown = Object.keys(answer).filter((key) => !lists.includes(key));
+  if (unknown.length > 0) return `a participant answer with unknown fields ${unknown.join(", ")}`;
+  for (const list of lists) {
+    const parts = answer[list];
+    if (!Array.isArray(parts)) return `${list} is not an array`;
+    for (const part of parts) {
+      if (!isRecord(part) || !Number.isInteger(part["status"]) || !isRecord(part["body"])) return `a part of ${list} without a status and a body`;
+      const status = part["status"] as number;
+      const body = part["body"];
+      if (status >= 500) return `a part of ${list} answered ${status}`;
+      const problem = list === "roles" || list === "reads" ? shapeProblem(status, body) : status >= 400 ? shapeProblem(status, { error: body["error"] }) : typeof body["group"] === "string" ? undefined : "a member or group answer without its group";
+      if (problem !== undefined) return `${list}: ${problem}`;
+    }
+  }
+  return undefined;
 }
 
 const TERM_FIELDS = new Set(["epoch", "uuid", "address", "startedAt", "endedAt", "endedBy"]);

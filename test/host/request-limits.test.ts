@@ -27,6 +27,33 @@ function errorCode(exchange: RawExchange): unknown {
 const putHead = (utype: string, framing: string): string =>
   head(`PUT /api/primary/${utype} HTTP/1.1`, ["Host: 127.0.0.1", "Content-Type: application/json", framing]);
 
+describe("the participant heartbeat's 64 KiB (docs/api.md#participant-heartbeat)", () => {
+  const postHead = (framing: string): string => head("POST /api/heartbeat HTTP/1.1", ["Host: 127.0.0.1", "Content-Type: application/json", framing]);
+  /** A participant heartbeat of exactly `bytes`, padded in a lease token (treated as absent). */
+  const sized = (bytes: number): string => {
+    const frame = '{"roles":[{"utype":"limits","uuid":"a","lease":""}]}';
+    return frame.replace('""}', `"${"t".repeat(bytes - frame.length)}"}`);
+  };
+
+  it("is read whole up to 65536 bytes and refused with 413 one byte over; the PUT route keeps 4 KiB", async () => {
+    for (const [bytes, status] of [
+      [5_000, 200],
+      [65_536, 200],
+      [65_537, 413],
+    ] as const) {
+      const body = sized(bytes);
+      expect(Buffer.byteLength(body)).toBe(bytes);
+      const byLength = await rawExchange(test.port, [postHead(`Content-Length: ${bytes}`) + body], { timeoutMs: 10_000 });
+      expect(byLength.responses[0]?.status, `${bytes} bytes by length`).toBe(status);
+      if (status === 413) expect(errorOf(byLength)).toMatchObject({ code: "PayloadTooLarge", message: expect.stringMatching(/the limit is 65536/) });
+    }
+    const five = '{"uuid":"a","lease":"' + "t".repeat(5_000) + '"}';
+    const put = await rawExchange(test.port, [putHead("limits", `Content-Length: ${five.length}`) + five], { timeoutMs: 10_000 });
+    expect(put.responses[0]?.status).toBe(413);
+    expect(errorOf(put)).toMatchObject({ message: expect.stringMatching(/the limit is 4096/) });
+  });
+});
+
 describe("a body over 4 KiB", () => {
   // A client still sending 10 MB is in test/e2e/large-upload.test.ts: it needs the host in another process.
   it("keeps the connection usable once the refused body is drained", async () => {

@@ -116,6 +116,7 @@ describe("the packaged app registers with the Functions worker", () => {
 
   it("with named keys and grants registers every function anonymous and checks callers itself: 401 without a key, 403 outside the grant", async () => {
     const body = JSON.stringify({ uuid: "intruder" });
+    const participant = JSON.stringify({ roles: [{ utype: "cluster-a.scheduler", uuid: "intruder" }], members: [{ group: "cluster-a", member: "node-1", session: "s" }] });
     const loaded = await load(grantEnv, [
       get("getPrimary", "primary/cluster-a.scheduler", { utype: "cluster-a.scheduler" }),
       get("health", "health"),
@@ -129,12 +130,29 @@ describe("the packaged app registers with the Functions worker", () => {
           body,
         },
       ],
+      [
+        "participantHeartbeat",
+        {
+          method: "POST",
+          url: "https://app.azurewebsites.net/api/heartbeat",
+          headers: { "x-functions-key": KEYS["head-b"], "content-type": "application/json", "content-length": String(participant.length) },
+          body: participant,
+        },
+      ],
     ]);
     expect(loaded.loaded).toBe("ok");
     expect(registered(loaded)).toEqual(anonymous(BICEP_SETTINGS["HA_SWEEP_SCHEDULE"]!));
-    const [read, health, write] = loaded.answers;
-    expect([read?.status, health?.status, write?.status]).toEqual([401, 401, 403]);
+    expect(registered(loaded)["participantHeartbeat"]).toEqual({ type: "httpTrigger", route: "heartbeat", methods: ["POST"], authLevel: "anonymous" });
+    const [read, health, write, batched] = loaded.answers;
+    expect([read?.status, health?.status, write?.status, batched?.status]).toEqual([401, 401, 403, 200]);
     expect(JSON.parse(write!.body)).toMatchObject({ error: { code: "Forbidden" }, missing: { hold: "cluster-a.scheduler", caller: "key:head-b" } });
+    // The participant heartbeat's parts outside head-b's grants are its routes' 403s, each for itself.
+    expect(JSON.parse(batched!.body)).toEqual({
+      roles: [{ utype: "cluster-a.scheduler", status: 403, body: JSON.parse(write!.body) }],
+      reads: [],
+      members: [{ group: "cluster-a", member: "node-1", status: 403, body: expect.objectContaining({ missing: { join: "cluster-a", caller: "key:head-b" } }) }],
+      groups: [],
+    });
     expect(loaded.stderr).not.toMatch(/ha-module:/);
   }, 90_000);
 
