@@ -1,4 +1,5 @@
 import type { LeaseTiming } from "../contract/timing.js";
+import type { RenewalTimer } from "./renewal-timer.js";
 
 /**
  * How long each of the elector's calls may take. Until the service has answered once,
@@ -13,16 +14,31 @@ export function pollBudgetMs(timing: LeaseTiming | undefined, retryDelayMs: numb
 /**
  * A heartbeat's answer is worth something until sentAt + (T − I). Half that margin, but at
  * least I, bounds it: one lost call leaves time for another before the deadline, and a
- * slow start of the service (seconds) is still waited for.
+ * slow start of the service (seconds) is still waited for. An acquire's budget; a
+ * renewal's ceiling (renewalBudgetMs).
  */
 export function heartbeatBudgetMs(timing: LeaseTiming | undefined, retryDelayMs: number): number {
   if (timing === undefined) return retryDelayMs;
+  return renewalCeilingMs(timing);
+}
+
+/** max(I, (T − I)/2): the most a renewal waits for its answer. */
+export function renewalCeilingMs(timing: LeaseTiming): number {
   return Math.max(timing.intervalMs, (timing.timeoutMs - timing.intervalMs) / 2);
 }
 
+/**
+ * (T − 2I)/8: the least a renewal waits. The first renewal goes I after the last accepted
+ * one and the deadline is T − I after it, so T − 2I is the time to renew in; with budgets
+ * F, 2F, 4F (doubling after each loss) a fourth try still has F left.
+ */
+export function renewalFloorMs(timing: LeaseTiming): number {
+  return (timing.timeoutMs - 2 * timing.intervalMs) / 8;
+}
+
 /** A renewal is bounded by the time left before its deadline too: a later answer proves nothing. */
-export function renewalBudgetMs(timing: LeaseTiming, deadline: number, now: number): number {
-  return Math.min(deadline - now, heartbeatBudgetMs(timing, timing.intervalMs));
+export function renewalBudgetMs(timer: RenewalTimer, timing: LeaseTiming, deadline: number, now: number): number {
+  return Math.min(deadline - now, timer.budgetMs(timing));
 }
 
 /** Releases are not racing anything; T − I bounds them. */

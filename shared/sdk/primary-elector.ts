@@ -18,6 +18,7 @@ import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } fro
 import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
+import { RenewalTimer } from "./renewal-timer.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -55,6 +56,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
   readonly #stats = new ElectorStatistics();
+  /** The renewals' budget, from the heartbeats' round trips (renewal-timer.ts). */
+  readonly #renewalTimer = new RenewalTimer();
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
 
@@ -421,11 +424,15 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         const sentAt = this.#clock.now();
         renewAt = sentAt + timing.intervalMs;
         const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: this.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
-        const result = await this.#call(renewalBudgetMs(timing, term.deadline, sentAt), wake, (options) => this.#transport.heartbeat(this.utype, request, options));
+        const budgetMs = renewalBudgetMs(this.#renewalTimer, timing, term.deadline, sentAt);
+        const result = await this.#call(budgetMs, wake, (options) => this.#transport.heartbeat(this.utype, request, options));
         const afterRenewal = ended();
         if (afterRenewal !== undefined) return afterRenewal;
         if (result === undefined) {
-          renewAt = Math.max(renewAt, this.#clock.now());
+          // No answer within the budget: again at once, waiting twice as long. A quick failure keeps the cadence.
+          const unanswered = this.#clock.now() - sentAt >= budgetMs;
+          if (unanswered) this.#renewalTimer.unanswered();
+          renewAt = unanswered ? this.#clock.now() : Math.max(renewAt, this.#clock.now());
           continue;
         }
         const epoch = epochHeldBy(result.view, term.uuid);
@@ -609,6 +616,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   #roundTrip(ms: number, timing: LeaseTiming): void {
+    this.#renewalTimer.answered(ms);
     const warning = this.#stats.roundTrip(ms, timing);
     if (warning !== undefined) this.#report(warning);
   }

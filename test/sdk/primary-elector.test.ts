@@ -180,30 +180,37 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     await becomePrimary();
     const sentAt = transport.all[1]!.sentAt;
     await clock.advance(I);
-    const first = transport.take("heartbeat");
-    // Bounded by the time left (T − 2I) and by max(I, (T − I)/2): one lost call leaves room for another.
-    expect(first.options.timeoutInMs).toBe(Math.min(T - 2 * I, Math.max(I, (T - I) / 2)));
-    await clock.advance(first.options.timeoutInMs!);
-    expect(first.settled).toBe(true);
-    const second = transport.take("heartbeat");
-    expect(second.options.timeoutInMs).toBe(sentAt + (T - I) - clock.now());
-    await clock.advance(sentAt + (T - I) - 1 - clock.now());
-    expect(elector.isPrimary()).toBe(true);
+    // The service answered the acquire at once: the budget starts at its floor (T − 2I)/8,
+    // doubles after each renewal left unanswered, and the last try gets the time left.
+    const floor = (T - 2 * I) / 8;
+    const budgets: number[] = [];
+    const sent: number[] = [];
+    while (clock.now() < sentAt + (T - I)) {
+      const renewal = transport.take("heartbeat");
+      budgets.push(renewal.options.timeoutInMs!);
+      sent.push(renewal.sentAt - sentAt);
+      await clock.advance(Math.min(renewal.options.timeoutInMs!, sentAt + (T - I) - 1 - clock.now()));
+      expect(elector.isPrimary()).toBe(true);
+      if (!renewal.settled) break;
+    }
+    expect(budgets).toEqual([floor, 2 * floor, 4 * floor, floor]);
+    expect(sent).toEqual([I, I + floor, I + 3 * floor, I + 7 * floor]);
     await clock.advance(1);
     expect(elector.isPrimary()).toBe(false);
     expect(events.filter((e) => e.event === "demoted").map((e) => [e.at - sentAt, e.payload])).toEqual([
       [T - I, { reason: "lease-expired", uuid: "uuid-1", epoch: 1 }],
     ]);
-    // The second call was cut off by the demotion itself, which is not a failure of the call.
-    expect(events.filter((e) => e.event === "error").map((e) => (e.payload as HaRequestError).code)).toEqual(["Timeout"]);
+    // The last call was cut off by the demotion itself, which is not a failure of the call.
+    expect(events.filter((e) => e.event === "error").map((e) => (e.payload as HaRequestError).code)).toEqual(["Timeout", "Timeout", "Timeout"]);
     // The renewals got no answer: no release (it would only add to a failing service's
-    // load), and the new incarnation waits a backoff (≥ I) before it polls: no churn.
+    // load), and the new incarnation waits a backoff before it polls: no churn (after 3
+    // failures: min(T, 4·I, 8·I) × (0.5 + 0.5·U), U = 0 here: 2·I).
     transport.expectIdle();
     expect(elector.uuid).toBe("uuid-2");
-    expect(elector.stats().failures).toBe(1);
-    await clock.advance(I - 1);
+    expect(elector.stats().failures).toBe(3);
+    await clock.advance(2 * I - 1);
     transport.expectIdle();
-    await clock.advance(2 * I);
+    await clock.advance(1);
     expect(transport.take("getPrimary").request).toBeUndefined();
     transport.expectIdle();
   });
@@ -423,7 +430,8 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     await clock.advance(I);
     for (let n = 0; n < 12; n += 1) {
       const call = transport.take("heartbeat");
-      const roundTrip = n < 4 ? 10 : slow;
+      // The round trips rise step by step, so the renewal budget (which follows them) is never overrun.
+      const roundTrip = n < 4 ? 300 : slow;
       await clock.advance(roundTrip);
       await answer(call, accepted("uuid-1", 1));
       await clock.advance(I - roundTrip);
@@ -1110,5 +1118,110 @@ describe("PrimaryElector handlers", () => {
     expect(reported).toEqual(["handler bug"]);
     await clock.advance(I);
     expect(transport.take("heartbeat").request?.lease).toBe("t");
+  });
+});
+
+describe("PrimaryElector: the renewal budget follows the round trip (docs/protocol.md#timing-rules)", () => {
+  const floor = (T - 2 * I) / 8;
+
+  it("with a fast service, a primary survives 3 lost renewals in a row: tries at once after each, on budgets F, 2F, 4F, all within T − I", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
+    await becomePrimary();
+    const acquiredAt = transport.all[1]!.sentAt;
+    // A fast service: a few answered renewals of 20 ms.
+    for (let n = 1; n <= 3; n += 1) {
+      await clock.advance(acquiredAt + n * I - clock.now());
+      const renewal = transport.take("heartbeat");
+      await clock.advance(20);
+      await answer(renewal, accepted("uuid-1", 1));
+    }
+    const lastAcceptedAt = acquiredAt + 3 * I;
+    await clock.advance(lastAcceptedAt + I - clock.now());
+    // Three renewals lost in a row (no answer: lost on the way, or the answer lost).
+    const lost: [number, number][] = [];
+    for (let n = 0; n < 3; n += 1) {
+      const renewal = transport.take("heartbeat");
+      lost.push([renewal.sentAt - lastAcceptedAt, renewal.options.timeoutInMs!]);
+      await clock.advance(renewal.options.timeoutInMs!);
+      expect(renewal.settled).toBe(true);
+      expect(elector.isPrimary()).toBe(true);
+    }
+    expect(lost).toEqual([
+      [I, floor],
+      [I + floor, 2 * floor],
+      [I + 3 * floor, 4 * floor],
+    ]);
+    // The fourth, at I + 7F, is answered in 20 ms: still primary, the deadline moves on.
+    const fourth = transport.take("heartbeat");
+    expect(fourth.sentAt - lastAcceptedAt).toBe(I + 7 * floor);
+    expect(fourth.sentAt + 20).toBeLessThan(lastAcceptedAt + (T - I));
+    await clock.advance(20);
+    await answer(fourth, accepted("uuid-1", 1, "token-after-loss"));
+    expect(elector.isPrimary()).toBe(true);
+    expect(elector.leaseTimeLeftMs()).toBe(fourth.sentAt + (T - I) - clock.now());
+    expect(events.filter((e) => e.event === "demoted")).toEqual([]);
+    // The answer ends the backoff: the next renewal is I after the fourth, on the floor again.
+    await clock.advance(fourth.sentAt + I - clock.now());
+    const next = transport.take("heartbeat");
+    expect([next.sentAt - fourth.sentAt, next.options.timeoutInMs, next.request?.lease]).toEqual([I, floor, "token-after-loss"]);
+  });
+
+  it("a service that turns slow: the budget doubles until an answer comes, then follows the round trip, and the term survives", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
+    await becomePrimary();
+    const acquiredAt = transport.all[1]!.sentAt;
+    // From now on every answer takes 900 ms (the acquire's took 0).
+    const slow = 900;
+    await clock.advance(I);
+    const tries: [number, number][] = [];
+    let answered: PendingCall | undefined;
+    while (answered === undefined) {
+      const renewal = transport.take("heartbeat");
+      tries.push([renewal.sentAt - acquiredAt, renewal.options.timeoutInMs!]);
+      if (renewal.options.timeoutInMs! > slow) {
+        await clock.advance(slow);
+        await answer(renewal, accepted("uuid-1", 1));
+        answered = renewal;
+      } else {
+        await clock.advance(renewal.options.timeoutInMs!);
+      }
+    }
+    expect(tries).toEqual([
+      [I, floor],
+      [I + floor, 2 * floor],
+      [I + 3 * floor, 4 * floor],
+    ]);
+    expect(elector.isPrimary()).toBe(true);
+    // One sample of 900 ms after one of 0: SRTT 112.5, RTTVAR 225, so 1012.5 ms (1013 whole),
+    // and every later renewal is answered within its budget, I apart.
+    for (let n = 1; n <= 5; n += 1) {
+      await clock.advance(answered.sentAt + n * I - clock.now());
+      const renewal = transport.take("heartbeat");
+      expect(renewal.options.timeoutInMs).toBeGreaterThan(slow);
+      if (n === 1) expect(renewal.options.timeoutInMs).toBe(1013);
+      await clock.advance(slow);
+      await answer(renewal, accepted("uuid-1", 1));
+    }
+    expect(events.filter((e) => e.event === "demoted" || e.event === "error")).toEqual(events.filter((e) => e.event === "error"));
+    expect(events.filter((e) => e.event === "error").map((e) => (e.payload as HaRequestError).code)).toEqual(["Timeout", "Timeout"]);
+  });
+
+  it("a service that stops answering gets at most four renewals per lease, then the standby's backoff: no hammering", async () => {
+    const { clock, transport, elector, becomePrimary } = setup();
+    await becomePrimary();
+    const downAt = clock.now();
+    // Every call from here on hangs until its own budget cuts it off; 30 s of outage.
+    await clock.advance(30_000);
+    const calls = transport.all.slice(2);
+    const renewals = calls.filter((call) => call.method === "heartbeat" && call.request?.lease !== undefined);
+    expect(renewals.map((call) => call.sentAt - downAt)).toEqual([I, I + floor, I + 3 * floor, I + 7 * floor]);
+    expect(elector.isPrimary()).toBe(false);
+    // After the demotion (at T − I) only polls, each a failure backoff after the last:
+    // min(T, 4·I) × (0.5 + 0.5·U), U = 0 here: 2·I.
+    const polls = calls.filter((call) => call.method === "getPrimary").map((call) => call.sentAt - downAt);
+    expect(polls).toEqual(Array.from({ length: 13 }, (_, n) => T - I + (n + 1) * 2 * I));
+    expect(calls.filter((call) => call.method === "heartbeat").length).toBe(renewals.length);
+    // 4 renewals + 13 polls in 30 s: 0.57 calls/s, below the 1 per I of a primary the service answers.
+    expect(calls.length).toBe(17);
   });
 });
