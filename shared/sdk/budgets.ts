@@ -1,5 +1,4 @@
 import type { LeaseTiming } from "../contract/timing.js";
-import type { RenewalTimer } from "./renewal-timer.js";
 
 /**
  * How long each of the elector's calls may take. Until the service has answered once,
@@ -34,11 +33,6 @@ export function renewalCeilingMs(timing: LeaseTiming): number {
  */
 export function renewalFloorMs(timing: LeaseTiming): number {
   return (timing.timeoutMs - 2 * timing.intervalMs) / 8;
-}
-
-/** A renewal is bounded by the time left before its deadline too: a later answer proves nothing. */
-export function renewalBudgetMs(timer: RenewalTimer, timing: LeaseTiming, deadline: number, now: number): number {
-  return Math.min(deadline - now, timer.budgetMs(timing));
 }
 
 /** Releases are not racing anything; T − I bounds them. */

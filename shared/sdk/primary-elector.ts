@@ -1,5 +1,5 @@
 import { callWithin } from "./bounded-call.js";
-import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs, renewalBudgetMs } from "./budgets.js";
+import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs } from "./budgets.js";
 import { CorruptedMessageError } from "./corrupted-message-error.js";
 import { DeadlineAlarm } from "./deadline-alarm.js";
 import { sleep, type ElectorClock } from "./elector-clock.js";
@@ -19,6 +19,9 @@ import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
 import { RenewalTimer } from "./renewal-timer.js";
+import { renewHedged } from "./hedged-renewal.js";
+import { HaRequestError } from "./ha-request-error.js";
+import type { HeartbeatResult } from "../contract/outcomes.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -421,20 +424,16 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         const beforeRenewal = ended();
         if (beforeRenewal !== undefined) return beforeRenewal;
         const timing = this.#timing ?? acquired;
-        const sentAt = this.#clock.now();
-        renewAt = sentAt + timing.intervalMs;
+        renewAt = this.#clock.now() + timing.intervalMs;
         const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: this.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
-        const budgetMs = renewalBudgetMs(this.#renewalTimer, timing, term.deadline, sentAt);
-        const result = await this.#call(budgetMs, wake, (options) => this.#transport.heartbeat(this.utype, request, options));
+        const answer = await this.#renew(timing, term, request, wake);
         const afterRenewal = ended();
         if (afterRenewal !== undefined) return afterRenewal;
-        if (result === undefined) {
-          // No answer within the budget: again at once, waiting twice as long. A quick failure keeps the cadence.
-          const unanswered = this.#clock.now() - sentAt >= budgetMs;
-          if (unanswered) this.#renewalTimer.unanswered();
-          renewAt = unanswered ? this.#clock.now() : Math.max(renewAt, this.#clock.now());
+        if (answer === undefined) {
+          renewAt = Math.max(renewAt, this.#clock.now());
           continue;
         }
+        const { value: result, sentAt } = answer;
         const epoch = epochHeldBy(result.view, term.uuid);
         if (result.outcome === "accepted" && epoch === undefined) {
           this.#fail(acceptedForAnother(this.utype));
@@ -470,6 +469,27 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     } finally {
       alarm.disarm();
     }
+  }
+
+  /**
+   * One renewal, sent again at once whenever the renewal budget passes without an answer
+   * (renewal-timer.ts: the budget doubles each time, an answer resets it), earlier copies
+   * left running: the first answer counts, with the sentAt of its copy. Undefined when the
+   * term ended meanwhile, or when the newest copy failed fast (the cadence I goes on).
+   */
+  #renew(timing: LeaseTiming, term: Term, request: HeartbeatBody, wake: AbortSignal): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
+    return renewHedged({
+      clock: this.#clock,
+      deadline: term.deadline,
+      signal: wake,
+      budgetMs: () => this.#renewalTimer.budgetMs(timing),
+      send: (options) => this.#transport.heartbeat(this.utype, request, options),
+      onUnanswered: (budgetMs) => {
+        this.#renewalTimer.unanswered();
+        this.#fail(new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined));
+      },
+      onFailure: (error) => this.#fail(error),
+    });
   }
 
   /**
