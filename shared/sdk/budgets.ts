@@ -21,15 +21,16 @@ export function heartbeatBudgetMs(timing: LeaseTiming | undefined, retryDelayMs:
   return renewalCeilingMs(timing);
 }
 
-/** max(I, (T − I)/2): the most a renewal waits for its answer. */
+/** max(I, (T − I)/2): the longest a renewal goes unanswered before a copy is sent again (renewal-timer.ts). */
 export function renewalCeilingMs(timing: LeaseTiming): number {
   return Math.max(timing.intervalMs, (timing.timeoutMs - timing.intervalMs) / 2);
 }
 
 /**
- * (T − 2I)/8: the least a renewal waits. The first renewal goes I after the last accepted
- * one and the deadline is T − I after it, so T − 2I is the time to renew in; with budgets
- * F, 2F, 4F (doubling after each loss) a fourth try still has F left.
+ * (T − 2I)/8: the shortest a renewal goes unanswered before a copy is sent again. The first
+ * renewal goes I after the last accepted one and the deadline is T − I after it, so T − 2I
+ * is the time to renew in; with budgets F, 2F, 4F (doubling after each loss) a fourth copy
+ * still has F left.
  */
 export function renewalFloorMs(timing: LeaseTiming): number {
   return (timing.timeoutMs - 2 * timing.intervalMs) / 8;

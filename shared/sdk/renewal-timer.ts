@@ -10,17 +10,18 @@ const K = 4;
 const MAX_DOUBLINGS = 16;
 
 /**
- * How long a primary waits for a renewal's answer (docs/protocol.md#timing-rules): TCP's
+ * How long a primary's renewal goes unanswered before a copy is sent again, the earlier
+ * copies still awaited (hedged-renewal.ts, docs/protocol.md#timing-rules): TCP's
  * retransmission timeout, for one elector. Fed the round trips of answered heartbeats and
  * the renewals that got no answer within their budget; pure and clock-free (the elector
  * measures, this only keeps the numbers).
  *
  * budget = min(ceil, max(floor, SRTT + 4·RTTVAR) · 2^n), n = renewals unanswered in a row
  * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2). Before the first
- * answer, the ceiling. With a fast service a lost renewal is retried after the floor, so
- * four tries (F, 2F, 4F, then what is left: F) fit between the first renewal (I after the
- * last accepted one) and the deadline (T − I after it); a service that stops answering
- * sees the tries spaced by doubling budgets, at most four per lease.
+ * answer, the ceiling. With a fast service a lost renewal is sent again after the floor,
+ * so four copies (after F, 2F, 4F, then what is left: F) fit between the first renewal (I
+ * after the last accepted one) and the deadline (T − I after it); a service that stops
+ * answering sees the copies spaced by doubling budgets, at most four per lease.
  */
 export class RenewalTimer {
   #smoothedMs: number | undefined;
