@@ -1,51 +1,175 @@
-/* global console, process, URL, structuredClone */
-// Spurious leader changes under message loss, two builds side by side in one run: for each
-// tree, its own `ha-module serve` (in-memory embedded Azurite) behind the bench's lossy wire
-// proxy (bench/compare/wire-proxy.ts: half the lost calls never reach the service, half lose
-// the answer after it applied them), and N roles × 2 of that tree's PrimaryElectors. After
-// 8 s without loss, LOSS for S seconds; counts elections and demotions by reason (nobody is
-// killed, so every one is spurious). Needs `npm run build` in each tree.
+/* global console, process, URL, performance, structuredClone */
+// Spurious leader changes under message loss, builds and the seed client side by side in one
+// run. Each client runs in a process of its own (so that one client's event loop does not
+// delay another's timers), with its own `ha-module serve` (in-memory embedded Azurite)
+// behind the bench's lossy wire proxy (bench/compare/wire-proxy.ts: half the lost calls never
+// reach the service, half lose the answer after it applied them), and N roles × 2
+// participants: each tree's PrimaryElectors, and with --seed the protocol's original client
+// (bench/compare/algorithms/seed.ts, this tree's build) against a service of this tree.
+// Once every role has a primary (at most 30 s), LOSS for S seconds in all of them at once;
+// counts elections and demotions by reason (nobody is killed, so every one is spurious) and
+// samples every 20 ms, per role, whether no participant or two act as primary (from their
+// own events, as bench/compare does). --runs R repeats it with fresh processes. Needs
+// `npm run build` in each tree.
 //
-//   node bench/loss-ab.mjs [--roles 30] [--seconds 120] [--loss 0.1] --tree old=/tmp/old --tree new=.
+//   node bench/loss-ab.mjs [--roles 30] [--seconds 60] [--runs 3] [--loss 0.1] [--seed] --tree old=/tmp/old --tree new=.
+import { fork } from "node:child_process";
 import path from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { startServe, treesOf } from "./serve-child.mjs";
 
 const { values } = parseArgs({
-  options: { roles: { type: "string", default: "30" }, seconds: { type: "string", default: "120" }, loss: { type: "string", default: "0.1" }, tree: { type: "string", multiple: true, default: ["."] } },
+  options: {
+    roles: { type: "string", default: "30" },
+    seconds: { type: "string", default: "60" },
+    runs: { type: "string", default: "1" },
+    loss: { type: "string", default: "0.1" },
+    seed: { type: "boolean", default: false },
+    tree: { type: "string", multiple: true, default: ["."] },
+    // Internal: this process is one client's side (label=dir, "seed=dir" for the seed client).
+    child: { type: "string" },
+  },
 });
-const trees = treesOf(values.tree);
-const { startWireProxy } = await import(new URL("../dist/bench/compare/wire-proxy.js", import.meta.url).href);
+const roles = Number(values.roles);
+const seconds = Number(values.seconds);
+const loss = Number(values.loss);
+const here = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
+/** The service's I and T (serve's defaults), which the seed client is told as bench/compare tells it. */
+const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 
+if (values.child !== undefined) await runChild(treesOf([values.child])[0], values.seed);
+else await runParent();
 
-const setups = [];
-for (const { label, dir } of trees) {
-  const { PrimaryElector } = await import(path.join(dir, "dist/shared/sdk/index.js"));
-  const proxy = await startWireProxy((await startServe(dir)).url.replace(/\/api$/, ""));
+/** One client, N roles × 2, its own service and lossy proxy; driven by the parent over IPC. */
+async function runChild({ label, dir }, seed) {
+  const { startWireProxy } = await import(new URL("../dist/bench/compare/wire-proxy.js", import.meta.url).href);
+  const serve = await startServe(dir);
+  const proxy = await startWireProxy(serve.url.replace(/\/api$/, ""));
   const counts = { elections: 0, demotions: {} };
-  for (let role = 0; role < Number(values.roles); role += 1) {
-    for (let n = 0; n < 2; n += 1) {
-      const elector = new PrimaryElector({ utype: `r${role}`, endpoint: `${proxy.url}/api` });
-      elector
-        .on("elected", () => (counts.elections += 1))
-        .on("demoted", ({ reason }) => (counts.demotions[reason] = (counts.demotions[reason] ?? 0) + 1))
-        .on("error", () => {});
-      elector.start();
+  const pairs = [];
+  const stops = [];
+  const participant = () => ({
+    primary: false,
+    elected() {
+      this.primary = true;
+      counts.elections += 1;
+    },
+    demoted(reason) {
+      this.primary = false;
+      counts.demotions[reason] = (counts.demotions[reason] ?? 0) + 1;
+    },
+  });
+  const { PrimaryElector } = seed ? {} : await import(path.join(dir, "dist/shared/sdk/index.js"));
+  const { runSeed } = seed ? await import(new URL("../dist/bench/compare/algorithms/seed.js", import.meta.url).href) : {};
+  for (let role = 0; role < roles; role += 1) {
+    const pair = [participant(), participant()];
+    for (const p of pair) {
+      if (seed) {
+        const emit = (line) => (line.event === "elected" ? p.elected() : line.event === "demoted" ? p.demoted(line.reason) : undefined);
+        const running = runSeed({ endpoint: `${proxy.url}/api`, utype: `r${role}`, ...TIMING, emit });
+        stops.push(() => running.stop());
+      } else {
+        const elector = new PrimaryElector({ utype: `r${role}`, endpoint: `${proxy.url}/api` });
+        elector
+          .on("elected", () => p.elected())
+          .on("demoted", ({ reason }) => p.demoted(reason))
+          .on("error", () => {});
+        elector.start();
+        stops.push(() => elector.stop());
+      }
+    }
+    pairs.push(pair);
+  }
+  const settled = performance.now() + 30_000;
+  while (pairs.some((pair) => !pair.some((p) => p.primary)) && performance.now() < settled) await sleep(100);
+  process.send({ ready: label });
+  await new Promise((resolve) => process.once("message", resolve));
+  const before = structuredClone(counts);
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  proxy.take();
+  proxy.setLoss(loss);
+  let samples = 0;
+  let without = 0;
+  let two = 0;
+  const started = performance.now();
+  while (performance.now() - started < seconds * 1000) {
+    await sleep(20);
+    samples += 1;
+    for (const pair of pairs) {
+      const acting = pair.filter((p) => p.primary).length;
+      if (acting === 0) without += 1;
+      if (acting > 1) two += 1;
     }
   }
-  setups.push({ label, proxy, counts });
+  proxy.setLoss(0);
+  lag.disable();
+  const calls = proxy.take();
+  const demotions = Object.fromEntries(
+    Object.entries(counts.demotions)
+      .map(([reason, count]) => [reason, count - (before.demotions[reason] ?? 0)])
+      .filter(([, count]) => count > 0),
+  );
+  process.send({
+    tree: label,
+    roles,
+    seconds,
+    loss,
+    leaderChanges: counts.elections - before.elections,
+    demotions,
+    withoutPrimaryShare: without / (samples * roles),
+    twoPrimariesShare: two / (samples * roles),
+    calls: calls.length,
+    lost: calls.filter((call) => call.dropped !== undefined).length,
+    eventLoopDelayMs: { p99: Math.round(lag.percentile(99) / 1e6), max: Math.round(lag.max / 1e6) },
+  });
+  await Promise.race([Promise.all(stops.map((stop) => stop())), sleep(10_000)]);
+  process.exit(0);
 }
-await sleep(8000);
-const before = setups.map((setup) => structuredClone(setup.counts));
-for (const setup of setups) {
-  setup.proxy.take();
-  setup.proxy.setLoss(Number(values.loss));
+
+async function runParent() {
+  const clients = treesOf(values.tree).map((tree) => ({ spec: `${tree.label}=${tree.dir}`, seed: false }));
+  if (values.seed) clients.push({ spec: `seed=${here}`, seed: true });
+  const all = [];
+  for (let run = 1; run <= Number(values.runs); run += 1) {
+    const children = clients.map(({ spec, seed }) => {
+      const child = fork(fileURLToPath(import.meta.url), ["--child", spec, "--roles", String(roles), "--seconds", String(seconds), "--loss", String(loss), ...(seed ? ["--seed"] : [])]);
+      const messages = [];
+      const waiters = [];
+      child.on("message", (message) => (waiters.length > 0 ? waiters.shift()(message) : messages.push(message)));
+      const next = () => (messages.length > 0 ? Promise.resolve(messages.shift()) : new Promise((resolve) => waiters.push(resolve)));
+      return { child, next };
+    });
+    process.on("exit", () => children.forEach(({ child }) => child.kill("SIGKILL")));
+    await Promise.all(children.map(({ next }) => next()));
+    // Every client settled: the loss starts in all of them at once.
+    children.forEach(({ child }) => child.send("go"));
+    const results = await Promise.all(children.map(({ next }) => next()));
+    for (const result of results) {
+      console.log(JSON.stringify({ run, ...result }));
+      all.push({ run, ...result });
+    }
+    await Promise.all(children.map(({ child }) => new Promise((resolve) => (child.exitCode === null ? child.once("exit", resolve) : resolve()))));
+  }
+
+  // The sum over the runs, one row per client: the table docs/benchmarks.md shows.
+  const percent = (share) => `${(share * 100).toFixed(2)} %`;
+  console.log(`\n| client | runs × roles × 2, s | calls lost / calls | spurious leader changes (per run) | demotions | time without a primary | time with two acting primaries | client event-loop delay p99 / max ms |`);
+  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- |`);
+  for (const label of [...new Set(all.map((result) => result.tree))]) {
+    const mine = all.filter((result) => result.tree === label);
+    const demotions = {};
+    for (const result of mine) for (const [reason, count] of Object.entries(result.demotions)) demotions[reason] = (demotions[reason] ?? 0) + count;
+    const total = Object.values(demotions).reduce((a, b) => a + b, 0);
+    const sum = (key) => mine.reduce((s, result) => s + result[key], 0);
+    const reasons = Object.entries(demotions).map(([reason, count]) => `${count} ${reason}`).join(", ");
+    const lag = `${Math.max(...mine.map((r) => r.eventLoopDelayMs.p99))} / ${Math.max(...mine.map((r) => r.eventLoopDelayMs.max))}`;
+    console.log(
+      `| ${label} | ${mine.length} × ${roles} × 2, ${seconds} s | ${sum("lost")} / ${sum("calls")} | ${sum("leaderChanges")} (${mine.map((r) => r.leaderChanges).join(", ")}) | ${total}${reasons === "" ? "" : ` (${reasons})`} | ${percent(sum("withoutPrimaryShare") / mine.length)} | ${percent(sum("twoPrimariesShare") / mine.length)} | ${lag} |`,
+    );
+  }
+  process.exit(0);
 }
-await sleep(Number(values.seconds) * 1000);
-setups.forEach((setup, index) => {
-  const calls = setup.proxy.take();
-  const demotions = Object.fromEntries(Object.entries(setup.counts.demotions).map(([reason, count]) => [reason, count - (before[index].demotions[reason] ?? 0)]));
-  console.log(JSON.stringify({ tree: setup.label, roles: Number(values.roles), seconds: Number(values.seconds), leaderChanges: setup.counts.elections - before[index].elections, demotions, calls: calls.length, lost: calls.filter((call) => call.dropped !== undefined).length }));
-});
-process.exit(0);

@@ -13,16 +13,27 @@ export function pollBudgetMs(timing: LeaseTiming | undefined, retryDelayMs: numb
 /**
  * A heartbeat's answer is worth something until sentAt + (T − I). Half that margin, but at
  * least I, bounds it: one lost call leaves time for another before the deadline, and a
- * slow start of the service (seconds) is still waited for.
+ * slow start of the service (seconds) is still waited for. An acquire's budget; a
+ * renewal's ceiling (renewalBudgetMs).
  */
 export function heartbeatBudgetMs(timing: LeaseTiming | undefined, retryDelayMs: number): number {
   if (timing === undefined) return retryDelayMs;
+  return renewalCeilingMs(timing);
+}
+
+/** max(I, (T − I)/2): the longest a renewal goes unanswered before a copy is sent again (renewal-timer.ts). */
+export function renewalCeilingMs(timing: LeaseTiming): number {
   return Math.max(timing.intervalMs, (timing.timeoutMs - timing.intervalMs) / 2);
 }
 
-/** A renewal is bounded by the time left before its deadline too: a later answer proves nothing. */
-export function renewalBudgetMs(timing: LeaseTiming, deadline: number, now: number): number {
-  return Math.min(deadline - now, heartbeatBudgetMs(timing, timing.intervalMs));
+/**
+ * (T − 2I)/8: the shortest a renewal goes unanswered before a copy is sent again. The first
+ * renewal goes I after the last accepted one and the deadline is T − I after it, so T − 2I
+ * is the time to renew in; with budgets F, 2F, 4F (doubling after each loss) a fourth copy
+ * still has F left.
+ */
+export function renewalFloorMs(timing: LeaseTiming): number {
+  return (timing.timeoutMs - 2 * timing.intervalMs) / 8;
 }
 
 /** Releases are not racing anything; T − I bounds them. */

@@ -1,5 +1,5 @@
 import { callWithin } from "./bounded-call.js";
-import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs, renewalBudgetMs } from "./budgets.js";
+import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs } from "./budgets.js";
 import { CorruptedMessageError } from "./corrupted-message-error.js";
 import { DeadlineAlarm } from "./deadline-alarm.js";
 import { sleep, type ElectorClock } from "./elector-clock.js";
@@ -18,6 +18,10 @@ import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } fro
 import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
+import { RenewalTimer } from "./renewal-timer.js";
+import { renewHedged } from "./hedged-renewal.js";
+import { HaRequestError } from "./ha-request-error.js";
+import type { HeartbeatResult } from "../contract/outcomes.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -55,6 +59,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #retryDelayMs: number;
   readonly #abortSignal: AbortSignal | undefined;
   readonly #stats = new ElectorStatistics();
+  /** The renewals' budget, from the heartbeats' round trips (renewal-timer.ts). */
+  readonly #renewalTimer = new RenewalTimer();
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
 
@@ -420,16 +426,16 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         const beforeRenewal = ended();
         if (beforeRenewal !== undefined) return beforeRenewal;
         const timing = this.#timing ?? acquired;
-        const sentAt = this.#clock.now();
-        renewAt = sentAt + timing.intervalMs;
+        renewAt = this.#clock.now() + timing.intervalMs;
         const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: this.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
-        const result = await this.#call(renewalBudgetMs(timing, term.deadline, sentAt), wake, (options) => this.#transport.heartbeat(this.utype, request, options));
+        const answer = await this.#renew(timing, term, request, wake);
         const afterRenewal = ended();
         if (afterRenewal !== undefined) return afterRenewal;
-        if (result === undefined) {
+        if (answer === undefined) {
           renewAt = Math.max(renewAt, this.#clock.now());
           continue;
         }
+        const { value: result, sentAt } = answer;
         const epoch = epochHeldBy(result.view, term.uuid);
         if (result.outcome === "accepted" && epoch === undefined) {
           this.#fail(acceptedForAnother(this.utype));
@@ -465,6 +471,27 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     } finally {
       alarm.disarm();
     }
+  }
+
+  /**
+   * One renewal, sent again at once whenever the renewal budget passes without an answer
+   * (renewal-timer.ts: the budget doubles each time, an answer resets it), earlier copies
+   * left running: the first answer counts, with the sentAt of its copy. Undefined when the
+   * term ended meanwhile, or when the newest copy failed fast (the cadence I goes on).
+   */
+  #renew(timing: LeaseTiming, term: Term, request: HeartbeatBody, wake: AbortSignal): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
+    return renewHedged({
+      clock: this.#clock,
+      deadline: term.deadline,
+      signal: wake,
+      budgetMs: () => this.#renewalTimer.budgetMs(timing),
+      send: (options) => this.#transport.heartbeat(this.utype, request, options),
+      onUnanswered: (budgetMs) => {
+        this.#renewalTimer.unanswered();
+        this.#fail(new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined));
+      },
+      onFailure: (error) => this.#fail(error),
+    });
   }
 
   /**
@@ -611,6 +638,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   #roundTrip(ms: number, timing: LeaseTiming): void {
+    this.#renewalTimer.answered(ms);
     const warning = this.#stats.roundTrip(ms, timing);
     if (warning !== undefined) this.#report(warning);
   }

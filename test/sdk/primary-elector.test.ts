@@ -179,31 +179,35 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     const { clock, transport, elector, events, becomePrimary } = setup();
     await becomePrimary();
     const sentAt = transport.all[1]!.sentAt;
-    await clock.advance(I);
-    const first = transport.take("heartbeat");
-    // Bounded by the time left (T − 2I) and by max(I, (T − I)/2): one lost call leaves room for another.
-    expect(first.options.timeoutInMs).toBe(Math.min(T - 2 * I, Math.max(I, (T - I) / 2)));
-    await clock.advance(first.options.timeoutInMs!);
-    expect(first.settled).toBe(true);
-    const second = transport.take("heartbeat");
-    expect(second.options.timeoutInMs).toBe(sentAt + (T - I) - clock.now());
-    await clock.advance(sentAt + (T - I) - 1 - clock.now());
+    const deadline = sentAt + (T - I);
+    // The service answered the acquire at once: the renewal budget is its floor F = (T − 2I)/8.
+    // Unanswered, the renewal is sent again after F, 2F, 4F (the earlier copies still
+    // awaited), each copy bounded by the deadline.
+    const floor = (T - 2 * I) / 8;
+    await clock.advance(deadline - 1 - clock.now());
     expect(elector.isPrimary()).toBe(true);
+    const copies = [1, 2, 3, 4].map(() => transport.take("heartbeat"));
+    expect(copies.map((copy) => copy.sentAt - sentAt)).toEqual([I, I + floor, I + 3 * floor, I + 7 * floor]);
+    expect(copies.map((copy) => copy.options.timeoutInMs)).toEqual(copies.map((copy) => deadline - copy.sentAt));
+    expect(copies.map((copy) => copy.request)).toEqual(Array(4).fill({ uuid: "uuid-1", lease: "token-1" }));
+    expect(copies.some((copy) => copy.settled)).toBe(false);
     await clock.advance(1);
     expect(elector.isPrimary()).toBe(false);
+    expect(copies.every((copy) => copy.settled)).toBe(true);
     expect(events.filter((e) => e.event === "demoted").map((e) => [e.at - sentAt, e.payload])).toEqual([
       [T - I, { reason: "lease-expired", uuid: "uuid-1", epoch: 1 }],
     ]);
-    // The second call was cut off by the demotion itself, which is not a failure of the call.
-    expect(events.filter((e) => e.event === "error").map((e) => (e.payload as HaRequestError).code)).toEqual(["Timeout"]);
+    // Each copy that went unanswered for its budget is a failed call; the cut-off at the deadline is not.
+    expect(events.filter((e) => e.event === "error").map((e) => (e.payload as HaRequestError).code)).toEqual(["Timeout", "Timeout", "Timeout"]);
     // The renewals got no answer: no release (it would only add to a failing service's
-    // load), and the new incarnation waits a backoff (≥ I) before it polls: no churn.
+    // load), and the new incarnation waits a backoff before it polls: no churn (after 3
+    // failures: min(T, 4·I, 8·I) × (0.5 + 0.5·U), U = 0 here: 2·I).
     transport.expectIdle();
     expect(elector.uuid).toBe("uuid-2");
-    expect(elector.stats().failures).toBe(1);
-    await clock.advance(I - 1);
+    expect(elector.stats().failures).toBe(3);
+    await clock.advance(2 * I - 1);
     transport.expectIdle();
-    await clock.advance(2 * I);
+    await clock.advance(1);
     expect(transport.take("getPrimary").request).toBeUndefined();
     transport.expectIdle();
   });
@@ -423,7 +427,8 @@ describe("PrimaryElector state transitions (injected clock and transport, no sle
     await clock.advance(I);
     for (let n = 0; n < 12; n += 1) {
       const call = transport.take("heartbeat");
-      const roundTrip = n < 4 ? 10 : slow;
+      // The round trips rise step by step, so the renewal budget (which follows them) is never overrun.
+      const roundTrip = n < 4 ? 300 : slow;
       await clock.advance(roundTrip);
       await answer(call, accepted("uuid-1", 1));
       await clock.advance(I - roundTrip);
@@ -1110,5 +1115,96 @@ describe("PrimaryElector handlers", () => {
     expect(reported).toEqual(["handler bug"]);
     await clock.advance(I);
     expect(transport.take("heartbeat").request?.lease).toBe("t");
+  });
+});
+
+describe("PrimaryElector: the renewal budget follows the round trip (docs/protocol.md#timing-rules)", () => {
+  const floor = (T - 2 * I) / 8;
+
+  it("with a fast service, a primary survives 3 lost renewals in a row: sent again after F, 2F, 4F, the fourth copy within T − I", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
+    await becomePrimary();
+    const acquiredAt = transport.all[1]!.sentAt;
+    // A fast service: a few answered renewals of 20 ms.
+    for (let n = 1; n <= 3; n += 1) {
+      await clock.advance(acquiredAt + n * I - clock.now());
+      const renewal = transport.take("heartbeat");
+      await clock.advance(20);
+      await answer(renewal, accepted("uuid-1", 1));
+    }
+    const lastAcceptedAt = acquiredAt + 3 * I;
+    // Three copies lost in a row (no answer: lost on the way, or the answer lost): a fourth goes at I + 7F.
+    await clock.advance(lastAcceptedAt + I + 7 * floor - clock.now());
+    expect(elector.isPrimary()).toBe(true);
+    const copies = [1, 2, 3, 4].map(() => transport.take("heartbeat"));
+    expect(copies.map((copy) => copy.sentAt - lastAcceptedAt)).toEqual([I, I + floor, I + 3 * floor, I + 7 * floor]);
+    const fourth = copies[3]!;
+    // Answered in 20 ms: still primary, the deadline counted from the fourth copy.
+    await clock.advance(20);
+    expect(fourth.sentAt + 20).toBeLessThan(lastAcceptedAt + (T - I));
+    await answer(fourth, accepted("uuid-1", 1, "token-after-loss"));
+    expect(elector.isPrimary()).toBe(true);
+    expect(elector.leaseTimeLeftMs()).toBe(fourth.sentAt + (T - I) - clock.now());
+    expect(events.filter((e) => e.event === "demoted")).toEqual([]);
+    // The lost copies are cut off once one is answered.
+    expect(copies.every((copy) => copy.settled)).toBe(true);
+    // The answer ends the backoff: the next renewal is I after the fourth copy, with the floor again.
+    await clock.advance(fourth.sentAt + I + floor - 1 - clock.now());
+    const next = transport.take("heartbeat");
+    expect([next.sentAt - fourth.sentAt, next.request?.lease]).toEqual([I, "token-after-loss"]);
+    transport.expectIdle();
+    await clock.advance(1);
+    expect(transport.take("heartbeat").sentAt - next.sentAt).toBe(floor);
+  });
+
+  it("a service that turns slow: the late answer to the first copy counts (the copy sent after F is cut off), and the budget follows the round trip", async () => {
+    const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
+    await becomePrimary();
+    // From now on every answer takes 900 ms (the acquire's took 0).
+    const slow = 900;
+    await clock.advance(I);
+    const first = transport.take("heartbeat");
+    await clock.advance(floor);
+    const second = transport.take("heartbeat");
+    expect(second.sentAt - first.sentAt).toBe(floor);
+    await clock.advance(slow - floor);
+    expect(first.settled).toBe(false);
+    await answer(first, accepted("uuid-1", 1, "token-slow"));
+    expect(second.settled).toBe(true);
+    expect(elector.leaseTimeLeftMs()).toBe(first.sentAt + (T - I) - clock.now());
+    // One late copy is one failed call; the copy cut off by the answer is none.
+    expect(events.filter((e) => e.event === "error").map((e) => (e.payload as HaRequestError).code)).toEqual(["Timeout"]);
+    // One sample of 900 ms after one of 0: SRTT 112.5, RTTVAR 225, so 1012.5 ms: the next
+    // renewals, every I after the last, are answered before the budget passes: one copy each.
+    for (let n = 1; n <= 5; n += 1) {
+      await clock.advance(first.sentAt + n * I - clock.now());
+      const renewal = transport.take("heartbeat");
+      expect(renewal.request?.lease).toBe(n === 1 ? "token-slow" : "token-1");
+      await clock.advance(slow);
+      transport.expectIdle();
+      await answer(renewal, accepted("uuid-1", 1, "token-1"));
+    }
+    expect(elector.isPrimary()).toBe(true);
+    expect(events.filter((e) => e.event === "demoted")).toEqual([]);
+    expect(elector.stats().failures).toBe(1);
+  });
+
+  it("a service that stops answering gets at most four copies of a renewal per lease, then the standby's backoff: no hammering", async () => {
+    const { clock, transport, elector, becomePrimary } = setup();
+    await becomePrimary();
+    const downAt = clock.now();
+    // Every call from here on hangs until its own budget cuts it off; 30 s of outage.
+    await clock.advance(30_000);
+    const calls = transport.all.slice(2);
+    const renewals = calls.filter((call) => call.method === "heartbeat" && call.request?.lease !== undefined);
+    expect(renewals.map((call) => call.sentAt - downAt)).toEqual([I, I + floor, I + 3 * floor, I + 7 * floor]);
+    expect(elector.isPrimary()).toBe(false);
+    // After the demotion (at T − I) only polls, each a failure backoff after the last:
+    // min(T, 4·I) × (0.5 + 0.5·U), U = 0 here: 2·I.
+    const polls = calls.filter((call) => call.method === "getPrimary").map((call) => call.sentAt - downAt);
+    expect(polls).toEqual(Array.from({ length: 13 }, (_, n) => T - I + (n + 1) * 2 * I));
+    expect(calls.filter((call) => call.method === "heartbeat").length).toBe(renewals.length);
+    // 4 renewals + 13 polls in 30 s: 0.57 calls/s, below the 1 per I of a primary the service answers.
+    expect(calls.length).toBe(17);
   });
 });

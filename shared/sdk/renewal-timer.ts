@@ -1,0 +1,56 @@
+import type { LeaseTiming } from "../contract/timing.js";
+import { renewalCeilingMs, renewalFloorMs } from "./budgets.js";
+
+/** Jacobson/Karels gains (RFC 6298 §2): SRTT follows 1/8 of each error, RTTVAR 1/4. */
+const ALPHA = 1 / 8;
+const BETA = 1 / 4;
+/** RTO = SRTT + K·RTTVAR. */
+const K = 4;
+/** Beyond 2^16 the budget is the ceiling anyway; the cap keeps the product finite. */
+const MAX_DOUBLINGS = 16;
+
+/**
+ * How long a primary's renewal goes unanswered before a copy is sent again, the earlier
+ * copies still awaited (hedged-renewal.ts, docs/protocol.md#timing-rules): TCP's
+ * retransmission timeout, for one elector. Fed the round trips of answered heartbeats and
+ * the renewals that got no answer within their budget; pure and clock-free (the elector
+ * measures, this only keeps the numbers).
+ *
+ * budget = min(ceil, max(floor, SRTT + 4·RTTVAR) · 2^n), n = renewals unanswered in a row
+ * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2). Before the first
+ * answer, the ceiling. With a fast service a lost renewal is sent again after the floor,
+ * so four copies (after F, 2F, 4F, then what is left: F) fit between the first renewal (I
+ * after the last accepted one) and the deadline (T − I after it); a service that stops
+ * answering sees the copies spaced by doubling budgets, at most four per lease.
+ */
+export class RenewalTimer {
+  #smoothedMs: number | undefined;
+  #variationMs = 0;
+  #unanswered = 0;
+
+  /** An answer (accepted or refused) after `roundTripMs`: a sample, and the backoff ends. */
+  answered(roundTripMs: number): void {
+    const sample = Math.max(0, roundTripMs);
+    if (this.#smoothedMs === undefined) {
+      this.#smoothedMs = sample;
+      this.#variationMs = sample / 2;
+    } else {
+      this.#variationMs = (1 - BETA) * this.#variationMs + BETA * Math.abs(this.#smoothedMs - sample);
+      this.#smoothedMs = (1 - ALPHA) * this.#smoothedMs + ALPHA * sample;
+    }
+    this.#unanswered = 0;
+  }
+
+  /** A renewal that got no answer within its budget: the next budget doubles (no sample: nothing was measured). */
+  unanswered(): void {
+    this.#unanswered = Math.min(MAX_DOUBLINGS, this.#unanswered + 1);
+  }
+
+  /** The next renewal's budget under `timing` (before the time left to the deadline bounds it). */
+  budgetMs(timing: LeaseTiming): number {
+    const ceiling = renewalCeilingMs(timing);
+    if (this.#smoothedMs === undefined) return ceiling;
+    const estimate = this.#smoothedMs + K * this.#variationMs;
+    return Math.min(ceiling, Math.max(renewalFloorMs(timing), estimate) * 2 ** this.#unanswered);
+  }
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { renewalCeilingMs, renewalFloorMs } from "../../shared/sdk/budgets.js";
+import { RenewalTimer } from "../../shared/sdk/renewal-timer.js";
+
+const DEFAULTS = { intervalMs: 1000, timeoutMs: 5000 };
+
+describe("the renewal budget: TCP's retransmission timeout, clamped to [(T − 2I)/8, max(I, (T − I)/2)]", () => {
+  it("has its bounds from I and T", () => {
+    expect([renewalFloorMs(DEFAULTS), renewalCeilingMs(DEFAULTS)]).toEqual([375, 2000]);
+    expect([renewalFloorMs({ intervalMs: 200, timeoutMs: 2000 }), renewalCeilingMs({ intervalMs: 200, timeoutMs: 2000 })]).toEqual([200, 900]);
+    // T just above 2I: the ceiling is I, the floor tiny (the estimate decides).
+    expect([renewalFloorMs({ intervalMs: 1000, timeoutMs: 2080 }), renewalCeilingMs({ intervalMs: 1000, timeoutMs: 2080 })]).toEqual([10, 1000]);
+  });
+
+  it("is the ceiling until the first answer", () => {
+    const timer = new RenewalTimer();
+    expect(timer.budgetMs(DEFAULTS)).toBe(2000);
+    timer.unanswered();
+    expect(timer.budgetMs(DEFAULTS)).toBe(2000);
+  });
+
+  it("is SRTT + 4·RTTVAR: the first sample R gives R + 4·R/2, later ones move SRTT by 1/8 and RTTVAR by 1/4 of the error", () => {
+    const timer = new RenewalTimer();
+    timer.answered(200);
+    expect(timer.budgetMs(DEFAULTS)).toBe(200 + 4 * 100);
+    timer.answered(400);
+    // RTTVAR = 3/4·100 + 1/4·|200 − 400| = 125; SRTT = 7/8·200 + 1/8·400 = 225.
+    expect(timer.budgetMs(DEFAULTS)).toBe(225 + 4 * 125);
+    // Steady round trips: the variation decays, SRTT converges to them.
+    for (let n = 0; n < 200; n += 1) timer.answered(300);
+    expect(timer.budgetMs(DEFAULTS)).toBeCloseTo(375, 0);
+    for (let n = 0; n < 200; n += 1) timer.answered(450);
+    expect(timer.budgetMs(DEFAULTS)).toBeCloseTo(450, 0);
+  });
+
+  it("never goes below the floor nor above the ceiling", () => {
+    const fast = new RenewalTimer();
+    fast.answered(5);
+    expect(fast.budgetMs(DEFAULTS)).toBe(375);
+    const slow = new RenewalTimer();
+    slow.answered(1500);
+    expect(slow.budgetMs(DEFAULTS)).toBe(2000);
+  });
+
+  it("doubles after each unanswered renewal, up to the ceiling, and an answer ends the backoff", () => {
+    const timer = new RenewalTimer();
+    timer.answered(5);
+    const budgets = [timer.budgetMs(DEFAULTS)];
+    for (let n = 0; n < 4; n += 1) {
+      timer.unanswered();
+      budgets.push(timer.budgetMs(DEFAULTS));
+    }
+    expect(budgets).toEqual([375, 750, 1500, 2000, 2000]);
+    // A timeout is no sample: the estimate under the backoff is unchanged.
+    timer.answered(5);
+    expect(timer.budgetMs(DEFAULTS)).toBe(375);
+    // The doubling applies to the estimate, not to the floor alone.
+    const measured = new RenewalTimer();
+    measured.answered(200);
+    measured.unanswered();
+    expect(measured.budgetMs(DEFAULTS)).toBe(1200);
+  });
+
+  it("stays finite and at the ceiling after any number of unanswered renewals", () => {
+    const timer = new RenewalTimer();
+    timer.answered(5);
+    for (let n = 0; n < 5000; n += 1) timer.unanswered();
+    expect(timer.budgetMs(DEFAULTS)).toBe(2000);
+  });
+});
