@@ -145,7 +145,7 @@ async function measureKind(sides: readonly Side[], kind: "hpc" | "plain"): Promi
       requestsPerInterval: requests.length / participants / (windowMs / INTERVAL_MS),
       storeOpsPerSecond: storeOps.length / participants / seconds,
       serviceCpuMsPerSecond: cpuAfter === undefined || before === undefined ? undefined : ((cpuAfter - before) * 1000) / participants / seconds,
-      failedRequests: requests.filter((record) => record.status === undefined || record.status >= 500).length,
+      failedRequests: requests.filter((record) => record.status !== undefined && record.status >= 500).length,
     };
   });
   await Promise.all(fleets.map((fleet) => fleet.stop()));
@@ -161,7 +161,7 @@ try {
     process.stdout.write(`${JSON.stringify({ clusters, windowMs, intervalMs: INTERVAL_MS, figures })}\n`);
   } else {
     const round = (value: number | undefined, digits: number): string => (value === undefined ? "n/a" : value.toFixed(digits));
-    process.stdout.write("| tree | participant | participants | requests per I | service CPU ms per s | store ops per s | failed requests |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+    process.stdout.write("| tree | participant | participants | requests per I | service CPU ms per s | store ops per s | 5xx answers |\n| --- | --- | --- | --- | --- | --- | --- |\n");
     for (const row of figures) {
       process.stdout.write(
         `| ${row.tree} | ${row.kind} | ${row.participants} | ${round(row.requestsPerInterval, 2)} | ${round(row.serviceCpuMsPerSecond, 2)} | ${round(row.storeOpsPerSecond, 2)} | ${row.failedRequests} |\n`,
