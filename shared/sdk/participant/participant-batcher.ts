@@ -247,7 +247,11 @@ function settle(call: Queued, result: PartResult<unknown> | undefined): void {
 export function forPart(error: unknown, what: string): unknown {
   if (!(error instanceof Error)) return error;
   const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
-  Object.defineProperties(copy, Object.getOwnPropertyDescriptors(error));
+  for (const key of Reflect.ownKeys(error)) {
+    // The stack is formatted only when read (it is costly): the copy reads the original's then.
+    if (key === "stack") Object.defineProperty(copy, key, { get: () => error.stack, configurable: true, enumerable: false });
+    else Object.defineProperty(copy, key, Object.getOwnPropertyDescriptor(error, key)!);
+  }
   Object.defineProperty(copy, "message", { value: `${what}: ${error.message}`, writable: true, configurable: true, enumerable: false });
   Object.defineProperty(copy, "cause", { value: error, writable: true, configurable: true, enumerable: false });
   return copy;
