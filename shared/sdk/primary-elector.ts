@@ -281,8 +281,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       // A resign()'s cool-down holds back a takeover (it only watches until then).
       if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
       // Retry-After holds back the takeover too: the service said it would refuse it.
-      // A poll wakes on the participant's grid (it may wait up to I/4 for it); a takeover never waits.
-      const pollWake = this.#align(pollAt, true);
+      // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
+      // quick one: a standby polling fast for a handover to it); a takeover never waits.
+      const quick = this.#timing !== undefined && pollAt - this.#clock.now() < this.#timing.intervalMs / 2;
+      const pollWake = this.#align(pollAt, !quick);
       const wakeAt = Math.max(takeoverAt === undefined ? pollWake : Math.min(pollWake, takeoverAt), this.#notBefore);
       await sleep(this.#clock, wakeAt - this.#clock.now(), halt);
       if (halt.aborted) return undefined;

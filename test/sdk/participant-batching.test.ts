@@ -192,4 +192,23 @@ describe("one request per participant per I (docs/sdk.md#one-request-per-partici
     await other.stop();
     await Promise.all(electors.map((elector) => elector.stop()));
   });
+
+  it("a standby participant named in a handover polls fast, off the grid, and takes over within about I/10 of the release", async () => {
+    const clock = new FakeClock(0);
+    const transport = new ParticipantServiceTransport(clock);
+    const leader = new PrimaryElector({ utype: "scheduler", transport: new ParticipantServiceTransport(clock, transport.services), clock, address: "old:1", random: () => 0.5 }).start();
+    // The standbys' grid is off the leader's renewals: the release falls late in their I.
+    await clock.advance(I + 150);
+    const standbys = ["scheduler", "broker"].map((utype) => new PrimaryElector({ utype, transport, clock, address: "new:1", random: () => 0.5 }).start());
+    await clock.advance(3 * I + 37);
+    const times: Record<string, number> = {};
+    leader.on("demoted", () => void (times["demoted"] = clock.now()));
+    standbys[0]!.on("elected", () => void (times["elected"] = clock.now()));
+    await transport.services.service.handover("scheduler", undefined);
+    await clock.advance(3 * I);
+    expect(times["demoted"]).toBeDefined();
+    // Fast polls are max(50 ms, I/10) apart: never held back to the participant's grid.
+    expect(times["elected"]! - times["demoted"]!).toBeLessThanOrEqual(I / 10 + 10);
+    await Promise.all([leader, ...standbys].map((elector) => elector.stop()));
+  });
 });
