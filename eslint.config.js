@@ -54,6 +54,10 @@ const importZones = [
     rules: only([SIBLING, CONTRACT, NODE], "shared/sdk/ imports only shared/contract/ (and Node): SDK users install none of the server."),
   },
   {
+    files: ["shared/sdk/*/**/*.ts"],
+    rules: only([SIBLING, "\\.\\./(?!\\.\\./)", "\\.\\./\\.\\./contract/", NODE], "shared/sdk/'s folders import only the SDK, shared/contract/ (and Node): SDK users install none of the server."),
+  },
+  {
     files: ["shared/store/**/*.ts"],
     rules: never(["\\.\\./(http|host|sdk|cli)/", "(\\.\\./)+functions/"], "shared/store/ (the adapters) may use contract/, lease/ and config/, never the layers above them."),
   },

@@ -7,7 +7,11 @@ import type { HealthView, LeaseView } from "../contract/lease-view.js";
 import { REFUSED_OUTCOME_CODES, type HandoverResult, type HeartbeatResult, type ReleaseResult } from "../contract/outcomes.js";
 import type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
 import { MEMBER_REFUSED_CODES, type GroupList, type MemberHeartbeatBody, type MemberHeartbeatResult, type MemberLeaveResult, type MemberList } from "../contract/members.js";
-import { parseAcceptedMemberHeartbeat, parseGroupList, parseMemberAnswer, parseMemberList } from "./member-response-validation.js";
+import { parseAcceptedMemberHeartbeat, parseGroupAnswer, parseGroupList, parseMemberAnswer, parseMemberList } from "./member-response-validation.js";
+import type { GroupAnswer, MemberPart, ParticipantHeartbeatBody, ParticipantResults, PartAnswer, PartResult, RolePart } from "../contract/participant.js";
+import { callName } from "./call-names.js";
+import { parseParticipantAnswer, readPart, settlePart } from "./participant/participant-answer.js";
+import type { ParticipantTransport } from "./participant/participant-transport.js";
 import type { MembersTransport } from "./members-transport.js";
 import { checkEndpoint, checkId, checkOptionalAddress, checkOptionalSignal, checkOptionalString, checkPositiveMs } from "./option-checks.js";
 import {
@@ -64,11 +68,13 @@ export function parseRetryAfter(value: string | null): number | undefined {
  * EndpointNotFoundError (404: the endpoint) as its own classes, CorruptedMessageError (an
  * answer that cannot be trusted), or the caller's own abort reason.
  */
-export class HaClient implements LeaseTransport, MembersTransport {
+export class HaClient implements LeaseTransport, MembersTransport, ParticipantTransport {
   readonly endpoint: string;
   readonly #apiKey: string | undefined;
   readonly #credential: BearerTokenProvider | undefined;
   readonly #timeoutMs: number;
+  /** The service answered 404 to POST /api/heartbeat: participant heartbeats go part by part through the single routes. */
+  #singleRoutes = false;
   /** Who this client authenticates as, for start lines: the managed identity and audience, "a function key", or "no credentials". */
   readonly identity: string;
 
@@ -89,28 +95,18 @@ export class HaClient implements LeaseTransport, MembersTransport {
 
   /** GetPrimary: the live primary of `utype`, or `primary: null`; `standbys: true` adds the standbys seen within T. */
   async getPrimary(utype: string, options: CallOptions & { readonly standbys?: boolean } = {}): Promise<LeaseView> {
-    const what = `GetPrimary(${checkId("utype", utype)})`;
+    const what = callName.getPrimary(utype);
     const path = `/primary/${utype}`;
     const answer = await this.#call("GET", options.standbys === true ? `${path}?standbys=true` : path, undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this, path);
-    return parseLeaseView(answer.body, utype, answer.status, what);
+    return readPrimary(answer, utype, what, this);
   }
 
   /** UpdateHeartBeat: acquire, renew (fast path when `lease` is given) or take over. */
   async heartbeat(utype: string, body: HeartbeatBody, options: CallOptions = {}): Promise<HeartbeatResult> {
-    const what = `UpdateHeartBeat(${checkId("utype", utype)})`;
-    const uuid = checkId("uuid", body.uuid);
-    // Omitted keeps the stored address; null clears it: the difference is sent as given.
-    const address = body.address === null ? null : checkOptionalAddress("address", body.address);
-    const lease = checkOptionalString("lease", body.lease);
-    const announce = body.announce === true ? { announce: true } : {};
-    const sent = JSON.stringify({ uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }), ...announce });
-    const path = `/primary/${utype}`;
-    const answer = await this.#call("PUT", path, sent, options, what);
-    if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedHeartbeat(answer.body, utype, uuid, answer.status, what) };
-    const lost = lostOutcome(answer, utype, what);
-    if (lost !== undefined) return lost;
-    throw refused(what, answer, this, path);
+    const what = callName.heartbeat(utype);
+    const sent = heartbeatRequest(body);
+    const answer = await this.#call("PUT", `/primary/${utype}`, JSON.stringify(sent), options, what);
+    return readHeartbeat(answer, utype, sent.uuid, what, this);
   }
 
   /**
@@ -184,17 +180,10 @@ export class HaClient implements LeaseTransport, MembersTransport {
    * SessionEnded and Conflict are outcomes (`held`, `ended`, `conflict`), not errors.
    */
   async memberHeartbeat(group: string, member: string, body: MemberHeartbeatBody, options: CallOptions = {}): Promise<MemberHeartbeatResult> {
-    const what = `MemberHeartbeat(${checkId("group", group)}/${checkId("member", member)})`;
-    const session = checkId("session", body.session);
-    const address = body.address === null ? null : checkOptionalAddress("address", body.address);
-    const token = checkOptionalString("token", body.token);
-    const sent = JSON.stringify({ session, ...(address === undefined ? {} : { address }), ...(token === undefined ? {} : { token }) });
-    const answer = await this.#call("PUT", `/members/${group}/${member}`, sent, options, what);
-    if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedMemberHeartbeat(answer.body, group, member, session, answer.status, what) };
-    const code = answer.status === 409 ? parseErrorBody(answer.body)?.code : undefined;
-    const outcome = (Object.keys(MEMBER_REFUSED_CODES) as (keyof typeof MEMBER_REFUSED_CODES)[]).find((candidate) => MEMBER_REFUSED_CODES[candidate] === code);
-    if (outcome !== undefined) return { outcome, answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
-    throw refused(what, answer, this, `/members/${group}/${member}`);
+    const what = callName.memberHeartbeat(group, member);
+    const sent = memberHeartbeatRequest(body);
+    const answer = await this.#call("PUT", `/members/${group}/${member}`, JSON.stringify(sent), options, what);
+    return readMemberHeartbeat(answer, group, member, sent.session, what, this);
   }
 
   /** Goodbye: the session is leaving at once. `held` when the row belongs to another session. */
@@ -211,10 +200,47 @@ export class HaClient implements LeaseTransport, MembersTransport {
 
   /** The group's members with their states, judged by the service at one instant. */
   async listMembers(group: string, options: CallOptions = {}): Promise<MemberList> {
-    const what = `ListMembers(${checkId("group", group)})`;
+    const what = callName.listMembers(group);
     const answer = await this.#call("GET", `/members/${group}`, undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this, `/members/${group}`);
-    return parseMemberList(answer.body, group, answer.status, what);
+    return readMemberList(answer, group, what, this);
+  }
+
+  /**
+   * A participant heartbeat (docs/api.md#participant-heartbeat): every part in one POST
+   * /api/heartbeat. Each part's status and body are read by the very function its single
+   * call reads its own answer with, so each result is what that call would have returned
+   * or thrown. A failure of the whole request is thrown. A service without the route (404:
+   * an older version) is asked through the single routes from then on, each part on its own.
+   */
+  async participantHeartbeat(body: ParticipantHeartbeatBody, options: CallOptions = {}): Promise<ParticipantResults> {
+    const what = "ParticipantHeartbeat";
+    const sent = participantRequest(body);
+    if (this.#singleRoutes) return this.#singly(sent, options);
+    const answer = await this.#call("POST", "/heartbeat", JSON.stringify(sent), options, what);
+    if (answer.status === 404) {
+      this.#singleRoutes = true;
+      return this.#singly(sent, options);
+    }
+    if (answer.status !== 200) throw refused(what, answer, this, "/heartbeat");
+    const parts = parseParticipantAnswer(answer.body, sent, answer.status, what);
+    const read = <T>(part: PartAnswer, reader: (answer: Answer) => T): PartResult<T> => readPart(() => reader(partAnswer(part)));
+    return {
+      roles: parts.roles.map((part, i) => read(part, (a) => readHeartbeat(a, sent.roles![i]!.utype, sent.roles![i]!.uuid, callName.heartbeat(part.utype), this))),
+      reads: parts.reads.map((part) => read(part, (a) => readPrimary(a, part.utype, callName.getPrimary(part.utype), this))),
+      members: parts.members.map((part, i) => read(part, (a) => readMemberHeartbeat(a, part.group, part.member, sent.members![i]!.session, callName.memberHeartbeat(part.group, part.member), this))),
+      groups: parts.groups.map((part) => read(part, (a) => readGroup(a, part.group, callName.listMembers(part.group), this))),
+    };
+  }
+
+  /** Each part through its own route, as a service without the participant route needs. A listing has no cursor there (""). */
+  async #singly(body: ParticipantHeartbeatBody, options: CallOptions): Promise<ParticipantResults> {
+    const [roles, reads, members, groups] = await Promise.all([
+      Promise.all((body.roles ?? []).map(({ utype, ...heartbeat }) => settlePart(() => this.heartbeat(utype, heartbeat, options)))),
+      Promise.all((body.reads ?? []).map(({ utype, standbys }) => settlePart(() => this.getPrimary(utype, { ...options, ...(standbys === true ? { standbys } : {}) })))),
+      Promise.all((body.members ?? []).map(({ group, member, ...heartbeat }) => settlePart(() => this.memberHeartbeat(group, member, heartbeat, options)))),
+      Promise.all((body.groups ?? []).map(({ group }) => settlePart(async () => ({ ...(await this.listMembers(group, options)), cursor: "" })))),
+    ]);
+    return { roles, reads, members, groups };
   }
 
   /** Every group with its members counted by state. */
@@ -292,6 +318,88 @@ function looksLikeJson(text: string): boolean {
   return first === "{" || first === "[";
 }
 
+/** Who a refusal names: the endpoint, and the identity the client authenticates as. */
+interface Peer {
+  readonly endpoint: string;
+  readonly identity: string;
+}
+
+/** A part of a participant heartbeat's answer, as a single call's answer (Retry-After in seconds there). */
+function partAnswer(part: PartAnswer): Answer {
+  return { status: part.status, body: part.body, retryAfterMs: part.retryAfter === undefined ? undefined : Math.min(MAX_RETRY_AFTER_MS, part.retryAfter * 1000) };
+}
+
+/** The body of PUT /api/primary/{utype}, checked. Omitted keeps the stored address; null clears it: the difference is sent as given. */
+function heartbeatRequest(body: HeartbeatBody): HeartbeatBody {
+  const uuid = checkId("uuid", body.uuid);
+  const address = body.address === null ? null : checkOptionalAddress("address", body.address);
+  const lease = checkOptionalString("lease", body.lease);
+  return { uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }), ...(body.announce === true ? { announce: true } : {}) };
+}
+
+/** The body of PUT /api/members/{group}/{member}, checked. */
+function memberHeartbeatRequest(body: MemberHeartbeatBody): MemberHeartbeatBody {
+  const session = checkId("session", body.session);
+  const address = body.address === null ? null : checkOptionalAddress("address", body.address);
+  const token = checkOptionalString("token", body.token);
+  return { session, ...(address === undefined ? {} : { address }), ...(token === undefined ? {} : { token }) };
+}
+
+/** The body of POST /api/heartbeat: each part checked as its single call checks it. */
+function participantRequest(body: ParticipantHeartbeatBody): ParticipantHeartbeatBody & { readonly roles?: readonly RolePart[]; readonly members?: readonly MemberPart[] } {
+  if (typeof body !== "object" || body === null) throw new TypeError("Expected a participant heartbeat body such as { roles: [{ utype, uuid }] }.");
+  const list = <T>(name: string, value: readonly T[] | undefined): readonly T[] | undefined => {
+    if (value !== undefined && !Array.isArray(value)) throw new TypeError(`Expected \`${name}\` to be an array.`);
+    return value === undefined || value.length === 0 ? undefined : value;
+  };
+  const roles = list("roles", body.roles)?.map(({ utype, ...heartbeat }) => ({ utype: checkId("utype", utype), ...heartbeatRequest(heartbeat) }));
+  const reads = list("reads", body.reads)?.map(({ utype, standbys }) => ({ utype: checkId("utype", utype), ...(standbys === true ? { standbys } : {}) }));
+  const members = list("members", body.members)?.map(({ group, member, ...heartbeat }) => ({ group: checkId("group", group), member: checkId("member", member), ...memberHeartbeatRequest(heartbeat) }));
+  const groups = list("groups", body.groups)?.map(({ group, since }) => ({ group: checkId("group", group), ...(since === undefined || since === "" ? {} : { since: checkOptionalString("since", since) }) }));
+  if (roles === undefined && reads === undefined && members === undefined && groups === undefined) throw new TypeError("Expected at least one part in the participant heartbeat.");
+  return { ...(roles === undefined ? {} : { roles }), ...(reads === undefined ? {} : { reads }), ...(members === undefined ? {} : { members }), ...(groups === undefined ? {} : { groups }) };
+}
+
+/*
+ * How each single call reads its answer. A participant heartbeat reads each part's status
+ * and body with the same function, so a part means exactly what its own route's answer means.
+ */
+
+/** GetPrimary (and a read part): 200 with the view, anything else refused. */
+function readPrimary(answer: Answer, utype: string, what: string, peer: Peer): LeaseView {
+  if (answer.status !== 200) throw refused(what, answer, peer, `/primary/${utype}`);
+  return parseLeaseView(answer.body, utype, answer.status, what);
+}
+
+/** UpdateHeartBeat (and a role part): accepted with its token, a refused outcome with its view, or an error. */
+function readHeartbeat(answer: Answer, utype: string, uuid: string, what: string, peer: Peer): HeartbeatResult {
+  if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedHeartbeat(answer.body, utype, uuid, answer.status, what) };
+  const lost = lostOutcome(answer, utype, what);
+  if (lost !== undefined) return lost;
+  throw refused(what, answer, peer, `/primary/${utype}`);
+}
+
+/** A member heartbeat (and a member part): accepted with its token, SessionHeld, SessionEnded or Conflict as outcomes, or an error. */
+function readMemberHeartbeat(answer: Answer, group: string, member: string, session: string, what: string, peer: Peer): MemberHeartbeatResult {
+  if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedMemberHeartbeat(answer.body, group, member, session, answer.status, what) };
+  const code = answer.status === 409 ? parseErrorBody(answer.body)?.code : undefined;
+  const outcome = (Object.keys(MEMBER_REFUSED_CODES) as (keyof typeof MEMBER_REFUSED_CODES)[]).find((candidate) => MEMBER_REFUSED_CODES[candidate] === code);
+  if (outcome !== undefined) return { outcome, answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
+  throw refused(what, answer, peer, `/members/${group}/${member}`);
+}
+
+/** ListMembers: 200 with the listing, anything else refused. */
+function readMemberList(answer: Answer, group: string, what: string, peer: Peer): MemberList {
+  if (answer.status !== 200) throw refused(what, answer, peer, `/members/${group}`);
+  return parseMemberList(answer.body, group, answer.status, what);
+}
+
+/** A group part: ListMembers' reading, with the cursor, or `unchanged` since the cursor sent. */
+function readGroup(answer: Answer, group: string, what: string, peer: Peer): GroupAnswer {
+  if (answer.status !== 200) throw refused(what, answer, peer, `/members/${group}`);
+  return parseGroupAnswer(answer.body, group, answer.status, what);
+}
+
 type RefusedOutcome = keyof typeof REFUSED_OUTCOME_CODES;
 
 /** A 409 whose code is one of the refused outcomes, with the view it carries. */
@@ -303,7 +411,7 @@ function lostOutcome(answer: Answer, utype: string, what: string): { outcome: Re
   return { outcome, view: parseLeaseView(answer.body, utype, answer.status, what) };
 }
 
-function refused(what: string, answer: Answer, { endpoint, identity }: { endpoint: string; identity: string }, path: string): HaRequestError {
+function refused(what: string, answer: Answer, { endpoint, identity }: Peer, path: string): HaRequestError {
   const error = parseErrorBody(answer.body);
   // Errors no retry can fix get classes of their own, so a program can tell them apart.
   if (answer.status === 401) return new UnauthorizedError(what, endpoint, error?.message);

@@ -1,4 +1,5 @@
 import { MEMBER_STATES, type GroupList, type MemberAnswer, type MemberList, type MemberState, type MemberView, type PreviousSession } from "../contract/members.js";
+import type { GroupAnswer } from "../contract/participant.js";
 import { CorruptedMessageError } from "./corrupted-message-error.js";
 
 /**
@@ -73,6 +74,18 @@ export function parseMemberList(body: unknown, group: string, status: number, wh
   if (!Array.isArray(body["members"])) throw corrupted(what, status, "members must be an array");
   const timing = parseTiming(body, what, status);
   return { group, members: body["members"].map((view) => parseMemberView(view, what, status)), ...timing };
+}
+
+/**
+ * A group part's 200 answer (docs/api.md#participant-heartbeat): the listing with its cursor,
+ * or `unchanged` with the cursor and the timing only, for the group asked about.
+ */
+export function parseGroupAnswer(body: unknown, group: string, status: number, what: string): GroupAnswer {
+  const cursor = isObject(body) ? body["cursor"] : undefined;
+  if (typeof cursor !== "string" || cursor === "") throw corrupted(what, status, "the group part carries no cursor");
+  if ((body as Json)["unchanged"] !== true) return { ...parseMemberList(body, group, status, what), cursor };
+  if ((body as Json)["group"] !== group) throw corrupted(what, status, `asked for group ${JSON.stringify(group)}, the answer is about ${JSON.stringify((body as Json)["group"])}`);
+  return { group, cursor, unchanged: true, ...parseTiming(body as Json, what, status) };
 }
 
 export function parseGroupList(body: unknown, status: number, what: string): GroupList {

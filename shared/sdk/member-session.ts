@@ -7,6 +7,7 @@ import { Evented } from "./listeners.js";
 import { isServiceAnswer, isServiceDown } from "./service-down.js";
 import { membersTransportOf } from "./members-transport-option.js";
 import type { MembersTransport } from "./members-transport.js";
+import { batcherOf, type ParticipantBatcher, type ParticipantPart } from "./participant/participant-batcher.js";
 import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionalSignal, checkPositiveMs, DEFAULT_RETRY_DELAY_MS } from "./option-checks.js";
 
 /**
@@ -102,6 +103,10 @@ export class MemberSession extends Evented<MemberSessionEvents> {
   /** The calls answer "the service is down" since `from` (sent), last at `to` (answered). */
   #down: { from: number; to: number } | undefined;
   #stopped: Promise<void> | undefined;
+  /** The participant this session is a part of, when its transport batches (docs/sdk.md#one-request-per-participant). */
+  readonly #batcher: ParticipantBatcher | undefined;
+  /** Its part, from start() until stop(). */
+  #part: ParticipantPart | undefined;
 
   constructor(options: MemberSessionOptions) {
     super();
@@ -119,6 +124,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
       throw new TypeError("Expected `clock` to have now(), setTimeout() and clearTimeout().");
     }
     this.#newSession = checkOptionalFunction("newSession", options.newSession) ?? randomUUID;
+    this.#batcher = batcherOf(this.#transport);
   }
 
 
@@ -148,6 +154,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
     }
     this.#role = { kind: "joining", session: this.#nextSession() };
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#part = this.#batcher?.join(this.#clock);
     this.#schedule(0);
     return this;
   }
@@ -155,6 +162,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
   /** Stops heartbeating and says goodbye: watchers see the session `leaving` at once. */
   stop(): Promise<void> {
     if (this.#stopped !== undefined) return this.#stopped;
+    this.#part?.leave();
     this.#stopped = this.#stop();
     return this.#stopped;
   }
@@ -188,7 +196,10 @@ export class MemberSession extends Evented<MemberSessionEvents> {
 
   #schedule(delayMs: number): void {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = this.#clock.setTimeout(() => this.#tick(), Math.max(0, delayMs));
+    // On the participant's grid when it has other parts: never later than due (a heartbeat is not a poll).
+    const now = this.#clock.now();
+    const waitMs = this.#part === undefined ? Math.max(0, delayMs) : this.#part.align(now + Math.max(0, delayMs), this.#timing?.intervalMs, false) - now;
+    this.#timer = this.#clock.setTimeout(() => this.#tick(), waitMs);
   }
 
   /**
@@ -208,7 +219,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
     const joining = role.kind === "joining";
     if (joining) this.#joinsInFlight += 1;
     const controller = new AbortController();
-    const call = this.#call(controller, budget, (options) => this.#transport.memberHeartbeat(this.group, this.member, body, options))
+    const call = this.#call(controller, budget, (options) => (this.#part ?? this.#transport).memberHeartbeat(this.group, this.member, body, options))
       .then((outcome) => this.#settle(role.session, sentAt, outcome))
       .catch((error: unknown) => this.#report(error))
       .finally(() => {

@@ -3,6 +3,7 @@ import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elect
 import { Evented } from "./listeners.js";
 import { membersTransportOf } from "./members-transport-option.js";
 import type { MembersTransport } from "./members-transport.js";
+import { batcherOf, type ParticipantBatcher, type ParticipantPart } from "./participant/participant-batcher.js";
 import { checkId, checkOptionalFunction, checkOptionalSignal, checkPositiveMs, DEFAULT_RETRY_DELAY_MS } from "./option-checks.js";
 
 /** One state change of one session, as a watcher saw it. `removed`: the sweeper deleted its row. */
@@ -95,6 +96,10 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
   #timer: TimerHandle | undefined;
   #inflight: AbortController | undefined;
   #poll: Promise<void> | undefined;
+  /** The participant this watcher is a part of, when its transport batches (docs/sdk.md#one-request-per-participant). */
+  readonly #batcher: ParticipantBatcher | undefined;
+  /** Its part, from start() until stop(). */
+  #part: ParticipantPart | undefined;
 
   constructor(options: MembersWatcherOptions) {
     super();
@@ -108,6 +113,7 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
     this.#clock = options.clock ?? systemElectorClock;
     this.#random = checkOptionalFunction("random", options.random) ?? Math.random;
     this.#wallClock = checkOptionalFunction("wallClock", options.wallClock) ?? Date.now;
+    this.#batcher = batcherOf(this.#transport);
   }
 
 
@@ -129,12 +135,14 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
     }
     this.#lifecycle = "running";
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#part = this.#batcher?.join(this.#clock);
     this.#schedule(0);
     return this;
   }
 
   async stop(): Promise<void> {
     this.#lifecycle = "stopped";
+    this.#part?.leave();
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#inflight?.abort(new Error("The watcher is stopping."));
@@ -152,9 +160,13 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
     }, delayMs);
   }
 
+  /** About I, jittered; on the participant's grid when it has other parts (a poll may wait up to I/4 for it). */
   #nextDelay(): number {
     const intervalMs = this.#timing?.intervalMs ?? this.#retryDelayMs;
-    return intervalMs * (1 - JITTER / 2 + JITTER * this.#random());
+    const delayMs = intervalMs * (1 - JITTER / 2 + JITTER * this.#random());
+    if (this.#part === undefined) return delayMs;
+    const now = this.#clock.now();
+    return this.#part.align(now + delayMs, this.#timing?.intervalMs, true) - now;
   }
 
   async #pollOnce(): Promise<void> {
@@ -165,7 +177,7 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
       // Polls never overlap (the next is scheduled once this one ends), so a slow answer is
       // waited for up to T, past which what it says is stale. Cut at I, a watcher on a busy
       // machine or a slow network never saw an answer at all.
-      list = await this.#transport.listMembers(this.group, { timeoutInMs: Math.ceil(this.#timing?.timeoutMs ?? this.#retryDelayMs), abortSignal: controller.signal });
+      list = await (this.#part ?? this.#transport).listMembers(this.group, { timeoutInMs: Math.ceil(this.#timing?.timeoutMs ?? this.#retryDelayMs), abortSignal: controller.signal });
     } catch (error) {
       if (!controller.signal.aborted) this.#report(error);
       return;

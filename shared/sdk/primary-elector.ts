@@ -17,6 +17,7 @@ import { Evented } from "./listeners.js";
 import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "./poll-delays.js";
 import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
+import { batcherOf, type ParticipantBatcher, type ParticipantPart } from "./participant/participant-batcher.js";
 import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
 import { RenewalTimer } from "./renewal-timer.js";
 import { renewHedged } from "./hedged-renewal.js";
@@ -88,6 +89,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #announce: boolean;
   /** The uuid last announced as a standby, and when (monotonic): see #announceDue. */
   #announced: { readonly uuid: string; readonly at: number } | undefined;
+  /** The participant this elector is a part of, when its transport batches (docs/sdk.md#one-request-per-participant). */
+  readonly #batcher: ParticipantBatcher | undefined;
+  /** Its part, from start() until stop(). */
+  #part: ParticipantPart | undefined;
 
   constructor(options: PrimaryElectorOptions) {
     super();
@@ -104,6 +109,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#announce = settings.announce;
     this.#meter = settings.meter;
     this.#uuid = checkId("newUuid()", this.#newUuid());
+    this.#batcher = batcherOf(this.#transport);
     this.membership =
       options.membership === undefined
         ? undefined
@@ -156,6 +162,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       return this;
     }
     this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#part = this.#batcher?.join(this.#clock);
     this.#stats.startClock(this.#clock.now());
     if (this.#meter !== undefined) this.#unobserve = observeElectorStats(this.#meter, this.utype, () => this.stats());
     this.#loop = this.#run().catch((error: unknown) => this.#report(error));
@@ -196,6 +203,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       this.#stopped = Promise.resolve();
       return this.#stopped;
     }
+    this.#part?.leave();
     this.#stopped = this.#stop();
     return this.#stopped;
   }
@@ -279,7 +287,11 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       // A resign()'s cool-down holds back a takeover (it only watches until then).
       if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
       // Retry-After holds back the takeover too: the service said it would refuse it.
-      const wakeAt = Math.max(takeoverAt === undefined ? pollAt : Math.min(pollAt, takeoverAt), this.#notBefore);
+      // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
+      // quick one: a standby polling fast for a handover to it); a takeover never waits.
+      const quick = this.#timing !== undefined && pollAt - this.#clock.now() < this.#timing.intervalMs / 2;
+      const pollWake = this.#align(pollAt, !quick);
+      const wakeAt = Math.max(takeoverAt === undefined ? pollWake : Math.min(pollWake, takeoverAt), this.#notBefore);
       await sleep(this.#clock, wakeAt - this.#clock.now(), halt);
       if (halt.aborted) return undefined;
       const startedAt = this.#clock.now();
@@ -316,7 +328,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
         const takeoverAlarm = new DeadlineAlarm(this.#clock);
         if (takeoverAt !== undefined) takeoverAlarm.arm(takeoverAt);
-        const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#transport.getPrimary(this.utype, options));
+        const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#calls.getPrimary(this.utype, options));
         takeoverAlarm.disarm();
         if (halt.aborted) return undefined;
         if (view === undefined) {
@@ -368,7 +380,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce } : { uuid, address: this.address ?? null };
     // Only its own budget ends it: a signal nobody aborts, one per call (a shared one would
     // gather a listener per acquire in flight across every elector of the process).
-    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), new AbortController().signal, (options) => this.#transport.heartbeat(this.utype, body, options));
+    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), new AbortController().signal, (options) => this.#calls.heartbeat(this.utype, body, options));
     this.#role = { kind: "following" };
     // Made, answered or not (it may have landed): the next attempts are plain polls and
     // acquires, so that a service too slow to answer within the budget still gets an acquire.
@@ -422,7 +434,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     };
     try {
       for (;;) {
-        await sleep(this.#clock, renewAt - this.#clock.now(), wake);
+        await sleep(this.#clock, this.#align(renewAt, false) - this.#clock.now(), wake);
         const beforeRenewal = ended();
         if (beforeRenewal !== undefined) return beforeRenewal;
         const timing = this.#timing ?? acquired;
@@ -485,7 +497,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       deadline: term.deadline,
       signal: wake,
       budgetMs: () => this.#renewalTimer.budgetMs(timing),
-      send: (options) => this.#transport.heartbeat(this.utype, request, options),
+      send: (options) => this.#calls.heartbeat(this.utype, request, options),
       onUnanswered: (budgetMs) => {
         this.#renewalTimer.unanswered();
         this.#fail(new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined));
@@ -598,9 +610,19 @@ export class PrimaryElector extends Evented<ElectorEvents> {
 
   /** Affinity: the other utype's live primary is at our address. A failed read proves nothing: `onFailure`. */
   async #affinityHolds(affinity: string, budgetMs: number, signal: AbortSignal, onFailure: boolean): Promise<boolean> {
-    const view = await this.#call(budgetMs, signal, (options) => this.#transport.getPrimary(affinity, options));
+    const view = await this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(affinity, options));
     if (view === undefined) return onFailure;
     return view.primary !== null && view.primary.address === this.address;
+  }
+
+  /** Where polls, acquires and renewals go: the participant's part when the transport batches, else the transport. */
+  get #calls(): Pick<LeaseTransport, "getPrimary" | "heartbeat"> {
+    return this.#part ?? this.#transport;
+  }
+
+  /** A wake time on the participant's grid (participant/cadence.ts); unchanged for a lone elector. */
+  #align(at: number, mayDelay: boolean): number {
+    return this.#part?.align(at, this.#timing?.intervalMs, mayDelay) ?? at;
   }
 
   /** The term held now: leading, and before its deadline. */

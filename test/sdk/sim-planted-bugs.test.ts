@@ -21,6 +21,7 @@ const CASES: ReadonlyArray<{ plant: PlantedBug; invariant: Invariant; profile: P
   { plant: "renew-ignores-etag", invariant: "no-phantom", profile: "safe", why: "a revoked holder renews" },
   { plant: "never-takes-over", invariant: "liveness", profile: "safe", why: "a crashed holder's lease never ends" },
   { plant: "handover-releases-before-step-down", invariant: "one-primary", profile: "safe", why: "the successor takes over while the old holder still believes" },
+  { plant: "participant-parts-without-budget", invariant: "no-phantom", profile: "safe", why: "a participant heartbeat queued in a frozen instance revives a lease" },
 ];
 
 describe("each checker fails on a planted bug", () => {

@@ -19,6 +19,8 @@ export const electSpec: CommandSpec = {
     '  {"event":"elected","utype":…,"uuid":…,"epoch":3,"at":"<ISO time>"}',
     '  {"event":"demoted",…,"reason":"rejected|revoked|lease-expired|affinity-lost|epoch-changed|resigned|handover|stopped",…}',
     '  {"event":"primaryChanged","utype":…,"primary":{…}|null,"epoch":…,"at":…}',
+    "With --member NAME it is also a member of the group (--group, default <utype>) and watches",
+    "it, printing join's and members --watch's lines too; all in one request per I.",
     "On SIGTERM or SIGINT it steps down and releases the lease (a standby takes over within",
     "about I) and exits 0. A wrong key (401) or endpoint (404) is reported once, with a hint, and",
     "retried, backing off, until the answer changes; --exit-on-auth-error exits 1 instead.",
@@ -27,7 +29,7 @@ export const electSpec: CommandSpec = {
 };
 
 /**
- * `ha-module elect <utype> [--address A] [--timeout D]`: joins the election and prints its
+ * `ha-module elect <utype> [--address A] [--member NAME [--group G]] [--timeout D]`: joins the election and prints its
  * events as JSON lines until SIGTERM or SIGINT; then stops as PrimaryElector.stop() does
  * (demoted "stopped", then release, so a standby takes over within about one I) and exits 0.
  * It stops the same way, with another exit code, when stdout's reader goes away (1: its
@@ -39,7 +41,7 @@ export async function electCommand({ values, positionals }: CommandLine, env: No
   const utype = onlyUtype("elect", positionals);
   const client = clientSettings(values, env);
   const timeoutMs = parseDuration("timeout", values["timeout"]);
-  const elector = createCliElector(utype, client, values["address"]);
+  const elector = createCliElector(utype, client, values);
   guardOutput();
   printElectorEvents(elector);
   const say = (text: string): void => note(`ha-module elect: ${text}`);

@@ -36,6 +36,8 @@ export const runSpec: CommandSpec = {
     "holder GetPrimary shows), HA_EPOCH (the fencing token: send it with every write) and",
     "HA_CHECK_URL (CheckPrimary). Its output goes to stderr; stdout carries the JSON event lines",
     "of elect, plus {\"event\":\"started\",\"pid\":…,\"epoch\":…} and {\"event\":\"exited\",\"pid\":…,\"code\":…}.",
+    "With --member NAME, run is also a member of the group (--group, default <utype>) and watches",
+    "it (the lines of join and members --watch), in the same one request per I as the role.",
     "If the command exits on its own, run releases the lease and exits with its code. A wrong key",
     "(401) or endpoint (404) is reported once and retried, backing off, with the command stopped,",
     "until the answer changes; --exit-on-auth-error exits 1 instead.",
@@ -105,7 +107,7 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   const timeoutMs = parseDuration("timeout", values["timeout"]);
   const health = parseHealthFlags(values);
   const exitOnAuthError = values["exit-on-auth-error"] === true;
-  const elector = createCliElector(utype, client, values["address"]);
+  const elector = createCliElector(utype, client, values);
   const transport = clientOf(client);
   const say = (text: string): void => note(`ha-module run: ${text}`);
   say(identityLine(client));

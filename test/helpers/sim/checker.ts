@@ -113,7 +113,11 @@ export class Checker {
   check(): void {
     for (const participant of this.participants) if (!participant.gone) this.#observeUuid(participant);
     for (; this.#logSeen < this.log.length; this.#logSeen += 1) this.#judgeLogEntry(this.log[this.#logSeen]!);
-    for (; this.#writesSeen < this.store.writes.length; this.#writesSeen += 1) this.#judgeWrite(this.store.writes[this.#writesSeen]!);
+    // The store holds every role's entry; each checker judges its own role's writes.
+    for (; this.#writesSeen < this.store.writes.length; this.#writesSeen += 1) {
+      const write = this.store.writes[this.#writesSeen]!;
+      if (write.after.utype === this.utype) this.#judgeWrite(write);
+    }
     const primaries = this.primaries();
     if (primaries.length > 1) {
       this.fail("one-primary", `electors ${primaries.map((p) => p.name).join(" and ")} all report isPrimary()`);
@@ -210,7 +214,7 @@ export class Checker {
       return `  ${participant.name} ${state} uuid=${elector.uuid} isPrimary=${elector.isPrimary()} epoch=${elector.epoch ?? "-"} leaseTimeLeft=${Math.round(elector.leaseTimeLeftMs())}ms`;
     });
     const recent = this.log.slice(-8).map((entry) => `  ${JSON.stringify(entry)}`);
-    const writes = this.store.writes.slice(-4).map((write) => `  t=${write.at} ${write.method} ${show(write.before)} → ${show(write.after)}`);
+    const writes = this.store.writes.filter((write) => write.after.utype === this.utype).slice(-4).map((write) => `  t=${write.at} ${write.method} ${show(write.before)} → ${show(write.after)}`);
     return ["electors:", ...electors, "last events:", ...recent, "last store writes:", ...writes].join("\n");
   }
 }

@@ -1,4 +1,7 @@
+import { MemberSession } from "../../../shared/sdk/member-session.js";
+import { MembersWatcher } from "../../../shared/sdk/members-watcher.js";
 import { PrimaryElector } from "../../../shared/sdk/primary-elector.js";
+import { SimParticipantTransport } from "./participant-link.js";
 import type { Checker, Participant } from "./checker.js";
 import { SimTransport, type NetworkDeps } from "./network.js";
 import { SimProcess } from "./process.js";
@@ -15,6 +18,15 @@ export interface ElectorSlotsDeps {
   readonly stats: SimStats;
   readonly utype: string;
   readonly healed: () => boolean;
+  /** Judges the second role the participants of even slots hold. */
+  readonly companions: Checker;
+}
+
+/** The rest of a participant: a second role, its member session and its group watch, on the elector's transport. */
+interface Extras {
+  readonly companion: Participant;
+  readonly session: MemberSession;
+  readonly watcher: MembersWatcher;
 }
 
 /**
@@ -25,11 +37,13 @@ export interface ElectorSlotsDeps {
 export class ElectorSlots {
   readonly #current: (Participant | undefined)[];
   readonly #started: number[];
+  readonly #extras: (Extras | undefined)[];
   #uuids = 0;
 
   constructor(private readonly deps: ElectorSlotsDeps) {
     this.#current = deps.scenario.starts.map(() => undefined);
     this.#started = deps.scenario.starts.map(() => 0);
+    this.#extras = deps.scenario.starts.map(() => undefined);
   }
 
   /** The process of the slot's running elector, if it has one. */
@@ -43,10 +57,16 @@ export class ElectorSlots {
     if (this.#current[slot] !== undefined) return;
     const n = this.#started[slot]!++;
     const process = new SimProcess(world, scenario.rates[slot]!, 100_000 * slot + 10_000 * n);
+    // In one run in four (seeds divisible by 4), slot 0 is a participant of several parts
+    // (two roles, a member session, a group watch) on one transport: its calls travel as
+    // participant heartbeats, one message each, beside electors on the single routes. Only
+    // one run in four, so that the simulation's run time stays about what it was.
+    const several = slot === 0 && scenario.seed % 4 === 0;
+    const transport = several ? new SimParticipantTransport(network, process) : new SimTransport(network, process);
     const elector = new PrimaryElector({
       utype,
       address: `node-${slot}`,
-      transport: new SimTransport(network, process),
+      transport,
       clock: process,
       newUuid: () => `u${++this.#uuids}-e${slot}.${n}`,
       retryDelayInMs: scenario.timing.intervalMs,
@@ -59,7 +79,48 @@ export class ElectorSlots {
     const participant: Participant = { name: `e${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false };
     this.#current[slot] = participant;
     checker.watch(participant);
-    process.post(() => elector.start());
+    const extras = several ? this.#extrasOf(slot, n, process, transport) : undefined;
+    this.#extras[slot] = extras;
+    process.post(() => {
+      elector.start();
+      extras?.companion.elector.start();
+      extras?.session.start();
+      extras?.watcher.start();
+    });
+  }
+
+  #extrasOf(slot: number, n: number, process: SimProcess, transport: SimTransport): Extras {
+    const { scenario, utype, companions, world } = this.deps;
+    const shared = { transport: transport as SimParticipantTransport, clock: process, retryDelayInMs: scenario.timing.intervalMs };
+    const elector = new PrimaryElector({
+      ...shared,
+      utype: `${utype}-b`,
+      address: `node-${slot}`,
+      newUuid: () => `u${++this.#uuids}-c${slot}.${n}`,
+      random: jitterStream(scenario.seed, slot + 512, n),
+      announce: false,
+    });
+    const companion: Participant = { name: `c${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false };
+    companions.watch(companion);
+    let sessions = 0;
+    return {
+      companion,
+      session: new MemberSession({ ...shared, group: utype, member: `node-${slot}`, address: `node-${slot}`, newSession: () => `s${slot}.${n}.${++sessions}` }),
+      watcher: new MembersWatcher({ ...shared, group: utype, random: jitterStream(scenario.seed, slot + 1024, n), wallClock: () => world.now }),
+    };
+  }
+
+  /** Stops the rest of every participant (the caller stops the electors of the judged role). */
+  stopExtras(): void {
+    for (const extras of this.#extras) {
+      if (extras === undefined || extras.companion.gone) continue;
+      this.deps.companions.retire(extras.companion, "stopped");
+      extras.companion.process.post(() => {
+        void extras.companion.elector.stop();
+        void extras.session.stop();
+        void extras.watcher.stop();
+      });
+    }
   }
 
   /** The uuids of the running electors that are not primary now: the standbys an operator may name. */
@@ -81,16 +142,24 @@ export class ElectorSlots {
     const participant = this.#current[slot];
     if (healed() || participant === undefined) return;
     this.#current[slot] = undefined;
+    const extras = this.#extras[slot];
+    this.#extras[slot] = undefined;
     if (how === "crashed") {
       stats.count("crashes");
       participant.process.kill();
       checker.retire(participant, "crashed");
+      if (extras !== undefined) this.deps.companions.retire(extras.companion, "crashed");
     } else {
       stats.count("stops");
       // It stops when it next runs (now, or when it resumes): only then does its uuid's life end.
       participant.process.post(() => {
         checker.retire(participant, "stopped");
         void participant.elector.stop();
+        if (extras === undefined) return;
+        this.deps.companions.retire(extras.companion, "stopped");
+        void extras.companion.elector.stop();
+        void extras.session.stop();
+        void extras.watcher.stop();
       });
     }
     world.schedule(world.now + restartAfterMs, () => {

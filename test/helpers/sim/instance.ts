@@ -4,6 +4,10 @@ import type { LeaseTokenSigner } from "../../../shared/lease/lease-token.js";
 import type { LeaseView } from "../../../shared/contract/lease-view.js";
 import type { RequestArrival } from "../../../shared/service/request-budget.js";
 import type { LeaseStore } from "../../../shared/lease/lease-store.js";
+import { MemberService } from "../../../shared/members/member-service.js";
+import type { MemberStore } from "../../../shared/members/member-store.js";
+import type { MemberTokenSigner } from "../../../shared/members/member-token.js";
+import { defaultMembershipRules } from "../../../shared/members/membership-rules.js";
 import { FaultyStoreLink, type StoreWeather } from "./faulty-store.js";
 import { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";
@@ -21,6 +25,8 @@ export interface InstanceDeps {
   readonly tokens: LeaseTokenSigner;
   readonly stats: SimStats;
   readonly plant: PlantedBug | undefined;
+  /** The member rows participants heartbeat and watch (a fault-free store: the lease store is the one judged). */
+  readonly members: { readonly store: MemberStore; readonly tokens: MemberTokenSigner };
 }
 
 /**
@@ -48,7 +54,7 @@ export class SimInstance {
   }
 
   /** Handles a request that reaches this instance now (or when it resumes, if frozen). */
-  serve<T>(handle: (service: LeaseService, arrival: RequestArrival) => Promise<T>): Promise<T> {
+  serve<T>(handle: (service: LeaseService, arrival: RequestArrival, members: () => MemberService) => Promise<T>): Promise<T> {
     const { world, rng, store, weather, tokens, stats, plant } = this.deps;
     return new Promise<T>((resolve, reject) => {
       this.process.post(() => {
@@ -69,7 +75,16 @@ export class SimInstance {
           // term missing from the history is the documented outcome, not news.
           warn: () => undefined,
         });
-        handle(service, { arrivedAt }).then((value) => resolve(this.#toldTiming(value)), reject);
+        const members = (): MemberService =>
+          new MemberService({
+            store: this.deps.members.store,
+            clock: { now: () => this.haTime() },
+            monotonic: this.process,
+            rules: defaultMembershipRules(this.deps.timing),
+            tokens: this.deps.members.tokens,
+            storeTimeoutMs,
+          });
+        handle(service, { arrivedAt }, members).then((value) => resolve(this.#toldTiming(value)), reject);
       });
     });
   }

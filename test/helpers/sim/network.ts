@@ -1,4 +1,5 @@
 import type { LeaseService } from "../../../shared/lease/lease-service.js";
+import type { MemberService } from "../../../shared/members/member-service.js";
 import type { RequestArrival } from "../../../shared/service/request-budget.js";
 import { HaRequestError } from "../../../shared/sdk/ha-request-error.js";
 import type { TimerHandle } from "../../../shared/sdk/elector-clock.js";
@@ -20,6 +21,8 @@ export interface NetworkDeps {
   readonly inflateTimeoutMs: number;
   /** Planted elector bug: told of a pending handover, the holder releases at once and is not told (it believes until its deadline). */
   readonly releaseBeforeStepDown: boolean;
+  /** Planted participant-link bug: a participant heartbeat's parts run without the request's arrival (no budget). */
+  readonly partsWithoutBudget: boolean;
   /** The service threw something other than StoreUnavailableError: a 500, which is a bug. */
   readonly onServiceError: (error: unknown) => void;
 }
@@ -38,27 +41,53 @@ export class SimTransport implements LeaseTransport {
   ) {}
 
   getPrimary(utype: string, options?: CallOptions): Promise<LeaseView> {
-    return this.#send((service, arrival) => service.getPrimary(utype, arrival), options);
+    return this.send((service, arrival) => service.getPrimary(utype, arrival), options);
   }
 
   heartbeat(utype: string, request: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
-    const input = { utype, uuid: request.uuid, address: request.address, lease: request.lease, ...(request.announce === true ? { announce: true } : {}) };
-    return this.#send(async (service, arrival) => {
-      const result = await service.heartbeat(input, arrival);
-      this.deps.stats.count(HEARTBEAT_STAT[result.outcome]);
-      if (this.deps.releaseBeforeStepDown && result.outcome === "accepted" && result.view.handover?.phase === "pending") {
-        await service.release({ utype, uuid: input.uuid, lease: result.lease }, arrival);
-        return { ...result, view: { ...result.view, handover: null } };
-      }
-      return result;
-    }, options);
+    return this.send((service, arrival) => this.withPlants(service, arrival).heartbeat({ utype, ...request }, arrival), options);
   }
 
   release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult> {
-    return this.#send((service, arrival) => service.release({ utype, uuid, lease: options?.lease }, arrival), options);
+    return this.send((service, arrival) => service.release({ utype, uuid, lease: options?.lease }, arrival), options);
   }
 
-  #send<T>(handle: (service: LeaseService, arrival: RequestArrival) => Promise<T>, options: CallOptions = {}): Promise<T> {
+  /**
+   * The service as this link's heartbeats reach it: each outcome counted, and the planted
+   * bug of a holder that releases before it steps down. A participant heartbeat's role
+   * parts go through it too.
+   */
+  protected withPlants(service: LeaseService, arrival: RequestArrival): Pick<LeaseService, "heartbeat" | "getPrimary"> {
+    return {
+      getPrimary: (utype, at, options) => service.getPrimary(utype, at ?? arrival, options),
+      heartbeat: async (request, at) => {
+        const input = { utype: request.utype, uuid: request.uuid, address: request.address, lease: request.lease, ...(request.announce === true ? { announce: true } : {}) };
+        const result = await service.heartbeat(input, at);
+        this.deps.stats.count(HEARTBEAT_STAT[result.outcome]);
+        if (this.deps.releaseBeforeStepDown && result.outcome === "accepted" && result.view.handover?.phase === "pending") {
+          await service.release({ utype: input.utype, uuid: input.uuid, lease: result.lease }, at);
+          return { ...result, view: { ...result.view, handover: null } };
+        }
+        return result;
+      },
+    };
+  }
+
+  protected stats(): SimStats {
+    return this.deps.stats;
+  }
+
+  /** The arrival a participant heartbeat's parts run on: the request's, unless the planted bug drops it. */
+  protected partsArrival(arrival: RequestArrival): RequestArrival | undefined {
+    return this.deps.partsWithoutBudget ? undefined : arrival;
+  }
+
+  /** A service error that is not a store failure is a bug (a 500): the run fails. */
+  protected reportIfBug(error: unknown): void {
+    if (!isStoreUnavailable(error) && !(error instanceof HaRequestError)) this.deps.onServiceError(error);
+  }
+
+  protected send<T>(handle: (service: LeaseService, arrival: RequestArrival, members: () => MemberService) => Promise<T>, options: CallOptions = {}): Promise<T> {
     const { world, rng, instances, stats } = this.deps;
     return new Promise<T>((resolve, reject) => {
       let done = false;
@@ -98,9 +127,9 @@ export class SimTransport implements LeaseTransport {
             : instance.serve(handle);
           if (gateway503) stats.count("gateway503s");
           handled.then(
-            (value) => this.#answer(answerLost, back, () => finish(() => resolve(this.#inflate(value)))),
+            (value) => this.#answer(answerLost, back, () => finish(() => resolve(this.inflate(value)))),
             (error: unknown) => {
-              if (!isStoreUnavailable(error) && !(error instanceof HaRequestError)) this.deps.onServiceError(error);
+              this.reportIfBug(error);
               this.#answer(answerLost, back, () => finish(() => reject(new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503))));
             },
           );
@@ -117,13 +146,14 @@ export class SimTransport implements LeaseTransport {
     this.deps.world.schedule(this.deps.world.now + delay, () => this.process.post(deliver));
   }
 
-  #inflate<T>(value: T): T {
+  protected inflate<T>(value: T): T {
     const by = this.deps.inflateTimeoutMs;
     if (by === 0) return value;
     const inflate = (view: LeaseView): LeaseView => ({ ...view, timeoutMs: view.timeoutMs + by });
-    const result = value as { view?: LeaseView };
+    const result = value as { view?: LeaseView; primary?: unknown };
     if (result.view !== undefined) return { ...result, view: inflate(result.view) } as T;
-    return inflate(value as LeaseView) as T;
+    // Only lease answers carry the lease timing (a member's answer has its own).
+    return result.primary === undefined ? value : (inflate(value as LeaseView) as T);
   }
 }
 

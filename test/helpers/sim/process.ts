@@ -34,6 +34,7 @@ export class SimProcess implements ElectorClock {
           if (!timer.cancelled) callback();
         }),
       this.quietTimers,
+      () => timer.cancelled,
     );
     return timer;
   }

@@ -21,7 +21,9 @@ export type PlantedBug =
   /** Each elector is told T + I, so its deadline is sentAt + T instead of sentAt + (T − I). */
   | "elector-deadline-sent-at-plus-t"
   /** A holder told of a planned handover releases its lease before it steps down (it goes on believing until its deadline). */
-  | "handover-releases-before-step-down";
+  | "handover-releases-before-step-down"
+  /** A participant heartbeat's parts run without the request's arrival: a batch queued in a frozen instance is applied on resume. */
+  | "participant-parts-without-budget";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "renew-ignores-etag",
@@ -34,6 +36,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "no-request-budget",
   "elector-deadline-sent-at-plus-t",
   "handover-releases-before-step-down",
+  "participant-parts-without-budget",
 ];
 
 /** What the checker judges after every event; see checker.ts. */

@@ -1,4 +1,6 @@
 import { LeaseTokenSigner } from "../../../shared/lease/lease-token.js";
+import { MemberTokenSigner } from "../../../shared/members/member-token.js";
+import { MemoryMemberStore } from "../../../shared/store/members-memory-store.js";
 import type { LeaseStore } from "../../../shared/lease/lease-store.js";
 import { Checker } from "./checker.js";
 import { ElectorSlots } from "./elector-slots.js";
@@ -88,6 +90,7 @@ async function run(scenario: Scenario): Promise<Outcome> {
     outage: () => (healed ? undefined : scenario.outages.find((o) => o.at <= world.now && world.now < o.at + o.forMs)?.mode),
   };
   const sharedSecret = "simulation-secret-shared-by-every-instance";
+  const members = { store: new MemoryMemberStore(), tokens: new MemberTokenSigner("simulation-member-secret-shared-by-every-instance") };
   const instances = scenario.skews.map(
     (skewMs, k) =>
       new SimInstance(
@@ -101,12 +104,16 @@ async function run(scenario: Scenario): Promise<Outcome> {
           tokens: new LeaseTokenSigner(scenario.sharedSecret ? sharedSecret : `simulation-secret-of-instance-${k}-${rng.int(0, 0xffffff)}`),
           stats,
           plant: scenario.plant,
+          members,
         },
         k,
         skewMs,
       ),
   );
   const checker = new Checker(scenario, world, store, UTYPE, inFlightWindowMs(scenario), stats);
+  // The second role of the participants of several parts: judged for safety alike (its own
+  // counts; the liveness bound and the operator's faults are the first role's).
+  const companions = new Checker(scenario, world, store, `${UTYPE}-b`, inFlightWindowMs(scenario), new SimStats());
   let serviceError: unknown;
   const network: NetworkDeps = {
     world,
@@ -116,14 +123,16 @@ async function run(scenario: Scenario): Promise<Outcome> {
     stats,
     inflateTimeoutMs: scenario.plant === "elector-deadline-sent-at-plus-t" ? timing.intervalMs : 0,
     releaseBeforeStepDown: scenario.plant === "handover-releases-before-step-down",
+    partsWithoutBudget: scenario.plant === "participant-parts-without-budget",
     onServiceError: (error) => (serviceError ??= error),
   };
   const check = (): void => {
     if (serviceError !== undefined) checker.fail("service-error", `the service threw ${String(serviceError)} (a 500)`);
     checker.check();
+    companions.check();
   };
 
-  const slots = new ElectorSlots({ world, scenario, network, checker, stats, utype: UTYPE, healed: () => healed });
+  const slots = new ElectorSlots({ world, scenario, network, checker, stats, utype: UTYPE, healed: () => healed, companions });
 
   scenario.starts.forEach((at, slot) => world.schedule(at, () => slots.start(slot)));
   for (const { who, at, forMs } of scenario.pauses) {
@@ -210,6 +219,7 @@ async function run(scenario: Scenario): Promise<Outcome> {
     checker.retire(participant, "stopped");
     participant.process.post(() => void participant.elector.stop());
   }
+  slots.stopExtras();
   await world.runUntil(world.now + timing.timeoutMs, check);
   const entry = store.current(UTYPE);
   stats.count("worldEvents", world.events);

@@ -28,6 +28,7 @@ export const STAT_NAMES = [
   "revokes",
   "entryDeletions",
   "handovers",
+  "participantHeartbeats",
   /** Not a fault: an ended uuid's second term, counted when `ended-stays-ended` is not judged. */
   "endedUuidsRestarted",
 ] as const;

@@ -8,6 +8,8 @@ interface WorldEvent {
   readonly run: () => void;
   /** Bookkeeping that starts no promise and changes nothing the checker sees (a stall monitor's tick). */
   readonly quiet: boolean;
+  /** True when, by the time it falls due, the event has nothing left to do (a timer cleared meanwhile): it is dropped unjudged. */
+  readonly void: (() => boolean) | undefined;
 }
 
 export class SimWorld {
@@ -16,9 +18,9 @@ export class SimWorld {
   #seq = 0;
   readonly #heap: WorldEvent[] = [];
 
-  schedule(at: number, run: () => void, quiet = false): void {
+  schedule(at: number, run: () => void, quiet = false, isVoid?: () => boolean): void {
     const heap = this.#heap;
-    heap.push({ at: Math.max(at, this.now), seq: ++this.#seq, run, quiet });
+    heap.push({ at: Math.max(at, this.now), seq: ++this.#seq, run, quiet, void: isVoid });
     let i = heap.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
@@ -38,6 +40,8 @@ export class SimWorld {
       if (next === undefined || next.at > until) break;
       this.#pop();
       this.now = next.at;
+      // A cleared timer would run nothing: nothing changed for the checker to judge either.
+      if (next.void?.() === true) continue;
       this.events += 1;
       next.run();
       if (next.quiet) continue;

@@ -1,0 +1,49 @@
+import type { MemberHeartbeatBody, MemberHeartbeatResult, MemberLeaveResult, MemberList } from "../../../shared/contract/members.js";
+import type { ParticipantHeartbeatBody, ParticipantResults, PartResult } from "../../../shared/contract/participant.js";
+import type { LeaseService } from "../../../shared/lease/lease-service.js";
+import { participantHeartbeat } from "../../../shared/participant/participant-service.js";
+import { HaRequestError } from "../../../shared/sdk/ha-request-error.js";
+import type { CallOptions } from "../../../shared/sdk/lease-transport.js";
+import type { MembersTransport } from "../../../shared/sdk/members-transport.js";
+import type { ParticipantTransport } from "../../../shared/sdk/participant/participant-transport.js";
+import { SimTransport } from "./network.js";
+
+/**
+ * The link of a participant that holds several parts (roles, a member session, a group
+ * watch) to the service: its single calls travel as SimTransport's do, and a participant
+ * heartbeat travels as ONE message (lost, delayed, duplicated, answered 503 by a gateway as
+ * a whole) to one function instance, which runs the service-level participantHeartbeat
+ * there: every part on the request's one arrival, each answering for itself.
+ */
+export class SimParticipantTransport extends SimTransport implements MembersTransport, ParticipantTransport {
+  memberHeartbeat(group: string, member: string, body: MemberHeartbeatBody, options?: CallOptions): Promise<MemberHeartbeatResult> {
+    return this.send((_service, arrival, members) => members().heartbeat({ group, member, ...body }, arrival), options);
+  }
+
+  leaveGroup(group: string, member: string, session: string, options?: CallOptions): Promise<MemberLeaveResult> {
+    return this.send((_service, arrival, members) => members().leave({ group, member, session }, arrival), options);
+  }
+
+  listMembers(group: string, options?: CallOptions): Promise<MemberList> {
+    return this.send((_service, arrival, members) => members().list(group, arrival), options);
+  }
+
+  participantHeartbeat(body: ParticipantHeartbeatBody, options?: CallOptions): Promise<ParticipantResults> {
+    return this.send(async (service, arrival, members) => {
+      this.stats().count("participantHeartbeats");
+      // The route's service, with this link's counts and plants on its heartbeats (the function needs only these two calls).
+      const withPlants = this.withPlants(service, arrival) as unknown as LeaseService;
+      const results = await participantHeartbeat({ service: withPlants, members: members() }, body, this.partsArrival(arrival));
+      // Each part answers as its own route would: a store failure is its 503, anything else a bug (a 500).
+      const answered = <T>(list: readonly PartResult<T>[]): PartResult<T>[] =>
+        list.map((result) => (result.ok ? { ok: true, value: this.inflate(result.value) } : { ok: false, error: this.asAnswer(result.error) }));
+      return { roles: answered(results.roles), reads: answered(results.reads), members: answered(results.members), groups: answered(results.groups) };
+    }, options);
+  }
+
+  /** A part's error as the client would get it: 503 StoreUnavailable; a service bug is reported as one. */
+  asAnswer(error: unknown): HaRequestError {
+    this.reportIfBug(error);
+    return new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503);
+  }
+}

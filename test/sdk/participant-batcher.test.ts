@@ -1,0 +1,144 @@
+import { describe, expect, it } from "vitest";
+import type { ParticipantHeartbeatBody, ParticipantResults } from "../../shared/contract/participant.js";
+import type { CallOptions } from "../../shared/sdk/lease-transport.js";
+import type { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
+import { align } from "../../shared/sdk/participant/cadence.js";
+import { batcherOf, GATHER_WINDOW_MS, PARTICIPANT_BATCHER } from "../../shared/sdk/participant/participant-batcher.js";
+import { FakeClock } from "../helpers/fake-clock.js";
+import { leaseView, primaryView } from "../helpers/sdk-fakes.js";
+
+describe("align: a part's wake time on the participant's grid (anchor 0, I = 1000)", () => {
+  it.each([
+    // at, now, mayDelay, expected
+    [3000, 2000, false, 3000], // on the grid already
+    [3400, 2000, false, 3000], // pulled forward to the grid point before it, still in the future
+    [3999, 2500, false, 3000],
+    [2400, 2000, false, 2400], // the grid point before it (2000) is not in the future: unchanged
+    [2400, 2000, true, 2400], // a poll: the next (3000) is more than I/4 later: unchanged
+    [2800, 2000, true, 3000], // a poll: the next within I/4: delayed to it
+    [2750, 2000, true, 3000], // exactly I/4
+    [2800, 2000, false, 2800], // a renewal or heartbeat is never delayed
+    [2000, 2000, false, 2000], // due now: now
+    [1999, 2000, false, 1999], // overdue: at once
+    [1999, 2000, true, 2000], // an overdue poll: the next grid point is now
+  ])("at %d, now %d, mayDelay %s → %d", (at, now, mayDelay, expected) => {
+    expect(align({ at, now, anchor: 0, intervalMs: 1000, mayDelay })).toBe(expected);
+  });
+
+  it("takes the grid from its anchor", () => {
+    expect(align({ at: 3400, now: 2000, anchor: 250, intervalMs: 1000, mayDelay: false })).toBe(3250);
+    expect(align({ at: 3100, now: 2300, anchor: 250, intervalMs: 1000, mayDelay: true })).toBe(3250);
+  });
+});
+
+interface Sent {
+  readonly body: ParticipantHeartbeatBody;
+  readonly options: CallOptions;
+  resolve(results: ParticipantResults): void;
+  reject(error: unknown): void;
+}
+
+/** A participant transport whose batches wait for the test; single calls are logged and answered at once. */
+class ManualTransport {
+  readonly batches: Sent[] = [];
+  readonly singles: string[] = [];
+  participantHeartbeat(body: ParticipantHeartbeatBody, options: CallOptions = {}): Promise<ParticipantResults> {
+    return new Promise((resolve, reject) => this.batches.push({ body, options, resolve, reject }));
+  }
+  getPrimary(utype: string, options: CallOptions = {}): Promise<ReturnType<typeof leaseView>> {
+    this.singles.push(`GetPrimary(${utype}) ${options.timeoutInMs}`);
+    return Promise.resolve(leaseView(utype, null));
+  }
+  heartbeat(utype: string): Promise<never> {
+    this.singles.push(`UpdateHeartBeat(${utype})`);
+    return Promise.reject(new Error("not in this test"));
+  }
+  release(): Promise<never> {
+    return Promise.reject(new Error("not in this test"));
+  }
+}
+
+function setUp(parts: number): { clock: FakeClock; transport: ManualTransport; part: (index: number) => ReturnType<NonNullable<ReturnType<typeof batcherOf>>["join"]> } {
+  const clock = new FakeClock(0);
+  const transport = new ManualTransport();
+  const batcher = batcherOf(transport)!;
+  const joined = Array.from({ length: parts }, () => batcher.join(clock));
+  return { clock, transport, part: (index) => joined[index]! };
+}
+
+describe("ParticipantBatcher", () => {
+  it("sends once every registered part has a call queued; each call settles at its own budget while the batch is out, whose timeout is the largest", async () => {
+    const { clock, transport, part } = setUp(2);
+    const first = part(0).getPrimary("a", { timeoutInMs: 100 });
+    const second = part(1).getPrimary("b", { timeoutInMs: 300 });
+    const outcomes: string[] = [];
+    first.then(() => outcomes.push("a answered"), (error: Error) => outcomes.push(`${clock.now()} ${error.message}`));
+    second.then(() => outcomes.push("b answered"), (error: Error) => outcomes.push(`${clock.now()} ${error.message}`));
+    await clock.advance(0);
+    expect(transport.batches.map((batch) => batch.body)).toEqual([{ reads: [{ utype: "a" }, { utype: "b" }] }]);
+    expect(transport.batches[0]!.options.timeoutInMs).toBe(300);
+    await clock.advance(100);
+    expect(outcomes).toEqual(["100 GetPrimary(a): no answer within 100 ms."]);
+    expect(transport.batches[0]!.options.abortSignal!.aborted).toBe(false);
+    await clock.advance(200);
+    expect(outcomes).toEqual(["100 GetPrimary(a): no answer within 100 ms.", "300 GetPrimary(b): no answer within 300 ms."]);
+    // Nobody waits for it any more: the request is cut off.
+    expect(transport.batches[0]!.options.abortSignal!.aborted).toBe(true);
+  });
+
+  it("honours each call's abort signal on its own; the others still get their answers", async () => {
+    const { clock, transport, part } = setUp(2);
+    const controller = new AbortController();
+    const first = part(0).getPrimary("a", { timeoutInMs: 1000, abortSignal: controller.signal });
+    const second = part(1).getPrimary("b", { timeoutInMs: 1000 });
+    await clock.advance(0);
+    controller.abort(new Error("stopped"));
+    await expect(first).rejects.toThrow("stopped");
+    transport.batches[0]!.resolve({ roles: [], reads: [{ ok: true, value: leaseView("a", null) }, { ok: true, value: leaseView("b", primaryView({ uuid: "x" })) }], members: [], groups: [] });
+    expect((await second).primary?.uuid).toBe("x");
+  });
+
+  it("a call alone after the gather window goes through its own route, with what is left of its budget", async () => {
+    const { clock, transport, part } = setUp(2);
+    const alone = part(0).getPrimary("a", { timeoutInMs: 500 });
+    await clock.advance(GATHER_WINDOW_MS - 1);
+    expect(transport.singles).toEqual([]);
+    await clock.advance(1);
+    expect((await alone).utype).toBe("a");
+    expect(transport.singles).toEqual([`GetPrimary(a) ${500 - GATHER_WINDOW_MS}`]);
+    expect(transport.batches).toEqual([]);
+  });
+
+  it("a batch failing as a whole fails each call with the same kind of error, named for the call", async () => {
+    const { clock, transport, part } = setUp(2);
+    const calls = [part(0).getPrimary("a", { timeoutInMs: 1000 }), part(1).heartbeat("b", { uuid: "u" }, { timeoutInMs: 1000 })];
+    await clock.advance(0);
+    transport.batches[0]!.reject(new UnauthorizedError("ParticipantHeartbeat", "http://x/api", undefined));
+    const errors = await Promise.all(calls.map((call) => call.then(() => undefined, (error: unknown) => error)));
+    expect(errors).toEqual([expect.any(UnauthorizedError), expect.any(UnauthorizedError)]);
+    expect(errors.map((error) => (error as HaRequestError).message)).toEqual([
+      expect.stringMatching(/^GetPrimary\(a\): ParticipantHeartbeat: 401/),
+      expect.stringMatching(/^UpdateHeartBeat\(b\): ParticipantHeartbeat: 401/),
+    ]);
+    expect(errors.map((error) => (error as HaRequestError).retryable)).toEqual([false, false]);
+  });
+
+  it("sends a utype twice in two requests, never in one; a part that left is not waited for", async () => {
+    const { clock, transport, part } = setUp(3);
+    void part(0).getPrimary("a", { timeoutInMs: 1000 }).catch(() => undefined);
+    void part(1).getPrimary("a", { timeoutInMs: 1000 }).catch(() => undefined);
+    part(2).leave();
+    void part(2).getPrimary("c", { timeoutInMs: 1000 }).catch(() => undefined);
+    await clock.advance(GATHER_WINDOW_MS);
+    // The first went alone (the second's utype was in its batch), the second waited its window.
+    expect(transport.singles).toEqual(["GetPrimary(a) 1000", `GetPrimary(c) 1000`, `GetPrimary(a) ${1000 - GATHER_WINDOW_MS}`]);
+  });
+
+  it("a transport may carry its own batcher, or none", () => {
+    const transport = new ManualTransport();
+    expect(batcherOf(transport)).toBe(batcherOf(transport));
+    expect(batcherOf(Object.assign(new ManualTransport(), { [PARTICIPANT_BATCHER]: null }))).toBeUndefined();
+    expect(batcherOf({ getPrimary: () => undefined })).toBeUndefined();
+  });
+});
