@@ -35,6 +35,9 @@ export class SimWorld {
    * `check` judges the world; whatever it throws ends the run.
    */
   async runUntil(until: number, check: () => void): Promise<void> {
+    // What the caller started before this call (a stop(), a start()) runs its continuations
+    // now, at the time it was started, not at the next event that happens to drain them.
+    await drainMicrotasks();
     for (;;) {
       const next = this.#heap[0];
       if (next === undefined || next.at > until) break;
