@@ -5,6 +5,8 @@ import { recordResponse } from "./openapi-responses.js";
 export interface RecordingProxy {
   /** The proxy's API base, e.g. http://127.0.0.1:41632/api: give it to the CLI as its endpoint. */
   readonly url: string;
+  /** Every request passed on or refused, in order of arrival: method, path (query included) and body text. */
+  readonly requests: { readonly method: string; readonly path: string; readonly body: string }[];
   close(): Promise<void>;
 }
 
@@ -20,10 +22,12 @@ export interface ProxyOptions {
  */
 export async function startRecordingProxy(target: string, options: ProxyOptions = {}): Promise<RecordingProxy> {
   const origin = new URL(target).origin;
+  const requests: { method: string; path: string; body: string }[] = [];
   const server = createServer((request, response) => {
     void (async () => {
       try {
         const body = await readAll(request);
+        requests.push({ method: request.method ?? "GET", path: request.url ?? "/", body: body.toString() });
         const refusal = options.refuse?.();
         if (refusal !== undefined) {
           const message = refusal === 401 ? "Send the API key in the x-functions-key header." : "No route answers this URL.";
@@ -53,6 +57,7 @@ export async function startRecordingProxy(target: string, options: ProxyOptions 
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}${new URL(target).pathname}`,
+    requests,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -110,6 +110,34 @@ describe("ParticipantBatcher", () => {
     expect(transport.batches).toEqual([]);
   });
 
+  it("waits for a part due at the same grid point whose call comes a little late, but not for a part known to wake later", async () => {
+    const { clock, transport, part } = setUp(3);
+    // All three on a grid of I = 1000 anchored at 1000: parts 0 and 1 wake at 1000, part 2 at 2000.
+    expect(part(0).align(1000, 1000, false)).toBe(1000);
+    expect(part(1).align(1000, 1000, false)).toBe(1000);
+    expect(part(2).align(2000, 1000, false)).toBe(2000);
+    await clock.advance(1000);
+    void part(0).getPrimary("a", { timeoutInMs: 500 });
+    // Part 1's timer fires late (a busy event loop): its call is still taken into the batch.
+    await clock.advance(GATHER_WINDOW_MS - 1);
+    expect(transport.batches).toEqual([]);
+    expect(transport.singles).toEqual([]);
+    void part(1).getPrimary("b", { timeoutInMs: 500 });
+    await clock.advance(0);
+    // Part 2 wakes later: the batch left as soon as both due parts had called.
+    expect(transport.batches.map((batch) => batch.body)).toEqual([{ reads: [{ utype: "a" }, { utype: "b" }] }]);
+  });
+
+  it("sends a call at once when every other part is known to wake later (a retry between grid points)", async () => {
+    const { clock, transport, part } = setUp(3);
+    part(1).align(2000, 1000, false);
+    part(2).align(2000, 1000, false);
+    const alone = part(0).getPrimary("a", { timeoutInMs: 500 });
+    await clock.advance(0);
+    expect(transport.singles).toEqual(["GetPrimary(a) 500"]);
+    expect((await alone).utype).toBe("a");
+  });
+
   it("a batch failing as a whole fails each call with the same kind of error, named for the call", async () => {
     const { clock, transport, part } = setUp(2);
     const calls = [part(0).getPrimary("a", { timeoutInMs: 1000 }), part(1).heartbeat("b", { uuid: "u" }, { timeoutInMs: 1000 })];

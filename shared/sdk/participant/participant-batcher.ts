@@ -18,8 +18,14 @@ import { isParticipantTransport, type ParticipantTransport } from "./participant
  */
 export const PARTICIPANT_BATCHER: unique symbol = Symbol.for("ha-module.participantBatcher");
 
-/** How long a queued call waits for the other parts' calls before the batch leaves without them. */
-export const GATHER_WINDOW_MS = 5;
+/**
+ * The longest a queued call waits for the calls of the parts due with it (or of parts whose
+ * wake times are not known yet) before the batch leaves without them: enough for timers due
+ * at one grid point to fire on a busy event loop, small against any renewal budget.
+ */
+export const GATHER_WINDOW_MS = 20;
+/** Timers are whole milliseconds: a part due within this of now is due now. */
+const WAKE_SLACK_MS = 1;
 /** The service's limits (docs/api.md#participant-heartbeat): parts per list, and in all. */
 export const MAX_PARTS_PER_LIST = 16;
 export const MAX_PARTS = 32;
@@ -162,6 +168,7 @@ export class ParticipantBatcher {
   }
 
   #add(call: Queued): void {
+    call.part.called();
     if (this.#full(call)) this.#flush();
     this.#pending.push(call);
     if (this.#ready()) {
@@ -180,9 +187,17 @@ export class ParticipantBatcher {
     return live.length >= MAX_PARTS || live.some((queued) => queued.key === call.key) || live.filter((queued) => queued.kind === call.kind).length >= MAX_PARTS_PER_LIST;
   }
 
-  /** Every registered part has a call queued. */
+  /**
+   * No part is still to come: every registered part has a call queued, or is known to wake
+   * later (its aligned wake time is ahead). A part due now whose call has not come yet (its
+   * timer fired a little later on a busy event loop), or one whose wake time is not known,
+   * is waited for, at most GATHER_WINDOW_MS.
+   */
   #ready(): boolean {
-    for (const part of this.#parts) if (!this.#pending.some((queued) => queued.part === part && !queued.settled)) return false;
+    for (const part of this.#parts) {
+      if (this.#pending.some((queued) => queued.part === part && !queued.settled)) continue;
+      if (!part.wakesLater()) return false;
+    }
     return true;
   }
 
@@ -264,6 +279,8 @@ export function forPart(error: unknown, what: string): unknown {
 export class ParticipantPart {
   readonly #batcher: ParticipantBatcher;
   readonly clock: ElectorClock;
+  /** When this part said it would wake next (align()); +∞ once that call came; undefined before it ever aligned. */
+  #wake: number | undefined;
   /** The last listing of each group with its cursor ("" for none), for `since` and `unchanged`. */
   readonly #listings = new Map<string, { readonly list: MemberList; readonly cursor: string }>();
 
@@ -282,7 +299,19 @@ export class ParticipantPart {
    * parts and I is known. `mayDelay`: a poll, which may wake up to I/4 later than planned.
    */
   align(at: number, intervalMs: number | undefined, mayDelay: boolean): number {
-    return this.#batcher.alignFor(at, this.clock.now(), intervalMs, mayDelay);
+    const wake = this.#batcher.alignFor(at, this.clock.now(), intervalMs, mayDelay);
+    this.#wake = wake;
+    return wake;
+  }
+
+  /** @internal A call of this part was queued: if it is the one its last aligned wake time announced, that time is spent. */
+  called(): void {
+    if (this.#wake !== undefined && this.#wake <= this.clock.now() + WAKE_SLACK_MS) this.#wake = Number.POSITIVE_INFINITY;
+  }
+
+  /** @internal Whether this part is known to wake after now, so a batch leaving now need not wait for it. */
+  wakesLater(): boolean {
+    return this.#wake !== undefined && this.#wake > this.clock.now() + WAKE_SLACK_MS;
   }
 
   heartbeat(utype: string, body: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
