@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { TableClient } from "@azure/data-tables";
+import { AzureNamedKeyCredential, generateAccountSas, TableClient } from "@azure/data-tables";
 import type { AccessToken, TokenCredential } from "@azure/identity";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
+import { createTableStore } from "../../shared/store/create-table-store.js";
 import { describeTableError, errorCodeOf, isEntityNotFound, statusOf } from "../../shared/store/table-errors.js";
 import { sharedKeyFromConnectionString, TableConnections, TableRest, type TableAuth } from "../../shared/store/table-rest.js";
 import { int64, lostTableRace } from "../../shared/store/table-values.js";
@@ -178,7 +179,7 @@ describe("the Table REST client on a stand-in server", () => {
     expect(stand.requests).toHaveLength(1);
   });
 
-  it("retries a transient answer at most twice, then reports it; never retries a 412 or a 501", async () => {
+  it("retries a transient answer (5xx, 429) at most twice, then reports it; never retries a 412, a 501 or a 505", async () => {
     const stand = await standIn((_request, response) => response.writeHead(503, { "content-type": "application/json" }).end(odataError("ServerBusy")));
     const rest = new TableRest(stand.endpoint, "t", KEY, connections);
     const busy = await failureOf(rest.getEntity("p", "r"));
@@ -190,7 +191,12 @@ describe("the Table REST client on a stand-in server", () => {
     expect(await rest.updateEntity({ partitionKey: "p", rowKey: "r" }, "Merge", 'W/"1"')).toEqual({ etag: 'W/"2"' });
     expect(stand.requests).toHaveLength(2);
 
-    for (const status of [412, 501]) {
+    stand.requests.length = 0;
+    stand.answer = (_request, response, index) => (index === 0 ? response.writeHead(429).end() : response.writeHead(204).end());
+    await rest.upsertEntity({ partitionKey: "p", rowKey: "r" });
+    expect(stand.requests).toHaveLength(2);
+
+    for (const status of [412, 501, 505]) {
       stand.requests.length = 0;
       stand.answer = (_request, response) => response.writeHead(status).end();
       expect(statusOf(await failureOf(rest.updateEntity({ partitionKey: "p", rowKey: "r" }, "Merge", 'W/"1"')))).toBe(status);
@@ -254,6 +260,39 @@ describe("the Table REST client on a stand-in server", () => {
     await shortLived.upsertEntity({ partitionKey: "p", rowKey: "e" });
     expect(scopes).toHaveLength(3);
     expect(stand.requests.at(-1)!.headers.authorization).toBe("Bearer token-3");
+  });
+});
+
+describe("a connection string with a SAS token instead of a key", () => {
+  let azurite: EmbeddedAzurite;
+  beforeAll(async () => {
+    azurite = await startTestAzurite();
+  });
+  afterAll(async () => azurite.close());
+
+  it("keeps the store on the SDK, which signs with the token: reads, If-Match merges and queries work", async () => {
+    const tableName = `sas${process.pid}`;
+    await TableClient.fromConnectionString(azurite.connectionString, tableName, { allowInsecureConnection: true }).createTable();
+    const account = /AccountName=([^;]+)/.exec(azurite.connectionString)![1]!;
+    const key = /AccountKey=([^;]+)/.exec(azurite.connectionString)![1]!;
+    const endpoint = /TableEndpoint=([^;]+)/.exec(azurite.connectionString)![1]!;
+    const sas = generateAccountSas(new AzureNamedKeyCredential(account, key), { permissions: { query: true, write: true, delete: true, list: true, add: true, update: true }, resourceTypes: "sco", expiresOn: new Date(Date.now() + 3_600_000) });
+    const configured = createTableStore({
+      kind: "table",
+      tableName,
+      membersTableName: tableName,
+      connection: { mode: "connection-string", connectionString: `TableEndpoint=${endpoint};SharedAccessSignature=${sas}` },
+      createIfMissing: false,
+    });
+    try {
+      const { store } = configured;
+      expect(await store.create({ utype: "sas", uuid: "u", address: null, epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] })).toMatchObject({ ok: true });
+      const read = await store.read("sas");
+      expect(await store.renew("sas", { renewedAt: 2 }, read!.etag)).toMatchObject({ ok: true });
+      expect(await store.list()).toMatchObject([{ utype: "sas", renewedAt: 2 }]);
+    } finally {
+      configured.close();
+    }
   });
 });
 
