@@ -261,6 +261,12 @@ describe("the Table REST client on a stand-in server", () => {
     expect(scopes).toHaveLength(3);
     expect(stand.requests.at(-1)!.headers.authorization).toBe("Bearer token-3");
   });
+
+  it("refuses to send a bearer token over plain http to another machine", () => {
+    const credential: TokenCredential = { getToken: async () => ({ token: "secret", expiresOnTimestamp: Date.now() + 3_600_000 }) };
+    expect(() => new TableRest("http://acct.table.core.windows.net", "t", { kind: "bearer", credential }, connections)).toThrow(/https only/);
+    expect(() => new TableRest("https://acct.table.core.windows.net", "t", { kind: "bearer", credential }, connections)).not.toThrow();
+  });
 });
 
 describe("a connection string with a SAS token instead of a key", () => {
