@@ -48,6 +48,7 @@ const TABLE_VERSION = "2019-02-02";
 const STORAGE_SCOPE = "https://storage.azure.com/.default";
 /** A token is fetched again this long before it expires (the SDK's bearer policy waits as long). */
 const TOKEN_REFRESH_MARGIN_MS = 2 * 60_000;
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 /** Azurite's well-known account, as `UseDevelopmentStorage=true` means it. */
 const DEVELOPMENT_ACCOUNT = {
   endpoint: "http://127.0.0.1:10002/devstoreaccount1",
@@ -112,6 +113,11 @@ export class TableRest implements TableRowClient {
       // account and the path as sent; no query parameter but `comp`, which these calls never use).
       this.#authorize = (path, date) => `SharedKeyLite ${account}:${createHmac("sha256", key).update(`${date}\n/${account}${path}`, "utf8").digest("base64")}`;
     } else {
+      // HA_TABLE_ENDPOINT is https by configuration; a token is never sent in the clear
+      // to anything but this machine (a stand-in server in tests), as the SDK refuses too.
+      if (this.#url.protocol !== "https:" && !LOOPBACK.has(this.#url.hostname)) {
+        throw new Error(`A bearer token is sent over https only: ${endpoint} is not an https endpoint.`);
+      }
       const tokens = new BearerTokens(auth.credential);
       this.#authorize = (_path, _date, signal) => tokens.header(signal);
     }
