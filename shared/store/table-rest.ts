@@ -176,9 +176,12 @@ export class TableRest implements TableRowClient {
   async #request(method: string, path: string, search: string, body: string | undefined, ifMatch: string | undefined, signal: AbortSignal | undefined): Promise<WireResponse> {
     for (let retry = 0; ; retry += 1) {
       if (signal?.aborted) throw abortError();
+      // Signed per attempt (the date moves on); a credential that fails is not retried here.
+      const date = new Date().toUTCString();
+      const authorization = await this.#authorize(path, date, signal);
       let response: WireResponse;
       try {
-        response = await this.#once(method, path, search, body, ifMatch, signal);
+        response = await this.#once(method, `${path}${search}`, date, authorization, body, ifMatch, signal);
       } catch (error) {
         if (signal?.aborted) throw abortError();
         if (retry >= TABLE_RETRY.maxRetries) throw error;
@@ -190,15 +193,14 @@ export class TableRest implements TableRowClient {
     }
   }
 
-  async #once(method: string, path: string, search: string, body: string | undefined, ifMatch: string | undefined, signal: AbortSignal | undefined): Promise<WireResponse> {
-    const date = new Date().toUTCString();
+  #once(method: string, path: string, date: string, authorization: string, body: string | undefined, ifMatch: string | undefined, signal: AbortSignal | undefined): Promise<WireResponse> {
     const headers: Record<string, string | number> = {
       "x-ms-date": date,
       "x-ms-version": TABLE_VERSION,
       DataServiceVersion: "3.0",
       MaxDataServiceVersion: "3.0;NetFx",
       Accept: "application/json;odata=minimalmetadata",
-      Authorization: await this.#authorize(path, date, signal),
+      Authorization: authorization,
     };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
@@ -207,7 +209,7 @@ export class TableRest implements TableRowClient {
     if (ifMatch !== undefined) headers["If-Match"] = ifMatch;
     return new Promise<WireResponse>((resolve, reject) => {
       const request = this.#send(
-        { protocol: this.#url.protocol, hostname: this.#url.hostname, port: this.#url.port, method, path: `${path}${search}`, headers, agent: this.#agent, signal },
+        { protocol: this.#url.protocol, hostname: this.#url.hostname, port: this.#url.port, method, path, headers, agent: this.#agent, signal },
         (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));

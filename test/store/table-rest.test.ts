@@ -262,6 +262,20 @@ describe("the Table REST client on a stand-in server", () => {
     expect(stand.requests.at(-1)!.headers.authorization).toBe("Bearer token-3");
   });
 
+  it("reports a credential that gives no token at once, without retrying it or sending the request", async () => {
+    const stand = await standIn((_request, response) => response.writeHead(204).end());
+    let asked = 0;
+    const credential: TokenCredential = {
+      getToken: async () => {
+        asked += 1;
+        throw new Error("ManagedIdentityCredential: no identity here");
+      },
+    };
+    await expect(new TableRest(stand.endpoint, "t", { kind: "bearer", credential }, connections).upsertEntity({ partitionKey: "p", rowKey: "r" })).rejects.toThrow(/no identity here/);
+    expect(asked).toBe(1);
+    expect(stand.requests).toHaveLength(0);
+  });
+
   it("refuses to send a bearer token over plain http to another machine", () => {
     const credential: TokenCredential = { getToken: async () => ({ token: "secret", expiresOnTimestamp: Date.now() + 3_600_000 }) };
     expect(() => new TableRest("http://acct.table.core.windows.net", "t", { kind: "bearer", credential }, connections)).toThrow(/https only/);
