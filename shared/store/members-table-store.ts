@@ -1,19 +1,19 @@
-import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import { odata, type TableClient } from "@azure/data-tables";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
 import { SWEEP_MARKER_ID, type MemberRecord, type MemberRow, type SweepMarker, type SweepMarkerRecord } from "../members/member.js";
 import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
+import type { StoredRow, TableRowClient } from "./table-rest.js";
 import { conditionalTableWrite, fromTableProperties, guardTableCall, int64, lostTableRace, toTableProperties, updateIfMatch, type TableFields } from "./table-values.js";
 
 const STORE = "Azure Table Storage";
-
-type StoredEntity = TableEntityResult<Record<string, unknown>>;
 
 /**
  * Membership in its own table (HA_MEMBERS_TABLE_NAME, default `members`): PartitionKey =
  * group, RowKey = member, and the group's sweep marker under RowKey `~sweep` in the same
  * partition, so that one partition query reads a member (or the whole group) together with
- * the marker its ages depend on. Takes an already-built TableClient.
+ * the marker its ages depend on. Takes already-built clients: reads, If-Match updates and
+ * queries go through `rows` (table-rest.ts), creates and deletes through the SDK.
  *
  * Every update and delete passes its ETag explicitly (TableClient defaults to "*").
  * Absent properties stand for null: a Replace drops what it does not name.
@@ -21,7 +21,10 @@ type StoredEntity = TableEntityResult<Record<string, unknown>>;
 export class TableMemberStore implements MemberStore {
   readonly kind = "table";
 
-  constructor(private readonly client: TableClient) {}
+  constructor(
+    private readonly client: TableClient,
+    private readonly rows: TableRowClient,
+  ) {}
 
   /** Creates the table when it is missing (local runs; in Azure, Bicep creates it). */
   async createTableIfMissing(options?: StoreCallOptions): Promise<void> {
@@ -48,7 +51,7 @@ export class TableMemberStore implements MemberStore {
   }
 
   async replace(row: MemberRow, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return updateIfMatch(this.client, STORE, "update a member", toEntity(row), "Replace", etag, options);
+    return updateIfMatch(this.rows, STORE, "update a member", toEntity(row), "Replace", etag, options);
   }
 
   async renew(group: string, member: string, renewal: MemberRenewal, etag: string, options?: StoreCallOptions): Promise<WriteOutcome> {
@@ -60,7 +63,7 @@ export class TableMemberStore implements MemberStore {
       heartbeats: int64(renewal.heartbeats),
       ...(renewal.address === undefined ? {} : { address: renewal.address ?? "" }),
     };
-    return updateIfMatch(this.client, STORE, "update a member", patch, "Merge", etag, options);
+    return updateIfMatch(this.rows, STORE, "update a member", patch, "Merge", etag, options);
   }
 
   async delete(group: string, member: string, etag: string, options?: StoreCallOptions): Promise<DeleteOutcome> {
@@ -79,7 +82,7 @@ export class TableMemberStore implements MemberStore {
   async writeMarker(marker: SweepMarker, etag: string | undefined, options?: StoreCallOptions): Promise<WriteOutcome> {
     const { group, gap, ...rest } = marker;
     const entity = { partitionKey: group, rowKey: SWEEP_MARKER_ID, ...toTableProperties({ ...rest, gapStart: gap?.startedAt, gapEnd: gap?.endedAt }, MARKER_FIELDS) };
-    if (etag !== undefined) return updateIfMatch(this.client, STORE, "update a member", entity, "Replace", etag, options);
+    if (etag !== undefined) return updateIfMatch(this.rows, STORE, "update a member", entity, "Replace", etag, options);
     return conditionalTableWrite(STORE, "create a sweep marker", "create", () => this.client.createEntity(entity, { abortSignal: options?.abortSignal }));
   }
 
@@ -87,12 +90,8 @@ export class TableMemberStore implements MemberStore {
   async #query(what: string, filter: string | undefined, options: StoreCallOptions | undefined): Promise<GroupSnapshot[]> {
     return guardTableCall(STORE, what, async () => {
       const groups = new Map<string, { rows: MemberRecord[]; marker: SweepMarkerRecord | undefined }>();
-      const entities = this.client.listEntities<Record<string, unknown>>({
-        ...(filter === undefined ? {} : { queryOptions: { filter } }),
-        abortSignal: options?.abortSignal,
-      });
-      for await (const entity of entities) {
-        const group = entity.partitionKey ?? "";
+      for (const entity of await this.rows.queryEntities(filter, options)) {
+        const group = entity.partitionKey;
         let found = groups.get(group);
         if (found === undefined) {
           found = { rows: [], marker: undefined };
@@ -119,10 +118,10 @@ function toEntity(row: MemberRow): Record<string, unknown> & { partitionKey: str
   return { partitionKey: row.group, rowKey: row.member, ...toTableProperties(row, MEMBER_FIELDS) };
 }
 
-function toRecord(entity: StoredEntity): MemberRecord {
+function toRecord(entity: StoredRow): MemberRecord {
   return toMemberRecord({ group: entity.partitionKey, member: entity.rowKey, ...fromTableProperties(entity, MEMBER_FIELDS), etag: entity.etag }, STORE);
 }
 
-function toMarker(entity: StoredEntity): SweepMarkerRecord {
+function toMarker(entity: StoredRow): SweepMarkerRecord {
   return toSweepMarkerRecord({ group: entity.partitionKey, ...fromTableProperties(entity, MARKER_FIELDS), etag: entity.etag }, STORE);
 }

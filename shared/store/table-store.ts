@@ -1,4 +1,4 @@
-import { odata, type TableClient, type TableEntityResult, type TransactionAction } from "@azure/data-tables";
+import { odata, type TableClient, type TransactionAction } from "@azure/data-tables";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type { StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
@@ -6,6 +6,7 @@ import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
 import { isEntityNotFound } from "./table-errors.js";
+import type { StoredRow, TableRowClient } from "./table-rest.js";
 import { conditionalTableWrite, fromTableProperties, guardTableCall, int64, toTableProperties, updateIfMatch, type TableFields, type TableRow } from "./table-values.js";
 
 const STORE = "Azure Table Storage";
@@ -35,11 +36,11 @@ type LeaseEntity = {
   [property: string]: unknown;
 };
 
-type StoredEntity = TableEntityResult<Record<string, unknown>>;
-
 /**
- * Leases in Azure Table Storage (or Azurite). Takes an already-built TableClient, so
- * the caller chooses the credential: connection string, or DefaultAzureCredential.
+ * Leases in Azure Table Storage (or Azurite). Takes already-built clients, so the caller
+ * chooses the credential: connection string, or DefaultAzureCredential. A heartbeat's calls
+ * (point reads, If-Match updates, standby upserts, queries) go through `rows`
+ * (table-rest.ts); creates, transactions, deletes and the term history through the SDK.
  *
  * Every update passes its ETag explicitly: TableClient.updateEntity defaults to "*",
  * which would make a forgotten ETag a silent unconditional write.
@@ -47,7 +48,10 @@ type StoredEntity = TableEntityResult<Record<string, unknown>>;
 export class TableLeaseStore implements LeaseStore {
   readonly kind = "table";
 
-  constructor(private readonly client: TableClient) {}
+  constructor(
+    private readonly client: TableClient,
+    private readonly rows: TableRowClient,
+  ) {}
 
   /** Creates the table when it is missing (local runs; in Azure, Bicep creates it). */
   async createTableIfMissing(options?: StoreCallOptions): Promise<void> {
@@ -57,10 +61,7 @@ export class TableLeaseStore implements LeaseStore {
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
     return guard("read a lease", async () => {
       try {
-        const entity = await this.client.getEntity<Record<string, unknown>>(utype, LEASE_ROW_KEY, {
-          abortSignal: options?.abortSignal,
-        });
-        return toRecord(entity);
+        return toRecord(await this.rows.getEntity(utype, LEASE_ROW_KEY, options));
       } catch (error) {
         if (isEntityNotFound(error)) return undefined;
         throw error;
@@ -80,7 +81,7 @@ export class TableLeaseStore implements LeaseStore {
    * failed If-Match fails the whole transaction with the operation's own 412.
    */
   async replace(lease: LeaseState, etag: string, options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
-    if (also?.endedTerm === undefined) return updateIfMatch(this.client, STORE, "update a lease", toEntity(lease), "Replace", etag, options);
+    if (also?.endedTerm === undefined) return updateIfMatch(this.rows, STORE, "update a lease", toEntity(lease), "Replace", etag, options);
     const actions: TransactionAction[] = [
       ["update", toEntity(lease), "Replace", { etag }],
       ["upsert", toTermEntity(also.endedTerm), "Replace"],
@@ -100,25 +101,20 @@ export class TableLeaseStore implements LeaseStore {
       renewedAt: int64(renewal.renewedAt),
       ...(renewal.address === undefined ? {} : { address: renewal.address ?? "" }),
     };
-    return updateIfMatch(this.client, STORE, "update a lease", patch, "Merge", etag, options);
+    return updateIfMatch(this.rows, STORE, "update a lease", patch, "Merge", etag, options);
   }
 
   async list(options?: StoreCallOptions): Promise<LeaseRecord[]> {
     return guard("list leases", async () => {
-      const records: LeaseRecord[] = [];
-      const entities = this.client.listEntities<Record<string, unknown>>({
-        queryOptions: { filter: odata`RowKey eq ${LEASE_ROW_KEY}` },
-        abortSignal: options?.abortSignal,
-      });
-      for await (const entity of entities) records.push(toRecord(entity));
-      return records;
+      const entities = await this.rows.queryEntities(odata`RowKey eq ${LEASE_ROW_KEY}`, options);
+      return entities.map(toRecord);
     });
   }
 
   async ping(options?: StoreCallOptions): Promise<void> {
     await guard("reach the table", async () => {
       try {
-        await this.client.getEntity(HEALTH_PARTITION, LEASE_ROW_KEY, { abortSignal: options?.abortSignal });
+        await this.rows.getEntity(HEALTH_PARTITION, LEASE_ROW_KEY, options);
       } catch (error) {
         if (!isEntityNotFound(error)) throw error;
       }
@@ -148,7 +144,7 @@ export class TableLeaseStore implements LeaseStore {
   async upsertStandby(standby: StandbyRecord, options?: StoreCallOptions): Promise<void> {
     await guard("record a standby", async () => {
       const entity = { partitionKey: standby.utype, rowKey: `${STANDBY_ROW_PREFIX}${standby.uuid}`, ...toTableProperties(standby, STANDBY_FIELDS) };
-      await this.client.upsertEntity(entity, "Replace", { abortSignal: options?.abortSignal });
+      await this.rows.upsertEntity(entity, options);
     });
   }
 
@@ -174,10 +170,8 @@ export class TableLeaseStore implements LeaseStore {
 
   async #standbyQuery(what: string, filter: string, options: StoreCallOptions | undefined): Promise<StandbyRecord[]> {
     return guard(what, async () => {
-      const standbys: StandbyRecord[] = [];
-      const entities = this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter }, abortSignal: options?.abortSignal });
-      for await (const entity of entities) standbys.push(toStandbyRecord({ utype: entity.partitionKey, ...fromTableProperties(entity, STANDBY_FIELDS) }, STORE));
-      return standbys;
+      const entities = await this.rows.queryEntities(filter, options);
+      return entities.map((entity) => toStandbyRecord({ utype: entity.partitionKey, ...fromTableProperties(entity, STANDBY_FIELDS) }, STORE));
     });
   }
 }
@@ -197,7 +191,7 @@ function termRowKey(epoch: number): string {
 }
 
 /** Table Storage has no null, no arrays and returns Int64 as bigint: undone here, then validated. */
-function toRecord(entity: StoredEntity): LeaseRecord {
+function toRecord(entity: StoredRow): LeaseRecord {
   return toLeaseRecord({ utype: entity.partitionKey, ...fromTableProperties(entity, LEASE_FIELDS), etag: entity.etag }, STORE);
 }
 

@@ -1,8 +1,8 @@
-import type { TableClient } from "@azure/data-tables";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { describeTableError, isEntityNotFound, statusOf } from "./table-errors.js";
 import { unavailable, written } from "./store-failure.js";
+import type { TableRow, TableRowClient } from "./table-rest.js";
 
 /**
  * Table Storage's value conventions and conditional writes, for both Table adapters (the
@@ -118,16 +118,15 @@ export async function conditionalTableWrite(
   });
 }
 
-/** A row's key and the properties a write names. */
-export type TableRow = Record<string, unknown> & { partitionKey: string; rowKey: string };
+export type { TableRow } from "./table-rest.js";
 
 /**
  * An If-Match update of one row: a Replace writes the row whole, a Merge only the
- * properties it names. The ETag is always passed (TableClient.updateEntity defaults to "*",
- * which would make a forgotten ETag a silent unconditional write).
+ * properties it names. The ETag is always passed (an update without one would be a silent
+ * unconditional write).
  */
 export function updateIfMatch(
-  client: TableClient,
+  rows: TableRowClient,
   store: string,
   what: string,
   row: TableRow,
@@ -135,5 +134,5 @@ export function updateIfMatch(
   etag: string,
   options: StoreCallOptions | undefined,
 ): Promise<WriteOutcome> {
-  return conditionalTableWrite(store, what, "update", () => client.updateEntity(row, mode, { etag, abortSignal: options?.abortSignal }));
+  return conditionalTableWrite(store, what, "update", () => rows.updateEntity(row, mode, etag, options));
 }
