@@ -61,7 +61,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #abortSignal: AbortSignal | undefined;
   readonly #stats = new ElectorStatistics();
   /** The renewals' budget, from the heartbeats' round trips (renewal-timer.ts). */
-  readonly #renewalTimer = new RenewalTimer();
+  /** The renewal budget's estimate, shared by the electors on one transport (RenewalTimer.of). */
+  readonly #renewalTimer: RenewalTimer;
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
 
@@ -101,6 +102,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.address = settings.address;
     this.affinity = settings.affinity;
     this.#transport = settings.transport;
+    this.#renewalTimer = RenewalTimer.of(settings.transport);
     this.#clock = settings.clock;
     this.#newUuid = settings.newUuid;
     this.#random = settings.random;

@@ -8,11 +8,13 @@ const BETA = 1 / 4;
 const K = 4;
 /** Beyond 2^16 the budget is the ceiling anyway; the cap keeps the product finite. */
 const MAX_DOUBLINGS = 16;
+/** One estimate per transport (see RenewalTimer.of). */
+const SHARED = new WeakMap<object, RenewalTimer>();
 
 /**
  * How long a primary's renewal goes unanswered before a copy is sent again, the earlier
  * copies still awaited (hedged-renewal.ts, docs/protocol.md#timing-rules): TCP's
- * retransmission timeout, for one elector. Fed the round trips of answered heartbeats and
+ * retransmission timeout, for the electors of one transport (see of()). Fed the round trips of answered heartbeats and
  * the renewals that got no answer within their budget; pure and clock-free (the elector
  * measures, this only keeps the numbers).
  *
@@ -24,6 +26,23 @@ const MAX_DOUBLINGS = 16;
  * answering sees the copies spaced by doubling budgets, at most four per lease.
  */
 export class RenewalTimer {
+  /**
+   * The estimate of one service as seen through one transport: every elector on one
+   * HaClient shares it, as TCP keeps its round-trip estimate per destination. Hundreds of
+   * primaries then follow the service's round trip within a second (each answer is a sample
+   * for all), where each alone would take its own renewals, one per I, to notice a service
+   * slowing down near its capacity, and send copies meanwhile. An answer to any of them ends
+   * the doubling; a service that answers nobody doubles everyone's budget.
+   */
+  static of(transport: object): RenewalTimer {
+    let timer = SHARED.get(transport);
+    if (timer === undefined) {
+      timer = new RenewalTimer();
+      SHARED.set(transport, timer);
+    }
+    return timer;
+  }
+
   #smoothedMs: number | undefined;
   #variationMs = 0;
   #unanswered = 0;
