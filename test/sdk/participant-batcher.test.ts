@@ -4,7 +4,7 @@ import type { CallOptions } from "../../shared/sdk/lease-transport.js";
 import type { HaRequestError } from "../../shared/sdk/ha-request-error.js";
 import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
 import { align } from "../../shared/sdk/participant/cadence.js";
-import { batcherOf, GATHER_WINDOW_MS, PARTICIPANT_BATCHER } from "../../shared/sdk/participant/participant-batcher.js";
+import { batcherOf, GATHER_WINDOW_MS, MAX_PARTS_PER_LIST, PARTICIPANT_BATCHER } from "../../shared/sdk/participant/participant-batcher.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { leaseView, primaryView } from "../helpers/sdk-fakes.js";
 
@@ -136,6 +136,16 @@ describe("ParticipantBatcher", () => {
     await clock.advance(0);
     expect(transport.singles).toEqual(["GetPrimary(a) 500"]);
     expect((await alone).utype).toBe("a");
+  });
+
+  it("does not batch more parts than one request carries in a list: each call goes its own way at once, and no wake time moves", async () => {
+    const { clock, transport, part } = setUp(MAX_PARTS_PER_LIST + 1);
+    expect(part(0).align(3400, 1000, false)).toBe(3400);
+    const alone = part(0).getPrimary("a", { timeoutInMs: 500 });
+    expect(transport.singles).toEqual(["GetPrimary(a) 500"]);
+    expect((await alone).utype).toBe("a");
+    await clock.advance(GATHER_WINDOW_MS);
+    expect(transport.batches).toEqual([]);
   });
 
   it("a batch failing as a whole fails each call with the same kind of error, named for the call", async () => {

@@ -123,16 +123,28 @@ export class ParticipantBatcher {
     if (this.#pending.length > 0 && this.#ready()) this.#flush();
   }
 
+  /**
+   * Whether the parts batch: from two parts up to as many as one request carries in a list
+   * (MAX_PARTS_PER_LIST). A process with more (hundreds of roles on one HaClient) is not
+   * batched: on one grid, their store operations would all start in the same instant every
+   * I, a burst the service and the store absorb worse than the same calls spread over the
+   * interval (at 400 roles × 2 on one client each, leases were lost near capacity). Give
+   * such a process one HaClient per group of roles to batch them.
+   */
+  #batching(): boolean {
+    return this.#parts.size > 1 && this.#parts.size <= MAX_PARTS_PER_LIST;
+  }
+
   /** @internal ParticipantPart.align(). */
   alignFor(at: number, now: number, intervalMs: number | undefined, mayDelay: boolean): number {
-    if (this.#parts.size <= 1 || intervalMs === undefined) return at;
+    if (!this.#batching() || intervalMs === undefined) return at;
     this.#anchor ??= at;
     return align({ at, now, anchor: this.#anchor, intervalMs, mayDelay });
   }
 
   /** @internal A part's call: through its own route with at most one part, else queued. */
   enqueue<T>(part: ParticipantPart, spec: CallSpec<T>, options: CallOptions = {}): Promise<T> {
-    if (this.#parts.size <= 1 || !this.#parts.has(part)) return spec.single(options);
+    if (!this.#batching() || !this.#parts.has(part)) return spec.single(options);
     return new Promise<T>((resolve, reject) => {
       const { abortSignal, timeoutInMs } = options;
       if (abortSignal?.aborted) return reject(abortSignal.reason);
