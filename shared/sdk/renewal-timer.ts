@@ -8,6 +8,11 @@ const BETA = 1 / 4;
 const K = 4;
 /** Beyond 2^16 the budget is the ceiling anyway; the cap keeps the product finite. */
 const MAX_DOUBLINGS = 16;
+/**
+ * How many of the latest round trips the budget never goes below the longest of: a copy is
+ * for a lost message, not for one waiting in a queue the service has been showing lately.
+ */
+const RECENT_SAMPLES = 256;
 /** One estimate per transport (see RenewalTimer.of). */
 const SHARED = new WeakMap<object, RenewalTimer>();
 
@@ -18,7 +23,8 @@ const SHARED = new WeakMap<object, RenewalTimer>();
  * the renewals that got no answer within their budget; pure and clock-free (the elector
  * measures, this only keeps the numbers).
  *
- * budget = min(ceil, max(floor, SRTT + 4·RTTVAR) · 2^n), n = renewals unanswered in a row
+ * budget = min(ceil, max(floor, SRTT + 4·RTTVAR, the longest of the latest 256 round trips)
+ * · 2^n), n = renewals unanswered in a row
  * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2). Before the first
  * answer, the ceiling. With a fast service a lost renewal is sent again after the floor,
  * so four copies (after F, 2F, 4F, then what is left: F) fit between the first renewal (I
@@ -46,6 +52,9 @@ export class RenewalTimer {
   #smoothedMs: number | undefined;
   #variationMs = 0;
   #unanswered = 0;
+  /** The latest RECENT_SAMPLES round trips, a ring. */
+  readonly #recent: number[] = [];
+  #next = 0;
 
   /** An answer (accepted or refused) after `roundTripMs`: a sample, and the backoff ends. */
   answered(roundTripMs: number): void {
@@ -57,6 +66,8 @@ export class RenewalTimer {
       this.#variationMs = (1 - BETA) * this.#variationMs + BETA * Math.abs(this.#smoothedMs - sample);
       this.#smoothedMs = (1 - ALPHA) * this.#smoothedMs + ALPHA * sample;
     }
+    this.#recent[this.#next] = sample;
+    this.#next = (this.#next + 1) % RECENT_SAMPLES;
     this.#unanswered = 0;
   }
 
@@ -69,7 +80,10 @@ export class RenewalTimer {
   budgetMs(timing: LeaseTiming): number {
     const ceiling = renewalCeilingMs(timing);
     if (this.#smoothedMs === undefined) return ceiling;
-    const estimate = this.#smoothedMs + K * this.#variationMs;
+    // Never below the longest recent round trip: near capacity the answers' tail is
+    // queueing, and a copy sent into it only lengthens the queue (a capacity run at
+    // 400 roles × 2 lost leases with SRTT + 4·RTTVAR alone, which the tail overshoots).
+    const estimate = Math.max(this.#smoothedMs + K * this.#variationMs, Math.max(...this.#recent));
     return Math.min(ceiling, Math.max(renewalFloorMs(timing), estimate) * 2 ** this.#unanswered);
   }
 }

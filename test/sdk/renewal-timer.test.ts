@@ -27,10 +27,22 @@ describe("the renewal budget: TCP's retransmission timeout, clamped to [(T − 2
     // RTTVAR = 3/4·100 + 1/4·|200 − 400| = 125; SRTT = 7/8·200 + 1/8·400 = 225.
     expect(timer.budgetMs(DEFAULTS)).toBe(225 + 4 * 125);
     // Steady round trips: the variation decays, SRTT converges to them.
-    for (let n = 0; n < 200; n += 1) timer.answered(300);
+    for (let n = 0; n < 300; n += 1) timer.answered(300);
     expect(timer.budgetMs(DEFAULTS)).toBeCloseTo(375, 0);
     for (let n = 0; n < 200; n += 1) timer.answered(450);
     expect(timer.budgetMs(DEFAULTS)).toBeCloseTo(450, 0);
+  });
+
+  it("never goes below the longest of the latest 256 round trips: a copy is for a lost message, not for the queue's tail near capacity", () => {
+    const timer = new RenewalTimer();
+    for (let n = 0; n < 100; n += 1) timer.answered(100);
+    timer.answered(1600);
+    for (let n = 0; n < 100; n += 1) timer.answered(100);
+    // SRTT + 4·RTTVAR has decayed back to a few hundred ms; the tail is still within the window.
+    expect(timer.budgetMs(DEFAULTS)).toBe(1600);
+    for (let n = 0; n < 156; n += 1) timer.answered(100);
+    // 256 answers later the slow one has left the window.
+    expect(timer.budgetMs(DEFAULTS)).toBeLessThan(500);
   });
 
   it("never goes below the floor nor above the ceiling", () => {
