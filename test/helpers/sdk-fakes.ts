@@ -64,6 +64,21 @@ export class ScriptedTransport implements LeaseTransport {
     return call!;
   }
 
+  /**
+   * Takes the copies of a renewal that the elector sent again and then cut off (its
+   * renewal budget passed without an answer, docs/protocol.md#timing-rules), so that the
+   * next take() sees what came after them. Returns how many there were; fails if a call
+   * of another method, or one still open, came first.
+   */
+  takeCutOffCopies(): number {
+    let taken = 0;
+    while (this.#queue[0]?.method === "heartbeat" && this.#queue[0].settled) {
+      this.#queue.shift();
+      taken += 1;
+    }
+    return taken;
+  }
+
   /** Fails when a call was made that the test has not taken. */
   expectIdle(): void {
     expect(this.#queue.map((call) => `${call.method}(${call.utype})`)).toEqual([]);

@@ -111,6 +111,8 @@ describe("LeaseBoundCommand: the command runs only while the lease has more than
     expect(elector.isPrimary()).toBe(true);
     late.respond({ outcome: "accepted", view: leaseView(UTYPE, primaryView({ uuid: late.request!.uuid, epoch: 2 })), lease: "token-2b" });
     await clock.advance(0);
+    // The copies sent while it was unanswered are cut off by its answer.
+    expect(transport.takeCutOffCopies()).toBeGreaterThan(0);
     // Renewed: the lease of epoch 2 holds again, and the renewals go on while the command,
     // which ignores SIGTERM, is stopped as planned (SIGKILL at the deadline it was given).
     await renew(2); // the overdue one, sent at once on the late answer: deadline t0 + 6600
@@ -159,6 +161,8 @@ describe("LeaseBoundCommand: the command runs only while the lease has more than
     expect(groups.spawned).toHaveLength(1);
     expect(clock.now() - t0).toBe(T - I - GRACE);
     expect(demotions).toEqual(["resigned@2"]);
+    // The copies of the unanswered renewal end with the term.
+    expect(transport.takeCutOffCopies()).toBeGreaterThan(0);
     const release = transport.take("release");
     expect([release.uuid, release.options.lease]).toEqual(["uuid-1", "token-2"]);
   });
