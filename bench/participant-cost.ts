@@ -22,6 +22,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { cpuSeconds, startLineProcess, startService, type LineProcess } from "./compare/processes.js";
 import { startWireProxy, type WireProxy } from "./compare/wire-proxy.js";
+import { positiveFlag } from "./compare/args.js";
 
 const AZURITE = fileURLToPath(new URL("../test/chaos/azurite-process.js", import.meta.url));
 const INTERVAL_MS = 1000;
@@ -36,14 +37,9 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
   },
 });
-const positive = (name: string, text: string): number => {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer (got ${JSON.stringify(text)}).`);
-  return value;
-};
-const clusters = positive("clusters", values.clusters);
-const warmupMs = positive("warmup-ms", values["warmup-ms"]);
-const windowMs = positive("window-ms", values["window-ms"]);
+const clusters = positiveFlag("clusters", values.clusters);
+const warmupMs = positiveFlag("warmup-ms", values["warmup-ms"]);
+const windowMs = positiveFlag("window-ms", values["window-ms"]);
 const trees = values.tree.map((tree) => {
   const at = tree.indexOf("=");
   return at < 0 ? { label: tree, dir: resolve(tree) } : { label: tree.slice(0, at), dir: resolve(tree.slice(at + 1)) };

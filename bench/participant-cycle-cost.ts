@@ -17,6 +17,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { cpuSeconds, startLineProcess, startService } from "./compare/processes.js";
+import { positiveFlag } from "./compare/args.js";
 
 const CLI = fileURLToPath(new URL("../shared/cli/main.js", import.meta.url));
 const AZURITE = fileURLToPath(new URL("../test/chaos/azurite-process.js", import.meta.url));
@@ -30,14 +31,9 @@ const { values } = parseArgs({
     "profile-dir": { type: "string" },
   },
 });
-const positive = (name: string, text: string): number => {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer (got ${JSON.stringify(text)}).`);
-  return value;
-};
-const rounds = positive("rounds", values.rounds);
-const windowMs = positive("window-ms", values["window-ms"]);
-const concurrency = positive("concurrency", values.concurrency);
+const rounds = positiveFlag("rounds", values.rounds);
+const windowMs = positiveFlag("window-ms", values["window-ms"]);
+const concurrency = positiveFlag("concurrency", values.concurrency);
 const profile = values["profile-dir"] === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(values["profile-dir"])}`, "--cpu-prof-name=participant-cost.cpuprofile"];
 
 type Mode = "singles" | "batched";

@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { TableClient } from "@azure/data-tables";
 import { startLineProcess, startService, type LineProcess } from "./compare/processes.js";
 import { heartbeatWindow, rawMergeWindow } from "./compare/service-ratio.js";
+import { positiveFlag } from "./compare/args.js";
 
 const CLI = fileURLToPath(new URL("../shared/cli/main.js", import.meta.url));
 const AZURITE = fileURLToPath(new URL("../test/chaos/azurite-process.js", import.meta.url));
@@ -32,14 +33,9 @@ const { values } = parseArgs({
     "profile-dir": { type: "string" },
   },
 });
-const positive = (name: string, text: string): number => {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer (got ${JSON.stringify(text)}).`);
-  return value;
-};
-const rounds = positive("rounds", values.rounds);
-const windowMs = positive("window-ms", values["window-ms"]);
-const concurrency = positive("concurrency", values.concurrency);
+const rounds = positiveFlag("rounds", values.rounds);
+const windowMs = positiveFlag("window-ms", values["window-ms"]);
+const concurrency = positiveFlag("concurrency", values.concurrency);
 const profileDir = values["profile-dir"] === undefined ? undefined : resolve(values["profile-dir"]);
 
 interface Side {
