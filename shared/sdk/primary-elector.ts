@@ -292,6 +292,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
       // quick one: a standby polling fast for a handover to it); a takeover never waits.
       const quick = this.#timing !== undefined && pollAt - this.#clock.now() < this.#timing.intervalMs / 2;
+      const planned = pollAt;
       const pollWake = this.#align(pollAt, !quick);
       const wakeAt = Math.max(takeoverAt === undefined ? pollWake : Math.min(pollWake, takeoverAt), this.#notBefore);
       await sleep(this.#clock, wakeAt - this.#clock.now(), halt);
@@ -299,8 +300,13 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       const startedAt = this.#clock.now();
       const pollMs = pollBudgetMs(this.#timing, this.#retryDelayMs);
       const stretch = pollStretch(this.#random);
+      // On a participant's grid the poll woke up to I before its planned time; the next one is
+      // planned from this one's plan, not from the early wake, or the standby would poll every
+      // I where it polls every 1.1·I on average alone (a participant's store operations are
+      // what its parts cost alone). A lone elector, or one woken late, plans from now.
+      const cadenceFrom = this.#part !== undefined && !quick && planned >= startedAt && planned - startedAt < pollMs ? planned : startedAt;
       // After calls no retry can fix (a wrong key or endpoint): later and later, up to T.
-      pollAt = startedAt + (this.#refusals > 0 ? backoffMs(this.#refusals, this.#timing, this.#retryDelayMs) : pollMs) * stretch;
+      pollAt = this.#refusals > 0 ? startedAt + backoffMs(this.#refusals, this.#timing, this.#retryDelayMs) * stretch : cadenceFrom + pollMs * stretch;
       if (this.affinity !== undefined) {
         const holds = await this.#affinityHolds(this.affinity, pollMs, halt, false);
         if (halt.aborted) return undefined;
@@ -339,7 +345,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         }
         this.#observe(view);
         judge(shown(view));
-        pollAt = startedAt + (handoverFor(view, this.#uuid) ? fastPollMs(view) : view.intervalMs * stretch);
+        pollAt = handoverFor(view, this.#uuid) ? startedAt + fastPollMs(view) : cadenceFrom + view.intervalMs * stretch;
         takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
         if (view.primary === null || view.primary.uuid === this.#uuid) {
           if (this.#clock.now() >= this.#competeAt) attempt = await this.#acquire();
