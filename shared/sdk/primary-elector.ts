@@ -504,7 +504,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       clock: this.#clock,
       deadline: term.deadline,
       signal: wake,
-      budgetMs: () => this.#renewalTimer.budgetMs(timing),
+      budgetMs: () => this.#renewalTimer.budgetMs(timing, this.#clock.now()),
       send: (options) => this.#calls.heartbeat(this.utype, request, options),
       onUnanswered: (budgetMs) => {
         this.#renewalTimer.unanswered();
@@ -668,7 +668,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   #roundTrip(ms: number, timing: LeaseTiming): void {
-    this.#renewalTimer.answered(ms);
+    this.#renewalTimer.answered(ms, this.#clock.now());
     const warning = this.#stats.roundTrip(ms, timing);
     if (warning !== undefined) this.#report(warning);
   }

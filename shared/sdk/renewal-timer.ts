@@ -11,6 +11,8 @@ const MAX_DOUBLINGS = 16;
 /**
  * How many of the latest round trips the budget never goes below the longest of: a copy is
  * for a lost message, not for one waiting in a queue the service has been showing lately.
+ * Only those answered within the last T count: a queue lasts while it is being fed, and a
+ * slow answer long ago (a cold service's first acquisition) says nothing about now.
  */
 const RECENT_SAMPLES = 256;
 /** One estimate per transport (see RenewalTimer.of). */
@@ -23,8 +25,8 @@ const SHARED = new WeakMap<object, RenewalTimer>();
  * the renewals that got no answer within their budget; pure and clock-free (the elector
  * measures, this only keeps the numbers).
  *
- * budget = min(ceil, max(floor, SRTT + 4·RTTVAR, the longest of the latest 256 round trips)
- * · 2^n), n = renewals unanswered in a row
+ * budget = min(ceil, max(floor, SRTT + 4·RTTVAR, the longest of the latest 256 round trips
+ * answered within the last T) · 2^n), n = renewals unanswered in a row
  * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2). Before the first
  * answer, the ceiling. With a fast service a lost renewal is sent again after the floor,
  * so four copies (after F, 2F, 4F, then what is left: F) fit between the first renewal (I
@@ -52,12 +54,13 @@ export class RenewalTimer {
   #smoothedMs: number | undefined;
   #variationMs = 0;
   #unanswered = 0;
-  /** The latest RECENT_SAMPLES round trips, a ring. */
+  /** The latest RECENT_SAMPLES round trips, a ring, and when each was answered. */
   readonly #recent: number[] = [];
+  readonly #recentAt: number[] = [];
   #next = 0;
 
-  /** An answer (accepted or refused) after `roundTripMs`: a sample, and the backoff ends. */
-  answered(roundTripMs: number): void {
+  /** An answer (accepted or refused) after `roundTripMs`, answered at `at` (the elector's clock): a sample, and the backoff ends. */
+  answered(roundTripMs: number, at: number): void {
     const sample = Math.max(0, roundTripMs);
     if (this.#smoothedMs === undefined) {
       this.#smoothedMs = sample;
@@ -67,6 +70,7 @@ export class RenewalTimer {
       this.#smoothedMs = (1 - ALPHA) * this.#smoothedMs + ALPHA * sample;
     }
     this.#recent[this.#next] = sample;
+    this.#recentAt[this.#next] = at;
     this.#next = (this.#next + 1) % RECENT_SAMPLES;
     this.#unanswered = 0;
   }
@@ -76,14 +80,23 @@ export class RenewalTimer {
     this.#unanswered = Math.min(MAX_DOUBLINGS, this.#unanswered + 1);
   }
 
-  /** The next renewal's budget under `timing` (before the time left to the deadline bounds it). */
-  budgetMs(timing: LeaseTiming): number {
+  /** The next renewal's budget under `timing`, sent at `now` (before the time left to the deadline bounds it). */
+  budgetMs(timing: LeaseTiming, now: number): number {
     const ceiling = renewalCeilingMs(timing);
     if (this.#smoothedMs === undefined) return ceiling;
     // Never below the longest recent round trip: near capacity the answers' tail is
     // queueing, and a copy sent into it only lengthens the queue (a capacity run at
     // 400 roles × 2 lost leases with SRTT + 4·RTTVAR alone, which the tail overshoots).
-    const estimate = Math.max(this.#smoothedMs + K * this.#variationMs, Math.max(...this.#recent));
+    const estimate = Math.max(this.#smoothedMs + K * this.#variationMs, this.#longestSince(now - timing.timeoutMs));
     return Math.min(ceiling, Math.max(renewalFloorMs(timing), estimate) * 2 ** this.#unanswered);
+  }
+
+  /** The longest of the kept round trips answered after `since` (0 if none). */
+  #longestSince(since: number): number {
+    let longest = 0;
+    for (let index = 0; index < this.#recent.length; index += 1) {
+      if (this.#recentAt[index]! > since) longest = Math.max(longest, this.#recent[index]!);
+    }
+    return longest;
   }
 }

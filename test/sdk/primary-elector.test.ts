@@ -1157,6 +1157,35 @@ describe("PrimaryElector: the renewal budget follows the round trip (docs/protoc
     expect(transport.take("heartbeat").sentAt - next.sentAt).toBe(floor);
   });
 
+  it("a slow acquisition (a service still starting) is forgotten: 40 s on, three lost renewals in a row are survived as with a fast service from the start", async () => {
+    const { clock, transport, elector, events, answer, accepted } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary", UTYPE), leaseView(UTYPE, null));
+    const put = transport.take("heartbeat", UTYPE);
+    // The acquisition is answered after 1500 ms: the longest round trip this elector has seen.
+    await clock.advance(1500);
+    await answer(put, accepted(put.request!.uuid, 1));
+    expect(elector.isPrimary()).toBe(true);
+    let lastAcceptedAt = put.sentAt;
+    // Forty seconds of a fast service: renewals answered in 20 ms (SRTT + 4·RTTVAR settles).
+    for (let n = 0; n < 40; n += 1) {
+      await clock.advance(Math.max(0, lastAcceptedAt + I - clock.now()));
+      const renewal = transport.take("heartbeat");
+      lastAcceptedAt = renewal.sentAt;
+      await clock.advance(20);
+      await answer(renewal, accepted("uuid-1", 1));
+    }
+    // Three copies lost in a row: the fourth still goes at I + 7F, before the deadline.
+    await clock.advance(lastAcceptedAt + I + 7 * floor - clock.now());
+    const copies = [1, 2, 3, 4].map(() => transport.take("heartbeat"));
+    expect(copies.map((copy) => copy.sentAt - lastAcceptedAt)).toEqual([I, I + floor, I + 3 * floor, I + 7 * floor]);
+    await clock.advance(20);
+    await answer(copies[3]!, accepted("uuid-1", 1));
+    expect(elector.isPrimary()).toBe(true);
+    expect(events.filter((e) => e.event === "demoted")).toEqual([]);
+  });
+
   it("a service that turns slow: the late answer to the first copy counts (the copy sent after F is cut off), and the budget follows the round trip", async () => {
     const { clock, transport, elector, events, answer, accepted, becomePrimary } = setup();
     await becomePrimary();
