@@ -13,7 +13,7 @@
  * Needs `npm run build` in each tree.
  *
  *   npm run build && node dist/bench/participant-cost.js --tree before=/tmp/old --tree after=.
- *       [--clusters 10] [--warmup-ms 8000] [--window-ms 20000] [--json]
+ *       [--clusters 10] [--warmup-ms 8000] [--window-ms 20000] [--json] [--profile-dir DIR]
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -35,6 +35,8 @@ const { values } = parseArgs({
     "warmup-ms": { type: "string", default: "8000" },
     "window-ms": { type: "string", default: "20000" },
     json: { type: "boolean", default: false },
+    // Write a CPU profile of each tree's service into this folder (node --cpu-prof).
+    "profile-dir": { type: "string" },
   },
 });
 const clusters = positiveFlag("clusters", values.clusters);
@@ -83,7 +85,8 @@ async function startSide(label: string, dir: string, index: number): Promise<Sid
   proxies.push(storeProxy);
   const cli = join(dir, "dist/shared/cli/main.js");
   const env = { HA_INTERVAL_MS: String(INTERVAL_MS), HA_TIMEOUT_MS: String(TIMEOUT_MS), HA_TABLE_CONNECTION_STRING: String(store["connectionString"]).replace(azuriteUrl, storeProxy.url) };
-  const { url, process: service } = await startService(cli, env);
+  const profile = values["profile-dir"] === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(values["profile-dir"])}`, `--cpu-prof-name=${label}.cpuprofile`];
+  const { url, process: service } = await startService(cli, env, profile);
   processes.push(service);
   const serviceProxy = await startWireProxy(url.replace(/\/api$/, ""));
   proxies.push(serviceProxy);
