@@ -399,7 +399,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       this.#fail(acceptedForAnother(this.utype));
       return { kind: "unanswered" };
     }
-    this.#roundTrip(this.#clock.now() - sentAt, result.view);
+    this.#roundTrip(this.#clock.now() - sentAt, result.view, "acquisition");
     this.#observe(result.view);
     if (result.outcome !== "accepted" || epoch === undefined) return { kind: "refused", ended: result.outcome === "revoked", view: result.view };
     const term: Term = { uuid, epoch, lease: result.lease, deadline: sentAt + (result.view.timeoutMs - result.view.intervalMs), ended: new AbortController() };
@@ -462,7 +462,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
           renewAt = Math.max(renewAt, this.#clock.now());
           continue;
         }
-        this.#roundTrip(this.#clock.now() - sentAt, result.view);
+        this.#roundTrip(this.#clock.now() - sentAt, result.view, "renewal");
         if (result.outcome !== "accepted" || epoch === undefined) {
           if (epoch !== term.epoch) return { reason: result.outcome === "revoked" ? "revoked" : "rejected", term, view: result.view };
           // Our own echo (a retry, a duplicate) won the race: the lease is still ours, but
@@ -667,8 +667,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return callWithin(budgetMs, signal, send, (error) => this.#fail(error));
   }
 
-  #roundTrip(ms: number, timing: LeaseTiming): void {
-    this.#renewalTimer.answered(ms, this.#clock.now());
+  #roundTrip(ms: number, timing: LeaseTiming, call: "renewal" | "acquisition"): void {
+    this.#renewalTimer.answered(ms, this.#clock.now(), call);
     const warning = this.#stats.roundTrip(ms, timing);
     if (warning !== undefined) this.#report(warning);
   }

@@ -58,9 +58,26 @@ export class RenewalTimer {
   readonly #recent: number[] = [];
   readonly #recentAt: number[] = [];
   #next = 0;
+  /** Whether a renewal has been answered: until then the samples are acquisitions', provisional. */
+  #renewalSeen = false;
 
-  /** An answer (accepted or refused) after `roundTripMs`, answered at `at` (the elector's clock): a sample, and the backoff ends. */
-  answered(roundTripMs: number, at: number): void {
+  /**
+   * An answer (accepted or refused) after `roundTripMs`, answered at `at` (the elector's
+   * clock): the backoff ends, and it is a sample. The first renewal's answer replaces what
+   * the acquisitions before it gave: the first acquisitions open the connection (TCP and TLS
+   * handshakes), may take a lease over (two store operations) and come when a whole fleet
+   * starts, so their round trips say little about a renewal's; left in, they held the budget
+   * near its ceiling for half a minute.
+   */
+  answered(roundTripMs: number, at: number, call: "renewal" | "acquisition"): void {
+    this.#unanswered = 0;
+    if (call === "renewal" && !this.#renewalSeen) {
+      this.#renewalSeen = true;
+      this.#smoothedMs = undefined;
+      this.#recent.length = 0;
+      this.#recentAt.length = 0;
+      this.#next = 0;
+    }
     const sample = Math.max(0, roundTripMs);
     if (this.#smoothedMs === undefined) {
       this.#smoothedMs = sample;
@@ -72,7 +89,6 @@ export class RenewalTimer {
     this.#recent[this.#next] = sample;
     this.#recentAt[this.#next] = at;
     this.#next = (this.#next + 1) % RECENT_SAMPLES;
-    this.#unanswered = 0;
   }
 
   /** A renewal that got no answer within its budget: the next budget doubles (no sample: nothing was measured). */

@@ -21,54 +21,68 @@ describe("the renewal budget: TCP's retransmission timeout, clamped to [(T − 2
 
   it("is SRTT + 4·RTTVAR: the first sample R gives R + 4·R/2, later ones move SRTT by 1/8 and RTTVAR by 1/4 of the error", () => {
     const timer = new RenewalTimer();
-    timer.answered(200, 0);
+    timer.answered(200, 0, "renewal");
     expect(timer.budgetMs(DEFAULTS, 0)).toBe(200 + 4 * 100);
-    timer.answered(400, 0);
+    timer.answered(400, 0, "renewal");
     // RTTVAR = 3/4·100 + 1/4·|200 − 400| = 125; SRTT = 7/8·200 + 1/8·400 = 225.
     expect(timer.budgetMs(DEFAULTS, 0)).toBe(225 + 4 * 125);
     // Steady round trips: the variation decays, SRTT converges to them.
-    for (let n = 0; n < 300; n += 1) timer.answered(300, 0);
+    for (let n = 0; n < 300; n += 1) timer.answered(300, 0, "renewal");
     expect(timer.budgetMs(DEFAULTS, 0)).toBeCloseTo(375, 0);
-    for (let n = 0; n < 200; n += 1) timer.answered(450, 0);
+    for (let n = 0; n < 200; n += 1) timer.answered(450, 0, "renewal");
     expect(timer.budgetMs(DEFAULTS, 0)).toBeCloseTo(450, 0);
   });
 
   it("never goes below the longest of the latest 256 round trips: a copy is for a lost message, not for the queue's tail near capacity", () => {
     const timer = new RenewalTimer();
-    for (let n = 0; n < 100; n += 1) timer.answered(100, 0);
-    timer.answered(1600, 0);
-    for (let n = 0; n < 100; n += 1) timer.answered(100, 0);
+    for (let n = 0; n < 100; n += 1) timer.answered(100, 0, "renewal");
+    timer.answered(1600, 0, "renewal");
+    for (let n = 0; n < 100; n += 1) timer.answered(100, 0, "renewal");
     // SRTT + 4·RTTVAR has decayed back to a few hundred ms; the tail is still within the window.
     expect(timer.budgetMs(DEFAULTS, 0)).toBe(1600);
-    for (let n = 0; n < 156; n += 1) timer.answered(100, 0);
+    for (let n = 0; n < 156; n += 1) timer.answered(100, 0, "renewal");
     // 256 answers later the slow one has left the window.
     expect(timer.budgetMs(DEFAULTS, 0)).toBeLessThan(500);
   });
 
   it("forgets a slow round trip answered more than T ago: one slow answer (a cold start, a pause) does not hold the budgets of the minutes after it up", () => {
     const timer = new RenewalTimer();
-    for (let n = 0; n < 300; n += 1) timer.answered(20, -300_000 + n * 1000);
+    for (let n = 0; n < 300; n += 1) timer.answered(20, -300_000 + n * 1000, "renewal");
     // One slow answer at 0, then one fast renewal per I.
-    timer.answered(1500, 0);
-    for (let at = 1000; at <= 20_000; at += 1000) timer.answered(20, at);
+    timer.answered(1500, 0, "renewal");
+    for (let at = 1000; at <= 20_000; at += 1000) timer.answered(20, at, "renewal");
     // Within T of the slow answer it still counts (a queue may still be there)...
     expect(timer.budgetMs(DEFAULTS, 4999)).toBe(1500);
     // ...later only SRTT + 4·RTTVAR, settled again, and the floor: four copies fit before a deadline.
     expect(timer.budgetMs(DEFAULTS, 20_000)).toBe(375);
   });
 
+  it("replaces what the acquisitions gave with the first renewal's answer", () => {
+    const timer = new RenewalTimer();
+    // A fleet starting: the acquisitions are slow, and they are all there is to go by.
+    timer.answered(1200, 0, "acquisition");
+    timer.answered(900, 100, "acquisition");
+    expect(timer.budgetMs(DEFAULTS, 100)).toBe(2000);
+    // The first renewal's answer: the estimate starts again from it.
+    timer.answered(20, 1300, "renewal");
+    expect(timer.budgetMs(DEFAULTS, 1300)).toBe(375);
+    // Later answers, acquisitions' too, are samples as any.
+    timer.answered(1800, 2000, "acquisition");
+    expect(timer.budgetMs(DEFAULTS, 2000)).toBe(2000);
+  });
+
   it("never goes below the floor nor above the ceiling", () => {
     const fast = new RenewalTimer();
-    fast.answered(5, 0);
+    fast.answered(5, 0, "renewal");
     expect(fast.budgetMs(DEFAULTS, 0)).toBe(375);
     const slow = new RenewalTimer();
-    slow.answered(1500, 0);
+    slow.answered(1500, 0, "renewal");
     expect(slow.budgetMs(DEFAULTS, 0)).toBe(2000);
   });
 
   it("doubles after each unanswered renewal, up to the ceiling, and an answer ends the backoff", () => {
     const timer = new RenewalTimer();
-    timer.answered(5, 0);
+    timer.answered(5, 0, "renewal");
     const budgets = [timer.budgetMs(DEFAULTS, 0)];
     for (let n = 0; n < 4; n += 1) {
       timer.unanswered();
@@ -76,18 +90,18 @@ describe("the renewal budget: TCP's retransmission timeout, clamped to [(T − 2
     }
     expect(budgets).toEqual([375, 750, 1500, 2000, 2000]);
     // A timeout is no sample: the estimate under the backoff is unchanged.
-    timer.answered(5, 0);
+    timer.answered(5, 0, "renewal");
     expect(timer.budgetMs(DEFAULTS, 0)).toBe(375);
     // The doubling applies to the estimate, not to the floor alone.
     const measured = new RenewalTimer();
-    measured.answered(200, 0);
+    measured.answered(200, 0, "renewal");
     measured.unanswered();
     expect(measured.budgetMs(DEFAULTS, 0)).toBe(1200);
   });
 
   it("stays finite and at the ceiling after any number of unanswered renewals", () => {
     const timer = new RenewalTimer();
-    timer.answered(5, 0);
+    timer.answered(5, 0, "renewal");
     for (let n = 0; n < 5000; n += 1) timer.unanswered();
     expect(timer.budgetMs(DEFAULTS, 0)).toBe(2000);
   });
