@@ -243,6 +243,7 @@ describe("MemberSession on a fake clock", () => {
     expect(() => new MemberSession({ group: GROUP, member: MEMBER, transport: {} as never })).toThrow(/MembersTransport/);
     expect(() => new MemberSession({ group: GROUP, member: MEMBER, transport, address: "" })).toThrow(/`address`/);
     expect(() => new MemberSession({ group: GROUP, member: MEMBER, transport, retryDelayInMs: 0 })).toThrow(/`retryDelayInMs`/);
+    expect(() => new MemberSession({ group: GROUP, member: MEMBER, transport, clock: { now: () => 0 } as never })).toThrow("Expected `clock` to have now(), setTimeout() and clearTimeout().");
   });
 
   it("every event carries group and member", async () => {
