@@ -3,7 +3,7 @@ import type { ElectorMembershipOptions } from "./elector-membership.js";
 import { checkOptionalMeter, type ElectorMeter } from "./elector-meter.js";
 import type { LeaseTransport } from "./lease-transport.js";
 import { LoopSetup, type LoopOptions, type TransportKind } from "./loop-setup.js";
-import { checkId, checkOptionalAddress, checkOptionalFunction } from "./option-checks.js";
+import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionsObject } from "./option-checks.js";
 
 export interface PrimaryElectorOptions extends LoopOptions<LeaseTransport> {
   /** The role to compete for. */
@@ -57,9 +57,7 @@ const LEASE_TRANSPORT: TransportKind<LeaseTransport> = {
 
 /** Checks every option where it enters, one rule per `if`, with a message that says what to change. */
 export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSettings {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError('Expected the PrimaryElector options to be an object such as { utype: "scheduler", endpoint: "http://127.0.0.1:7071/api" }.');
-  }
+  checkOptionsObject("the PrimaryElector options", options, '{ utype: "scheduler", endpoint: "http://127.0.0.1:7071/api" }');
   const utype = checkId("utype", options.utype);
   const address = checkOptionalAddress("address", options.address);
   const affinity = options.affinity === undefined ? undefined : checkId("affinity", options.affinity);

@@ -7,7 +7,7 @@ import { Evented } from "./listeners.js";
 import { isServiceAnswer, isServiceDown } from "./service-down.js";
 import { LoopSetup, type LoopOptions } from "./loop-setup.js";
 import { MEMBERS_TRANSPORT, type MembersTransport } from "./members-transport.js";
-import { checkId, checkOptionalAddress, checkOptionalFunction } from "./option-checks.js";
+import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionsObject } from "./option-checks.js";
 
 /**
  * Why a session is over. `replaced`: another session of this member took the row (ours had
@@ -91,9 +91,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
 
   constructor(options: MemberSessionOptions) {
     super();
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError('Expected the MemberSession options to be an object such as { group: "cluster", member: "node-1", endpoint: "http://127.0.0.1:7071/api" }.');
-    }
+    checkOptionsObject("the MemberSession options", options, '{ group: "cluster", member: "node-1", endpoint: "http://127.0.0.1:7071/api" }');
     this.group = checkId("group", options.group);
     this.member = checkId("member", options.member);
     this.address = checkOptionalAddress("address", options.address);

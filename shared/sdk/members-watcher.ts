@@ -3,7 +3,7 @@ import type { TimerHandle } from "./elector-clock.js";
 import { Evented } from "./listeners.js";
 import { LoopSetup, type LoopOptions } from "./loop-setup.js";
 import { MEMBERS_TRANSPORT, type MembersTransport } from "./members-transport.js";
-import { checkId, checkOptionalFunction } from "./option-checks.js";
+import { checkId, checkOptionalFunction, checkOptionsObject } from "./option-checks.js";
 
 /** One state change of one session, as a watcher saw it. `removed`: the sweeper deleted its row. */
 export interface MemberEvent {
@@ -88,9 +88,7 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
 
   constructor(options: MembersWatcherOptions) {
     super();
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError('Expected the MembersWatcher options to be an object such as { group: "cluster", endpoint: "http://127.0.0.1:7071/api" }.');
-    }
+    checkOptionsObject("the MembersWatcher options", options, '{ group: "cluster", endpoint: "http://127.0.0.1:7071/api" }');
     this.group = checkId("group", options.group);
     this.#setup = new LoopSetup(options, MEMBERS_TRANSPORT);
     this.#random = checkOptionalFunction("random", options.random) ?? Math.random;

@@ -168,6 +168,7 @@ describe("MembersWatcher on a fake clock", () => {
   });
 
   it("validates its options where they enter, naming the option: the same rules as the elector's and the session's", () => {
+    expect(() => new MembersWatcher(null as never)).toThrow('Expected the MembersWatcher options to be an object such as { group: "cluster", endpoint: "http://127.0.0.1:7071/api" }.');
     expect(() => new MembersWatcher({ group: "a b", transport })).toThrow(/`group`/);
     expect(() => new MembersWatcher({ group: GROUP })).toThrow("Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set.");
     expect(() => new MembersWatcher({ group: GROUP, transport: {} as never })).toThrow(/MembersTransport/);
