@@ -7,6 +7,8 @@
  * so working on without a reader would hold a lease for nobody).
  */
 
+import { EXIT } from "./exit-codes.js";
+
 let lost: Error | undefined;
 let guarded = false;
 const lostListeners = new Set<(error: Error) => void>();
@@ -31,6 +33,14 @@ export function stdoutLost(): Promise<Error> {
   return new Promise((resolve) => {
     if (lost !== undefined) resolve(lost);
     else lostListeners.add(resolve);
+  });
+}
+
+/** How a command that lives for its output ends when stdout is lost: it says so, and what it does now (`doing`), and exits 1. */
+export function exitWhenStdoutLost(say: (text: string) => void, doing: string): Promise<number> {
+  return stdoutLost().then((error) => {
+    say(`stdout is closed (${error.message}); ${doing}.`);
+    return EXIT.failure;
   });
 }
 
