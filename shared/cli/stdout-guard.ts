@@ -1,10 +1,10 @@
 /**
- * What `elect` and `run` do when the reader of stdout goes away (`… | head -1`, a log
- * shipper that dies): the next line fails with EPIPE, which Node would throw from the
- * stream and crash the process, leaving the lease to expire and a supervised command
- * orphaned. Instead the loss is reported once through `stdoutLost()`, later lines are
- * dropped, and the command decides (both stop as on SIGTERM: the events are their product,
- * so working on without a reader would hold a lease for nobody).
+ * What `elect`, `run`, `join` and `members --watch` do when the reader of stdout goes away
+ * (`… | head -1`, a log shipper that dies): the next line fails with EPIPE, which Node would
+ * throw from the stream and crash the process, leaving the lease to expire and a supervised
+ * command orphaned. Instead the loss is reported once through `stdoutLost()`, later lines
+ * are dropped, and the command decides (all stop as on SIGTERM, exitWhenStdoutLost: the
+ * events are their product, so working on without a reader would hold a lease for nobody).
  */
 
 import { EXIT } from "./exit-codes.js";
@@ -14,7 +14,7 @@ let guarded = false;
 const lostListeners = new Set<(error: Error) => void>();
 
 /**
- * Handles write errors of stdout and stderr from now on; `elect` and `run` call it first.
+ * Handles write errors of stdout and stderr from now on; the commands above call it first.
  * A closed stderr is nobody's business but its reader's: notes to it are best effort.
  */
 export function guardOutput(): void {
