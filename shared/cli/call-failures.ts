@@ -1,3 +1,5 @@
+import { EXIT } from "./exit-codes.js";
+
 /**
  * Failed calls that retrying cannot fix. The SDK keeps trying after any failure (a key
  * rotation or a deploy may fix it), but a person at a terminal wants to hear at once that
@@ -72,6 +74,14 @@ export function untilUnfixable(source: ErrorSource, endpoint: string, note: (tex
       done = true;
       resolve(describeUnfixable(error, hint));
     });
+  });
+}
+
+/** How a long-running command ends on the first failed call that no retry can fix (untilUnfixable): its text said, exit 1. */
+export function exitWhenUnfixable(unfixable: Promise<string>, say: (text: string) => void): Promise<number> {
+  return unfixable.then((text) => {
+    say(text);
+    return EXIT.failure;
   });
 }
 

@@ -1,5 +1,5 @@
 import { MAX_LEASE_TOKEN_LENGTH } from "./input-rules.js";
-import { ADDRESS_UPDATE_SCHEMA, ID_SCHEMA, type ObjectSchema } from "./json-schema.js";
+import { heartbeatBodySchema, type ObjectSchema } from "./json-schema.js";
 
 /**
  * The body of PUT /api/primary/{utype} (UpdateHeartBeat), `{"uuid", "address"?, "lease"?}`,
@@ -29,17 +29,10 @@ export interface ReleaseQuery {
   readonly lease?: string;
 }
 
-export const HEARTBEAT_BODY_SCHEMA: ObjectSchema<HeartbeatBody> = {
-  type: "object",
-  properties: {
-    uuid: ID_SCHEMA,
-    address: ADDRESS_UPDATE_SCHEMA,
-    lease: { type: "string", maxLength: MAX_LEASE_TOKEN_LENGTH, description: "The token of the caller's last accepted heartbeat: the one-write renewal." },
-    announce: { type: "boolean", description: "When refused because the role is held, record the caller as a standby (about every T/2)." },
-  },
-  required: ["uuid"],
-  additionalProperties: false,
-};
+export const HEARTBEAT_BODY_SCHEMA: ObjectSchema<HeartbeatBody> = heartbeatBodySchema("uuid", {
+  lease: { type: "string", maxLength: MAX_LEASE_TOKEN_LENGTH, description: "The token of the caller's last accepted heartbeat: the one-write renewal." },
+  announce: { type: "boolean", description: "When refused because the role is held, record the caller as a standby (about every T/2)." },
+});
 
 /** The body of POST /api/primary/{utype}/handover: `{}` or `{"to": uuid or address}`. */
 export interface HandoverBody {

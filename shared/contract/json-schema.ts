@@ -49,3 +49,17 @@ export const DATE_TIME_SCHEMA: JsonSchema = { type: "string", format: "date-time
 export const COUNT_SCHEMA: JsonSchema = { type: "integer", minimum: 0 };
 
 export const DURATION_MS_SCHEMA: JsonSchema = { type: "integer", minimum: 0, description: "Milliseconds." };
+
+/**
+ * The body of a heartbeat, for a lease or a member alike: the caller's id (required, the
+ * schema of ID_SCHEMA), its `address` (ADDRESS_UPDATE_SCHEMA), then what the body adds (the
+ * token of the caller's last accepted heartbeat, and any field of its own). Unknown fields
+ * are refused.
+ */
+export function heartbeatBodySchema<Id extends string, More extends Readonly<Record<string, JsonSchema>>>(id: Id, more: More): ObjectSchema<HeartbeatBodyShape<Id, More>> {
+  const properties = { [id]: ID_SCHEMA, address: ADDRESS_UPDATE_SCHEMA, ...more };
+  return { type: "object", properties: properties as ObjectSchema<HeartbeatBodyShape<Id, More>>["properties"], required: [id], additionalProperties: false };
+}
+
+/** What heartbeatBodySchema describes: the id, `address`, and the added fields (optional). */
+type HeartbeatBodyShape<Id extends string, More> = { readonly [K in Id]: string } & { readonly address?: string | null } & { readonly [K in keyof More]?: unknown };

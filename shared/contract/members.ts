@@ -7,7 +7,7 @@
  */
 
 import { MAX_MEMBER_TOKEN_LENGTH } from "./input-rules.js";
-import { ADDRESS_SCHEMA, ADDRESS_UPDATE_SCHEMA, COUNT_SCHEMA, DATE_TIME_SCHEMA, DURATION_MS_SCHEMA, ID_SCHEMA, ref, type ObjectSchema } from "./json-schema.js";
+import { ADDRESS_SCHEMA, COUNT_SCHEMA, DATE_TIME_SCHEMA, DURATION_MS_SCHEMA, heartbeatBodySchema, ID_SCHEMA, ref, type ObjectSchema } from "./json-schema.js";
 
 /**
  * Seed 001's states, derived on read from the row's age on the function host's clock:
@@ -201,13 +201,6 @@ export const GROUP_LIST_SCHEMA: ObjectSchema<GroupList> = {
   additionalProperties: false,
 };
 
-export const MEMBER_HEARTBEAT_BODY_SCHEMA: ObjectSchema<MemberHeartbeatBody> = {
-  type: "object",
-  properties: {
-    session: ID_SCHEMA,
-    address: ADDRESS_UPDATE_SCHEMA,
-    token: { type: "string", maxLength: MAX_MEMBER_TOKEN_LENGTH, description: "The token of this session's last accepted heartbeat." },
-  },
-  required: ["session"],
-  additionalProperties: false,
-};
+export const MEMBER_HEARTBEAT_BODY_SCHEMA: ObjectSchema<MemberHeartbeatBody> = heartbeatBodySchema("session", {
+  token: { type: "string", maxLength: MAX_MEMBER_TOKEN_LENGTH, description: "The token of this session's last accepted heartbeat." },
+});

@@ -95,37 +95,44 @@ export interface ParticipantResults {
   readonly groups: readonly PartResult<GroupAnswer>[];
 }
 
-export const ROLE_PART_SCHEMA: ObjectSchema<RolePart> = {
-  type: "object",
-  description: "A role part: the body of PUT /api/primary/{utype}, with its utype.",
-  properties: { utype: ID_SCHEMA, ...HEARTBEAT_BODY_SCHEMA.properties },
-  required: ["utype", "uuid"],
-  additionalProperties: false,
-};
+/**
+ * A part: what its own route takes, the route's ids (required) in front of the body or query
+ * (`properties`, of which `required` are required).
+ */
+function partSchema<Id extends string, More extends Readonly<Record<string, JsonSchema>>>(
+  description: string,
+  ids: readonly Id[],
+  properties: More,
+  required: readonly (keyof More & string)[] = [],
+): ObjectSchema<PartShape<Id, More>> {
+  const all = { ...Object.fromEntries(ids.map((id) => [id, ID_SCHEMA])), ...properties };
+  return { type: "object", description, properties: all as ObjectSchema<PartShape<Id, More>>["properties"], required: [...ids, ...required], additionalProperties: false };
+}
 
-export const READ_PART_SCHEMA: ObjectSchema<ReadPart> = {
-  type: "object",
-  description: "A read part: GET /api/primary/{utype}, `standbys` as its query.",
-  properties: { utype: ID_SCHEMA, standbys: { type: "boolean", description: "true: add `standbys` (one more read)." } },
-  required: ["utype"],
-  additionalProperties: false,
-};
+/** What partSchema describes: the ids, and the body's or query's fields. */
+type PartShape<Id extends string, More> = { readonly [K in Id]: string } & { readonly [K in keyof More]?: unknown };
 
-export const MEMBER_PART_SCHEMA: ObjectSchema<MemberPart> = {
-  type: "object",
-  description: "A member part: the body of PUT /api/members/{group}/{member}, with its group and member.",
-  properties: { group: ID_SCHEMA, member: ID_SCHEMA, ...MEMBER_HEARTBEAT_BODY_SCHEMA.properties },
-  required: ["group", "member", "session"],
-  additionalProperties: false,
-};
+export const ROLE_PART_SCHEMA: ObjectSchema<RolePart> = partSchema(
+  "A role part: the body of PUT /api/primary/{utype}, with its utype.",
+  ["utype"],
+  HEARTBEAT_BODY_SCHEMA.properties,
+  HEARTBEAT_BODY_SCHEMA.required,
+);
 
-export const GROUP_PART_SCHEMA: ObjectSchema<GroupPart> = {
-  type: "object",
-  description: "A group part: GET /api/members/{group}, with the cursor of the last listing received.",
-  properties: { group: ID_SCHEMA, since: { type: "string", description: "The `cursor` of the last listing: when the group has not changed since, the answer is `unchanged`." } },
-  required: ["group"],
-  additionalProperties: false,
-};
+export const READ_PART_SCHEMA: ObjectSchema<ReadPart> = partSchema("A read part: GET /api/primary/{utype}, `standbys` as its query.", ["utype"], {
+  standbys: { type: "boolean", description: "true: add `standbys` (one more read)." },
+});
+
+export const MEMBER_PART_SCHEMA: ObjectSchema<MemberPart> = partSchema(
+  "A member part: the body of PUT /api/members/{group}/{member}, with its group and member.",
+  ["group", "member"],
+  MEMBER_HEARTBEAT_BODY_SCHEMA.properties,
+  MEMBER_HEARTBEAT_BODY_SCHEMA.required,
+);
+
+export const GROUP_PART_SCHEMA: ObjectSchema<GroupPart> = partSchema("A group part: GET /api/members/{group}, with the cursor of the last listing received.", ["group"], {
+  since: { type: "string", description: "The `cursor` of the last listing: when the group has not changed since, the answer is `unchanged`." },
+});
 
 const partList = (part: string): JsonSchema => ({ type: "array", maxItems: MAX_PARTS_PER_LIST, items: ref(part) });
 

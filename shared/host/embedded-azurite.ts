@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
-import { ConfigError } from "../config/config-error.js";
+import { loadDevDependency } from "./dev-dependency.js";
 import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
 import { makeWritesDurable } from "./durable-azurite.js";
 
@@ -102,19 +102,15 @@ export async function startEmbeddedAzurite(options: EmbeddedAzuriteOptions): Pro
  * `require` is injectable for the test of that message.
  */
 export function loadAzurite(require: NodeJS.Require = createRequire(import.meta.url)): Azurite {
-  try {
-    return {
+  return loadDevDependency(
+    () => ({
       TableServer: require("azurite/dist/src/table/TableServer").default,
       TableConfiguration: require("azurite/dist/src/table/TableConfiguration").default,
-    };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
-    throw new ConfigError(
-      "HA_TABLE_CONNECTION_STRING",
-      "No lease store is configured, so `ha-module serve` would embed Azurite, but the azurite package is not installed " +
-        "(ha-module lists it as a dev dependency, which installing ha-module does not bring). Install it beside ha-module: " +
-        "`npm install --save-dev azurite`. Or point the service at a store: HA_TABLE_CONNECTION_STRING (keys, or " +
-        "UseDevelopmentStorage=true for an Azurite you run) or HA_TABLE_ENDPOINT (managed identity).",
-    );
-  }
+    }),
+    "HA_TABLE_CONNECTION_STRING",
+    "No lease store is configured, so `ha-module serve` would embed Azurite, but the azurite package is not installed " +
+      "(ha-module lists it as a dev dependency, which installing ha-module does not bring). Install it beside ha-module: " +
+      "`npm install --save-dev azurite`. Or point the service at a store: HA_TABLE_CONNECTION_STRING (keys, or " +
+      "UseDevelopmentStorage=true for an Azurite you run) or HA_TABLE_ENDPOINT (managed identity).",
+  );
 }

@@ -1,7 +1,7 @@
 import type { Server } from "node:https";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
-import { ConfigError } from "../config/config-error.js";
+import { loadDevDependency } from "./dev-dependency.js";
 import { createSelfSignedCertificate } from "./embedded-cosmos-certificate.js";
 
 /**
@@ -61,16 +61,12 @@ export async function startEmbeddedCosmos(options: EmbeddedCosmosOptions = {}): 
  * "run npm install". `require` is injectable for the test of that message.
  */
 export function loadCosmosEmulator(require: NodeJS.Require = createRequire(import.meta.url)): CreateHttpsServer {
-  try {
-    return require("@vercel/cosmosdb-server").createHttpsServer;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
-    throw new ConfigError(
-      "HA_COSMOS_ENDPOINT",
-      "HA_STORE=cosmos without HA_COSMOS_ENDPOINT makes `ha-module serve` embed a Cosmos emulator, but the " +
-        "@vercel/cosmosdb-server package is not installed (ha-module lists it as a dev dependency, which installing " +
-        "ha-module does not bring). Install it beside ha-module: `npm install --save-dev @vercel/cosmosdb-server`. " +
-        "Or set HA_COSMOS_ENDPOINT (with HA_COSMOS_KEY) to an account or an emulator you run.",
-    );
-  }
+  return loadDevDependency(
+    () => require("@vercel/cosmosdb-server").createHttpsServer,
+    "HA_COSMOS_ENDPOINT",
+    "HA_STORE=cosmos without HA_COSMOS_ENDPOINT makes `ha-module serve` embed a Cosmos emulator, but the " +
+      "@vercel/cosmosdb-server package is not installed (ha-module lists it as a dev dependency, which installing " +
+      "ha-module does not bring). Install it beside ha-module: `npm install --save-dev @vercel/cosmosdb-server`. " +
+      "Or set HA_COSMOS_ENDPOINT (with HA_COSMOS_KEY) to an account or an emulator you run.",
+  );
 }

@@ -14,41 +14,42 @@ type Result = "ok" | "lost" | "unavailable" | "error";
  * a StoreUnavailableError as "unavailable" with `error.type`.
  */
 export function meteredLeaseStore(store: LeaseStore, duration: Histogram): LeaseStore {
-  const time = timer(duration, "leases", store.kind);
-  return {
-    kind: store.kind,
-    read: (...args) => time("read", () => store.read(...args)),
-    create: (...args) => time("create", () => store.create(...args)),
-    replace: (...args) => time("replace", () => store.replace(...args)),
-    renew: (...args) => time("renew", () => store.renew(...args)),
-    list: (...args) => time("list", () => store.list(...args)),
-    ping: (...args) => time("ping", () => store.ping(...args)),
-    recordTerm: (...args) => time("recordTerm", () => store.recordTerm(...args)),
-    readTerms: (...args) => time("readTerms", () => store.readTerms(...args)),
-    upsertStandby: (...args) => time("upsertStandby", () => store.upsertStandby(...args)),
-    readStandbys: (...args) => time("readStandbys", () => store.readStandbys(...args)),
-    listStandbys: (...args) => time("listStandbys", () => store.listStandbys(...args)),
-    deleteStandby: (...args) => time("deleteStandby", () => store.deleteStandby(...args)),
-  };
+  const operations = {
+    read: true,
+    create: true,
+    replace: true,
+    renew: true,
+    list: true,
+    ping: true,
+    recordTerm: true,
+    readTerms: true,
+    upsertStandby: true,
+    readStandbys: true,
+    listStandbys: true,
+    deleteStandby: true,
+  } as const satisfies Operations<LeaseStore>;
+  return metered(store, operations, timer(duration, "leases", store.kind));
 }
 
 /** The membership store, timed the same way. */
 export function meteredMemberStore(store: MemberStore, duration: Histogram): MemberStore {
-  const time = timer(duration, "members", store.kind);
-  return {
-    kind: store.kind,
-    read: (...args) => time("read", () => store.read(...args)),
-    listGroup: (...args) => time("listGroup", () => store.listGroup(...args)),
-    listAll: (...args) => time("listAll", () => store.listAll(...args)),
-    create: (...args) => time("create", () => store.create(...args)),
-    replace: (...args) => time("replace", () => store.replace(...args)),
-    renew: (...args) => time("renew", () => store.renew(...args)),
-    delete: (...args) => time("delete", () => store.delete(...args)),
-    writeMarker: (...args) => time("writeMarker", () => store.writeMarker(...args)),
-  };
+  const operations = { read: true, listGroup: true, listAll: true, create: true, replace: true, renew: true, delete: true, writeMarker: true } as const satisfies Operations<MemberStore>;
+  return metered(store, operations, timer(duration, "members", store.kind));
 }
 
-function timer(duration: Histogram, role: StoreRole, kind: string): <T>(operation: string, call: () => Promise<T>) => Promise<T> {
+/** Every method of a store by name: a store method left out of the list does not compile. */
+type Operations<S> = { readonly [K in Exclude<keyof S, "kind">]: true };
+
+/** `store` with each method of `operations` timed under its own name, and its `kind`. */
+function metered<S extends { readonly kind: string }>(store: S, operations: Operations<S>, time: Timer): S {
+  const methods = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const timed = Object.fromEntries(Object.keys(operations).map((name) => [name, (...args: unknown[]) => time(name, () => methods[name]!.apply(store, args))]));
+  return { kind: store.kind, ...timed } as unknown as S;
+}
+
+type Timer = <T>(operation: string, call: () => Promise<T>) => Promise<T>;
+
+function timer(duration: Histogram, role: StoreRole, kind: string): Timer {
   // Attribute sets made once per (operation, result), so a timed call allocates none.
   const sets = new Map<string, Attributes>();
   const attributes = (operation: string, result: Result, error: string | undefined): Attributes => {

@@ -1,27 +1,16 @@
 import { debuglog } from "node:util";
-import type {
-  GroupList,
-  GroupSummary,
-  LeaveQuery,
-  MemberAnswer,
-  MemberHeartbeatBody,
-  MemberHeartbeatResult,
-  MemberLeaveResult,
-  MemberList,
-  MembersTiming,
-  MemberState,
-} from "../contract/members.js";
+import type { GroupList, LeaveQuery, MemberHeartbeatBody, MemberHeartbeatResult, MemberLeaveResult, MemberList, MembersTiming } from "../contract/members.js";
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "../service/clock.js";
 import type { WriteOutcome } from "../service/store-call.js";
 import { RequestBudget, type RequestArrival } from "../service/request-budget.js";
 import type { AdmissionGate, AdmissionPriority } from "../service/admission.js";
-import { judgeRow, serviceGaps, type AgeRules } from "./member-age.js";
+import { serviceGaps, type AgeRules } from "./member-age.js";
 import { decideMember, type MemberAction } from "./member-decision.js";
 import { noMemberMetrics, type MemberMetrics } from "./member-metrics.js";
 import type { MemberStore } from "./member-store.js";
 import type { MemberTokenSigner } from "./member-token.js";
-import { toMemberAnswer, toMemberView, type ViewedMember } from "./member-view.js";
-import type { MemberRecord, MemberRow, ServiceGap, SweepMarker } from "./member.js";
+import { answerAbout, toGroupSummary, toMemberAnswer, toMemberView, type ViewedMember } from "./member-view.js";
+import type { MemberRecord, MemberRow, ServiceGap } from "./member.js";
 import { ageRulesOf, type MembershipRules } from "./membership-rules.js";
 
 /** A request as the service takes it: the body or query, with its route's group and member. */
@@ -107,7 +96,7 @@ export class MemberService {
     const action = decideMember(row, marker, request, haTime, this.#ageRules);
     switch (action.kind) {
       case "reject":
-        return { outcome: action.reason, answer: this.#answer(input, row, marker, haTime) };
+        return { outcome: action.reason, answer: answerAbout(input.group, row, marker, haTime, this.#ageRules, this.timing) };
       case "create":
       case "renew":
       case "replace": {
@@ -129,17 +118,17 @@ export class MemberService {
     const action = decideMember(row, marker, { op: "leave", group: input.group, member: input.member, session: input.session }, haTime, this.#ageRules);
     switch (action.kind) {
       case "none":
-        return { outcome: "left", answer: this.#answer(input, row, marker, haTime) };
+        return { outcome: "left", answer: answerAbout(input.group, row, marker, haTime, this.#ageRules, this.timing) };
       case "reject":
-        return { outcome: "held", answer: this.#answer(input, row, marker, haTime) };
+        return { outcome: "held", answer: answerAbout(input.group, row, marker, haTime, this.#ageRules, this.timing) };
       case "leave": {
         const outcome = await this.#write(action, row, budget);
         if (!outcome.ok) {
           const now = await this.deps.store.read(input.group, input.member, budget.forStoreCall("read"));
-          return { outcome: "conflict", answer: this.#answer(input, now.row, now.marker, this.deps.clock.now()) };
+          return { outcome: "conflict", answer: answerAbout(input.group, now.row, now.marker, this.deps.clock.now(), this.#ageRules, this.timing) };
         }
         this.#metrics.transition("left");
-        return { outcome: "left", answer: this.#answer(input, action.next, marker, haTime) };
+        return { outcome: "left", answer: answerAbout(input.group, action.next, marker, haTime, this.#ageRules, this.timing) };
       }
       default:
         throw new Error(`decideMember() answered ${action.kind} to a goodbye`);
@@ -165,15 +154,10 @@ export class MemberService {
   async #listGroups(arrival?: RequestArrival): Promise<GroupList> {
     const snapshots = await this.deps.store.listAll(this.#budget(arrival).forStoreCall("read"));
     const haTime = this.deps.clock.now();
-    const groups: GroupSummary[] = snapshots
+    const groups = snapshots
       .filter((snapshot) => snapshot.rows.length > 0)
       .sort((a, b) => compare(a.group, b.group))
-      .map((snapshot) => {
-        const gaps = serviceGaps(snapshot.marker, haTime, this.#ageRules);
-        const members: Record<MemberState, number> = { joining: 0, active: 0, unreachable: 0, leaving: 0 };
-        for (const row of snapshot.rows) members[judgeRow(row, haTime, gaps, this.#ageRules).state] += 1;
-        return { group: snapshot.group, members };
-      });
+      .map((snapshot) => toGroupSummary(snapshot, haTime, this.#ageRules));
     return { groups };
   }
 
@@ -220,7 +204,7 @@ export class MemberService {
   async #afterLostRace(input: ForMember<MemberHeartbeatBody>, arrivedHaTime: number, budget: RequestBudget): Promise<MemberHeartbeatResult> {
     const { row, marker } = await this.deps.store.read(input.group, input.member, budget.forStoreCall("read"));
     const haTime = this.deps.clock.now();
-    const answer = this.#answer(input, row, marker, haTime);
+    const answer = answerAbout(input.group, row, marker, haTime, this.#ageRules, this.timing);
     const decided = decideMember(row, marker, { op: "heartbeat", group: input.group, member: input.member, session: input.session, address: undefined }, haTime, this.#ageRules);
     if (decided.kind === "reject" && decided.reason === "ended") return { outcome: "ended", answer };
     if (row !== undefined && row.session === input.session && decided.kind === "renew" && row.renewedAt >= arrivedHaTime) {
@@ -249,11 +233,6 @@ export class MemberService {
       etag,
     });
     return { outcome: "accepted", answer: toMemberAnswer(row.group, toMemberView(row, haTime, gaps, this.#ageRules), this.timing), token };
-  }
-
-  #answer(target: { group: string }, row: ViewedMember | undefined, marker: SweepMarker | undefined, haTime: number): MemberAnswer {
-    const view = row === undefined ? null : toMemberView(row, haTime, serviceGaps(marker, haTime, this.#ageRules), this.#ageRules);
-    return toMemberAnswer(target.group, view, this.timing);
   }
 
   #budget(arrival: RequestArrival | undefined): RequestBudget {

@@ -1,6 +1,7 @@
-import type { MemberAnswer, MemberView, MembersTiming } from "../contract/members.js";
-import { judgeRow, type AgeRules } from "./member-age.js";
-import type { MemberRow, ServiceGap } from "./member.js";
+import type { GroupSummary, MemberAnswer, MemberState, MemberView, MembersTiming } from "../contract/members.js";
+import { judgeRow, serviceGaps, type AgeRules } from "./member-age.js";
+import type { GroupSnapshot } from "./member-store.js";
+import type { MemberRow, ServiceGap, SweepMarker } from "./member.js";
 
 /** What a view needs of a row: the fast path knows no more than this. */
 export type ViewedMember = Pick<MemberRow, "member" | "session" | "address" | "joinedAt" | "renewedAt" | "heartbeats" | "leftAt" | "previous">;
@@ -27,4 +28,18 @@ export function toMemberView(row: ViewedMember, haTime: number, gaps: readonly S
 /** The answer about one member: its view, or null when it has no row, with the timing. */
 export function toMemberAnswer(group: string, member: MemberView | null, timing: MembersTiming): MemberAnswer {
   return { group, member, intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs, ttlMs: timing.ttlMs };
+}
+
+/** The answer about one member as read with its group's marker, judged at `haTime`: null when it has no row. */
+export function answerAbout(group: string, row: ViewedMember | undefined, marker: SweepMarker | undefined, haTime: number, rules: AgeRules, timing: MembersTiming): MemberAnswer {
+  const view = row === undefined ? null : toMemberView(row, haTime, serviceGaps(marker, haTime, rules), rules);
+  return toMemberAnswer(group, view, timing);
+}
+
+/** A group's members counted by state, judged at `haTime` with the group's marker. */
+export function toGroupSummary(snapshot: GroupSnapshot, haTime: number, rules: AgeRules): GroupSummary {
+  const gaps = serviceGaps(snapshot.marker, haTime, rules);
+  const members: Record<MemberState, number> = { joining: 0, active: 0, unreachable: 0, leaving: 0 };
+  for (const row of snapshot.rows) members[judgeRow(row, haTime, gaps, rules).state] += 1;
+  return { group: snapshot.group, members };
 }

@@ -3,7 +3,7 @@ import type { ElectorClock } from "./elector-clock.js";
 import { MemberSession } from "./member-session.js";
 import { MembersWatcher } from "./members-watcher.js";
 import { isMembersTransport, type MembersTransport } from "./members-transport.js";
-import { checkId } from "./option-checks.js";
+import { checkId, checkOptionsObject } from "./option-checks.js";
 
 /** PrimaryElector's `membership` option: also be a member of a group, and watch it. */
 export interface ElectorMembershipOptions {
@@ -24,7 +24,7 @@ export class ElectorMembership {
   readonly watcher: MembersWatcher;
 
   constructor(options: ElectorMembershipOptions, context: { utype: string; address: string | undefined; transport: unknown; clock: ElectorClock | undefined; retryDelayInMs: number | undefined }) {
-    if (typeof options !== "object" || options === null) throw new TypeError('Expected `membership` to be an object such as { member: "node-1" }.');
+    checkOptionsObject("`membership`", options, '{ member: "node-1" }');
     const group = options.group === undefined ? context.utype : checkId("membership.group", options.group);
     const member = checkId("membership.member", options.member);
     if (!isMembersTransport(context.transport)) {

@@ -1,43 +1,17 @@
 import { randomUUID } from "node:crypto";
 import type { ElectorMembershipOptions } from "./elector-membership.js";
-import { systemElectorClock, type ElectorClock } from "./elector-clock.js";
-import { environmentDefault } from "./environment.js";
-import { HaClient } from "./ha-client.js";
 import { checkOptionalMeter, type ElectorMeter } from "./elector-meter.js";
 import type { LeaseTransport } from "./lease-transport.js";
-import {
-  checkEndpoint,
-  checkId,
-  checkOptionalAddress,
-  checkOptionalFunction,
-  checkOptionalSignal,
-  checkOptionalString,
-  checkPositiveMs,
-  DEFAULT_RETRY_DELAY_MS,
-} from "./option-checks.js";
+import { LoopSetup, type LoopOptions, type TransportKind } from "./loop-setup.js";
+import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionsObject } from "./option-checks.js";
 
-export interface PrimaryElectorOptions {
+export interface PrimaryElectorOptions extends LoopOptions<LeaseTransport> {
   /** The role to compete for. */
   readonly utype: string;
   /** Where this participant can be reached; GetPrimary shows it to everyone. */
   readonly address?: string;
-  /** The service's base URL; or give `transport` instead. Default: HA_ENDPOINT. */
-  readonly endpoint?: string;
-  /** The function key for `endpoint`. Default: HA_API_KEY, if set. */
-  readonly apiKey?: string;
-  /** Any LeaseTransport (an HaClient, or a fake in tests); excludes `endpoint`. */
-  readonly transport?: LeaseTransport;
   /** Compete only while this other utype's primary is at our `address` (co-located services). */
   readonly affinity?: string;
-  /** Aborting stops the elector as stop() does. */
-  readonly abortSignal?: AbortSignal;
-  /**
-   * Delay between attempts until the service has answered once and so told us I. After
-   * that every delay derives from the I and T the service reports. Default 1000 ms.
-   */
-  readonly retryDelayInMs?: number;
-  /** Monotonic time and timers; defaults to performance.now() and the process's timers. */
-  readonly clock?: ElectorClock;
   /** A new incarnation id; defaults to crypto.randomUUID. */
   readonly newUuid?: () => string;
   /** Uniform draws in [0, 1) that spread the standby polls (see POLL_JITTER); defaults to Math.random. */
@@ -66,21 +40,24 @@ export interface ElectorSettings {
   readonly utype: string;
   readonly address: string | undefined;
   readonly affinity: string | undefined;
-  readonly transport: LeaseTransport;
-  readonly retryDelayMs: number;
-  readonly abortSignal: AbortSignal | undefined;
+  /** The transport, retryDelayInMs, abortSignal and clock, as every SDK loop takes them. */
+  readonly setup: LoopSetup<LeaseTransport>;
   readonly announce: boolean;
-  readonly clock: ElectorClock;
   readonly newUuid: () => string;
   readonly random: () => number;
   readonly meter: ElectorMeter | undefined;
 }
 
+/** The elector's transport must at least heartbeat; its `endpoint` may come from HA_ENDPOINT (docs/configuration.md). */
+const LEASE_TRANSPORT: TransportKind<LeaseTransport> = {
+  described: "LeaseTransport (getPrimary, heartbeat, release)",
+  accepts: (value): value is LeaseTransport => typeof (value as Partial<LeaseTransport> | null | undefined)?.heartbeat === "function",
+  endpointFromEnvironment: true,
+};
+
 /** Checks every option where it enters, one rule per `if`, with a message that says what to change. */
 export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSettings {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError('Expected the PrimaryElector options to be an object such as { utype: "scheduler", endpoint: "http://127.0.0.1:7071/api" }.');
-  }
+  checkOptionsObject("the PrimaryElector options", options, '{ utype: "scheduler", endpoint: "http://127.0.0.1:7071/api" }');
   const utype = checkId("utype", options.utype);
   const address = checkOptionalAddress("address", options.address);
   const affinity = options.affinity === undefined ? undefined : checkId("affinity", options.affinity);
@@ -94,43 +71,12 @@ export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSe
     utype,
     address,
     affinity,
-    transport: resolveTransport(options),
-    retryDelayMs: checkPositiveMs("retryDelayInMs", options.retryDelayInMs, DEFAULT_RETRY_DELAY_MS),
-    abortSignal: checkOptionalSignal("abortSignal", options.abortSignal),
-    clock: checkClock(options.clock),
+    setup: new LoopSetup(options, LEASE_TRANSPORT),
     newUuid: checkOptionalFunction("newUuid", options.newUuid) ?? randomUUID,
     random: checkOptionalFunction("random", options.random) ?? Math.random,
     meter: checkOptionalMeter(options.meter),
     announce: checkOptionalBoolean("announce", options.announce) ?? true,
   };
-}
-
-function checkClock(clock: ElectorClock | undefined): ElectorClock {
-  if (clock === undefined) return systemElectorClock;
-  if (typeof clock.now !== "function" || typeof clock.setTimeout !== "function" || typeof clock.clearTimeout !== "function") {
-    throw new TypeError("Expected `clock` to have now(), setTimeout() and clearTimeout().");
-  }
-  return clock;
-}
-
-function resolveTransport(options: PrimaryElectorOptions): LeaseTransport {
-  if (options.transport !== undefined && options.endpoint !== undefined) {
-    throw new TypeError("Expected either `transport` or `endpoint`, not both: `endpoint` builds an HaClient, `transport` replaces it.");
-  }
-  if (options.transport !== undefined) {
-    if (typeof options.transport?.heartbeat !== "function") {
-      throw new TypeError("Expected `transport` to implement LeaseTransport (getPrimary, heartbeat, release), e.g. an HaClient.");
-    }
-    return options.transport;
-  }
-  const endpoint = options.endpoint ?? environmentDefault("HA_ENDPOINT");
-  if (endpoint === undefined) {
-    throw new TypeError("Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set, or HA_ENDPOINT in the environment.");
-  }
-  checkEndpoint(options.endpoint === undefined ? "HA_ENDPOINT" : "endpoint", endpoint);
-  // HaClient takes HA_API_KEY when no apiKey is given.
-  const apiKey = checkOptionalString("apiKey", options.apiKey);
-  return new HaClient({ endpoint, ...(apiKey === undefined ? {} : { apiKey }) });
 }
 
 function checkOptionalBoolean(name: string, value: unknown): boolean | undefined {

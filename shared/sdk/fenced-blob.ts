@@ -6,16 +6,13 @@
  */
 
 import {
-  checkWriteOptions,
-  checkWriterOptions,
-  LOST_RACE,
+  conditionalWrite,
+  fencedWriter,
   parseStoredEpoch,
-  statusOf,
-  writeFenced,
+  unlessMissing,
   type FencedWriteOptions,
   type FencedWriteResult,
   type FencedWriterOptions,
-  type FenceTarget,
 } from "./fenced-write.js";
 
 /** The blob's HTTP headers, as @azure/storage-blob's `BlobHTTPHeaders`. */
@@ -61,46 +58,35 @@ export interface FencedBlob {
 /** Fenced uploads to `blob` (e.g. `containerClient.getBlockBlobClient("state.json")`). */
 export function fencedBlob(blob: FenceableBlockBlobClient, options?: FencedWriterOptions): FencedBlob {
   // Blob metadata names are case-insensitive and come back lower-cased.
-  const { maxAttempts, epochField } = checkWriterOptions(options, "haepoch");
-  const markKey = epochField.toLowerCase();
+  const writer = fencedWriter(options, "haepoch");
+  const markKey = writer.epochField.toLowerCase();
   if (typeof blob?.getProperties !== "function" || typeof blob.upload !== "function") {
     throw new TypeError("Expected a BlockBlobClient from @azure/storage-blob (e.g. containerClient.getBlockBlobClient(name)).");
   }
   // Without the query: a client made from a SAS URL carries its signature there.
   const resource = `blob ${blob.url.split("?")[0]}`;
   return {
-    upload: async (data, uploadOptions) => {
-      const { epoch, signal } = checkWriteOptions(uploadOptions);
-      if (typeof data !== "string" && !(data instanceof Uint8Array)) throw new TypeError("Expected the blob's data to be a string or a Uint8Array (a Buffer).");
-      const metadata = Object.fromEntries(Object.entries(uploadOptions.metadata ?? {}).filter(([key]) => key.toLowerCase() !== markKey));
-      metadata[markKey] = String(epoch);
-      const contentLength = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength;
-      const target: FenceTarget = {
-        resource,
-        read: async (abortSignal) => {
-          try {
-            const properties = await blob.getProperties({ abortSignal });
+    upload: (data, uploadOptions) =>
+      writer.write(uploadOptions, (epoch) => {
+        if (typeof data !== "string" && !(data instanceof Uint8Array)) throw new TypeError("Expected the blob's data to be a string or a Uint8Array (a Buffer).");
+        const metadata = Object.fromEntries(Object.entries(uploadOptions.metadata ?? {}).filter(([key]) => key.toLowerCase() !== markKey));
+        metadata[markKey] = String(epoch);
+        const contentLength = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength;
+        return {
+          resource,
+          read: async (abortSignal) => {
+            const properties = await unlessMissing(() => blob.getProperties({ abortSignal }));
+            if (properties === undefined) return undefined;
             const stored = Object.entries(properties.metadata ?? {}).find(([key]) => key.toLowerCase() === markKey)?.[1];
             if (properties.etag === undefined) throw new Error(`${resource} was read without an ETag, so it cannot be written conditionally.`);
             return { epoch: parseStoredEpoch(resource, markKey, stored), etag: properties.etag };
-          } catch (error) {
-            if (statusOf(error) === 404) return undefined;
-            throw error;
-          }
-        },
-        write: async (etag, abortSignal) => {
-          const conditions = etag === undefined ? { ifNoneMatch: "*" } : { ifMatch: etag };
-          try {
-            const written = await blob.upload(data, contentLength, { metadata, blobHTTPHeaders: uploadOptions.blobHTTPHeaders, conditions, abortSignal });
-            return { etag: written.etag };
-          } catch (error) {
+          },
+          write: (etag, abortSignal) => {
+            const conditions = etag === undefined ? { ifNoneMatch: "*" } : { ifMatch: etag };
             // 409 (BlobAlreadyExists) or 412: created or changed since the read.
-            if ([409, 412].includes(statusOf(error) ?? 0)) return LOST_RACE;
-            throw error;
-          }
-        },
-      };
-      return writeFenced(target, epoch, maxAttempts, signal);
-    },
+            return conditionalWrite(() => blob.upload(data, contentLength, { metadata, blobHTTPHeaders: uploadOptions.blobHTTPHeaders, conditions, abortSignal }), [409, 412]);
+          },
+        };
+      }),
   };
 }

@@ -5,17 +5,13 @@
  */
 
 import {
-  checkWriteOptions,
-  checkWriterOptions,
+  conditionalWrite,
   DEFAULT_EPOCH_FIELD,
-  LOST_RACE,
+  fencedWriter,
   parseStoredEpoch,
-  statusOf,
-  writeFenced,
   type FencedWriteOptions,
   type FencedWriteResult,
   type FencedWriterOptions,
-  type FenceTarget,
 } from "./fenced-write.js";
 
 /** A partition key value: one value, or one per path of a hierarchical key. */
@@ -71,7 +67,8 @@ function valueAt(item: FenceableCosmosItem, path: string): FenceablePartitionKey
 
 /** Fenced writes to the items of `container`; each item keeps its own epoch mark. */
 export function fencedCosmosItem(container: FenceableCosmosContainer, options?: FencedWriterOptions): FencedCosmosItems {
-  const { maxAttempts, epochField } = checkWriterOptions(options, DEFAULT_EPOCH_FIELD);
+  const writer = fencedWriter(options, DEFAULT_EPOCH_FIELD);
+  const { epochField } = writer;
   if (typeof container?.item !== "function" || typeof container.read !== "function" || typeof container.items?.create !== "function") {
     throw new TypeError("Expected a Container from @azure/cosmos (client.database(name).container(name)).");
   }
@@ -90,39 +87,30 @@ export function fencedCosmosItem(container: FenceableCosmosContainer, options?: 
     return values.length === 1 ? values[0]! : (values as Array<string | number | boolean | null>);
   };
   return {
-    upsert: async (item, writeOptions) => {
-      const { epoch, signal } = checkWriteOptions(writeOptions);
-      if (typeof item?.id !== "string" || item.id === "") throw new TypeError("Expected the item to have a non-empty string `id`.");
-      const resource = `Cosmos item ${JSON.stringify(item.id)} in container ${JSON.stringify(container.id)}`;
-      const partitionKey = await partitionKeyOf(item, writeOptions.partitionKey, signal);
-      // The mark is the write's epoch, whatever mark an item read before carries.
-      const marked: FenceableCosmosItem = { ...item, [epochField]: epoch };
-      const target: FenceTarget = {
-        resource,
-        read: async (abortSignal) => {
-          const answer = await container.item(item.id, partitionKey).read({ abortSignal });
-          const found = answer.resource as Record<string, unknown> | undefined;
-          if (answer.statusCode === 404 || found === undefined) return undefined;
-          const etag = answer.etag ?? (found._etag as string | undefined);
-          if (etag === undefined) throw new Error(`${resource} was read without an ETag, so it cannot be written conditionally.`);
-          return { epoch: parseStoredEpoch(resource, epochField, found[epochField]), etag };
-        },
-        write: async (etag, abortSignal) => {
-          try {
-            const written =
-              etag === undefined
-                ? await container.items.create(marked, { abortSignal })
-                : await container.item(item.id, partitionKey).replace(marked, { accessCondition: { type: "IfMatch", condition: etag }, abortSignal });
-            return { etag: written.etag };
-          } catch (error) {
-            // Created by someone since the read (409), or changed (412) or deleted (404) since. A
-            // create's 404 is the container missing: the client's error, as it is.
-            if ((etag === undefined ? [409] : [404, 412]).includes(statusOf(error) ?? 0)) return LOST_RACE;
-            throw error;
-          }
-        },
-      };
-      return writeFenced(target, epoch, maxAttempts, signal);
-    },
+    upsert: (item, writeOptions) =>
+      writer.write(writeOptions, async (epoch, signal) => {
+        if (typeof item?.id !== "string" || item.id === "") throw new TypeError("Expected the item to have a non-empty string `id`.");
+        const resource = `Cosmos item ${JSON.stringify(item.id)} in container ${JSON.stringify(container.id)}`;
+        const partitionKey = await partitionKeyOf(item, writeOptions.partitionKey, signal);
+        // The mark is the write's epoch, whatever mark an item read before carries.
+        const marked: FenceableCosmosItem = { ...item, [epochField]: epoch };
+        return {
+          resource,
+          read: async (abortSignal) => {
+            const answer = await container.item(item.id, partitionKey).read({ abortSignal });
+            const found = answer.resource as Record<string, unknown> | undefined;
+            if (answer.statusCode === 404 || found === undefined) return undefined;
+            const etag = answer.etag ?? (found._etag as string | undefined);
+            if (etag === undefined) throw new Error(`${resource} was read without an ETag, so it cannot be written conditionally.`);
+            return { epoch: parseStoredEpoch(resource, epochField, found[epochField]), etag };
+          },
+          // Created by someone since the read (409), or changed (412) or deleted (404) since. A
+          // create's 404 is the container missing: the client's error, as it is.
+          write: (etag, abortSignal) =>
+            etag === undefined
+              ? conditionalWrite(() => container.items.create(marked, { abortSignal }), [409])
+              : conditionalWrite(() => container.item(item.id, partitionKey).replace(marked, { accessCondition: { type: "IfMatch", condition: etag }, abortSignal }), [404, 412]),
+        };
+      }),
   };
 }

@@ -5,17 +5,14 @@
  */
 
 import {
-  checkWriteOptions,
-  checkWriterOptions,
+  conditionalWrite,
   DEFAULT_EPOCH_FIELD,
-  LOST_RACE,
+  fencedWriter,
   parseStoredEpoch,
-  statusOf,
-  writeFenced,
+  unlessMissing,
   type FencedWriteOptions,
   type FencedWriteResult,
   type FencedWriterOptions,
-  type FenceTarget,
 } from "./fenced-write.js";
 
 /** An entity to write: its keys and any properties, as @azure/data-tables takes them. */
@@ -53,46 +50,36 @@ export interface FencedTableEntities {
 
 /** Fenced writes to the entities of `client`'s table; each entity keeps its own epoch mark. */
 export function fencedTableEntity(client: FenceableTableClient, options?: FencedWriterOptions): FencedTableEntities {
-  const { maxAttempts, epochField } = checkWriterOptions(options, DEFAULT_EPOCH_FIELD);
+  const writer = fencedWriter(options, DEFAULT_EPOCH_FIELD);
+  const { epochField } = writer;
   if (typeof client?.getEntity !== "function" || typeof client.createEntity !== "function" || typeof client.updateEntity !== "function") {
     throw new TypeError("Expected a TableClient from @azure/data-tables (with getEntity, createEntity and updateEntity).");
   }
   return {
-    upsert: async (entity, writeOptions) => {
-      const { epoch, signal } = checkWriteOptions(writeOptions);
-      const mode = writeOptions.mode ?? "Replace";
-      if (mode !== "Replace" && mode !== "Merge") throw new TypeError(`Expected \`mode\` to be "Replace" or "Merge", got ${JSON.stringify(mode)}.`);
-      if (typeof entity?.partitionKey !== "string" || typeof entity.rowKey !== "string") {
-        throw new TypeError("Expected the entity to have string `partitionKey` and `rowKey`.");
-      }
-      // The mark is the write's epoch, whatever mark an entity read before carries; its etag is not the condition.
-      const { partitionKey, rowKey } = entity;
-      const marked: FenceableTableEntity = { ...entity, partitionKey, rowKey, [epochField]: { value: String(epoch), type: "Int64" } };
-      const resource = `table entity (${JSON.stringify(partitionKey)}, ${JSON.stringify(rowKey)}) in table ${JSON.stringify(client.tableName)}`;
-      const target: FenceTarget = {
-        resource,
-        read: async (abortSignal) => {
-          try {
-            const found = (await client.getEntity(partitionKey, rowKey, { abortSignal })) as { readonly etag: string; readonly [property: string]: unknown };
-            return { epoch: parseStoredEpoch(resource, epochField, found[epochField]), etag: found.etag };
-          } catch (error) {
-            if (statusOf(error) === 404) return undefined;
-            throw error;
-          }
-        },
-        write: async (etag, abortSignal) => {
-          try {
-            const written = etag === undefined ? await client.createEntity(marked, { abortSignal }) : await client.updateEntity(marked, mode, { etag, abortSignal });
-            return { etag: written.etag };
-          } catch (error) {
-            // Created by someone since the read (409), or changed (412) or deleted (404) since. A
-            // create's 404 is the table missing: the client's error, as it is.
-            if ((etag === undefined ? [409] : [404, 412]).includes(statusOf(error) ?? 0)) return LOST_RACE;
-            throw error;
-          }
-        },
-      };
-      return writeFenced(target, epoch, maxAttempts, signal);
-    },
+    upsert: (entity, writeOptions) =>
+      writer.write(writeOptions, (epoch) => {
+        const mode = writeOptions.mode ?? "Replace";
+        if (mode !== "Replace" && mode !== "Merge") throw new TypeError(`Expected \`mode\` to be "Replace" or "Merge", got ${JSON.stringify(mode)}.`);
+        if (typeof entity?.partitionKey !== "string" || typeof entity.rowKey !== "string") {
+          throw new TypeError("Expected the entity to have string `partitionKey` and `rowKey`.");
+        }
+        // The mark is the write's epoch, whatever mark an entity read before carries; its etag is not the condition.
+        const { partitionKey, rowKey } = entity;
+        const marked: FenceableTableEntity = { ...entity, partitionKey, rowKey, [epochField]: { value: String(epoch), type: "Int64" } };
+        const resource = `table entity (${JSON.stringify(partitionKey)}, ${JSON.stringify(rowKey)}) in table ${JSON.stringify(client.tableName)}`;
+        return {
+          resource,
+          read: async (abortSignal) => {
+            const found = (await unlessMissing(() => client.getEntity(partitionKey, rowKey, { abortSignal }))) as { readonly etag: string; readonly [property: string]: unknown } | undefined;
+            return found === undefined ? undefined : { epoch: parseStoredEpoch(resource, epochField, found[epochField]), etag: found.etag };
+          },
+          // Created by someone since the read (409), or changed (412) or deleted (404) since. A
+          // create's 404 is the table missing: the client's error, as it is.
+          write: (etag, abortSignal) =>
+            etag === undefined
+              ? conditionalWrite(() => client.createEntity(marked, { abortSignal }), [409])
+              : conditionalWrite(() => client.updateEntity(marked, mode, { etag, abortSignal }), [404, 412]),
+        };
+      }),
   };
 }

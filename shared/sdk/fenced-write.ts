@@ -140,6 +140,55 @@ export function statusOf(error: unknown): number | undefined {
   return typeof code === "number" ? code : undefined;
 }
 
+/** A fenced writer's options, checked when it is made, and the run of each of its writes. */
+export interface FencedWriter {
+  /** The field, property or metadata key that keeps the epoch mark. */
+  readonly epochField: string;
+  /**
+   * Checks the write's options where they enter, has `targetFor` check the rest of the
+   * write and describe the store's side of it for the checked epoch, then runs the
+   * read-check-write.
+   */
+  write(options: FencedWriteOptions, targetFor: (epoch: number, signal: AbortSignal | undefined) => FenceTarget | Promise<FenceTarget>): Promise<FencedWriteResult>;
+}
+
+/** What every fenced writer (Table entities, blobs, Cosmos items) does around its store's side. */
+export function fencedWriter(options: FencedWriterOptions | undefined, defaultField: string): FencedWriter {
+  const { maxAttempts, epochField } = checkWriterOptions(options, defaultField);
+  return {
+    epochField,
+    write: async (writeOptions, targetFor) => {
+      const { epoch, signal } = checkWriteOptions(writeOptions);
+      return writeFenced(await targetFor(epoch, signal), epoch, maxAttempts, signal);
+    },
+  };
+}
+
+/** A read of the resource: undefined when the store answers 404 (it is not there), any other error as it is. */
+export async function unlessMissing<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * A conditional write (FenceTarget.write): its ETag, or LOST_RACE when it failed with one of
+ * the statuses `lostOn` (the resource appeared, changed or vanished since it was read); any
+ * other error as it is.
+ */
+export async function conditionalWrite(write: () => Promise<{ readonly etag?: string }>, lostOn: readonly number[]): Promise<{ readonly etag: string | undefined } | typeof LOST_RACE> {
+  try {
+    const written = await write();
+    return { etag: written.etag };
+  } catch (error) {
+    if (lostOn.includes(statusOf(error) ?? 0)) return LOST_RACE;
+    throw error;
+  }
+}
+
 /** Runs the read-check-write until it writes, is fenced out, or has lost `maxAttempts` races. */
 export async function writeFenced(target: FenceTarget, epoch: number, maxAttempts: number, signal: AbortSignal | undefined): Promise<FencedWriteResult> {
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {

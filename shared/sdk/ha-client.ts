@@ -13,7 +13,7 @@ import { callName } from "./call-names.js";
 import { parseParticipantAnswer, readPart, settlePart } from "./participant/participant-answer.js";
 import type { ParticipantTransport } from "./participant/participant-transport.js";
 import type { MembersTransport } from "./members-transport.js";
-import { checkEndpoint, checkId, checkOptionalAddress, checkOptionalSignal, checkOptionalString, checkPositiveMs } from "./option-checks.js";
+import { checkEndpoint, checkId, checkOptionalAddress, checkOptionalSignal, checkOptionalString, checkOptionsObject, checkPositiveMs } from "./option-checks.js";
 import {
   parseAcceptedHeartbeat,
   parseErrorBody,
@@ -79,9 +79,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
   readonly identity: string;
 
   constructor(options: HaClientOptions = {}) {
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError("Expected the HaClient options to be an object such as { endpoint: \"http://127.0.0.1:7071/api\" }.");
-    }
+    checkOptionsObject("the HaClient options", options, '{ endpoint: "http://127.0.0.1:7071/api" }');
     const endpoint = options.endpoint ?? environmentDefault("HA_ENDPOINT");
     if (endpoint === undefined) {
       throw new TypeError("Expected `endpoint` (the service's base URL, e.g. http://127.0.0.1:7071/api) to be given, or HA_ENDPOINT to be set.");

@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { MAX_BODY_BYTES } from "../contract/input-rules.js";
 import type { MemberAnswer, MemberHeartbeatBody, MemberHeartbeatResult, MembersTiming } from "../contract/members.js";
-import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
+import type { TimerHandle } from "./elector-clock.js";
 import { heartbeatBudgetMs, releaseBudgetMs } from "./budgets.js";
 import { Evented } from "./listeners.js";
 import { isServiceAnswer, isServiceDown } from "./service-down.js";
-import { membersTransportOf } from "./members-transport-option.js";
-import type { MembersTransport } from "./members-transport.js";
-import { batcherOf, type ParticipantBatcher, type ParticipantPart } from "./participant/participant-batcher.js";
-import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionalSignal, checkPositiveMs, DEFAULT_RETRY_DELAY_MS } from "./option-checks.js";
+import { LoopSetup, type LoopOptions } from "./loop-setup.js";
+import { MEMBERS_TRANSPORT, type MembersTransport } from "./members-transport.js";
+import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionsObject } from "./option-checks.js";
 
 /**
  * Why a session is over. `replaced`: another session of this member took the row (ours had
@@ -27,25 +26,13 @@ export interface MemberSessionEvents {
   error: Error;
 }
 
-export interface MemberSessionOptions {
+export interface MemberSessionOptions extends LoopOptions<MembersTransport> {
   /** The group (cluster) to be a member of. */
   readonly group: string;
   /** This participant's stable name in the group. */
   readonly member: string;
   /** Where it can be reached; every listing shows it. */
   readonly address?: string;
-  /** The service's base URL; or give `transport` instead. */
-  readonly endpoint?: string;
-  /** The function key for `endpoint`. */
-  readonly apiKey?: string;
-  /** Any MembersTransport (an HaClient, or a fake in tests); excludes `endpoint`. */
-  readonly transport?: MembersTransport;
-  /** Aborting stops the session as stop() does. */
-  readonly abortSignal?: AbortSignal;
-  /** Delay between attempts until the service has answered once (and so told us I). Default 1000 ms. */
-  readonly retryDelayInMs?: number;
-  /** Monotonic time and timers; defaults to performance.now() and the process's timers. */
-  readonly clock?: ElectorClock;
   /** A new session id; defaults to crypto.randomUUID. */
   readonly newSession?: () => string;
 }
@@ -80,11 +67,9 @@ export class MemberSession extends Evented<MemberSessionEvents> {
   readonly group: string;
   readonly member: string;
   readonly address: string | undefined;
-  readonly #transport: MembersTransport;
-  readonly #clock: ElectorClock;
+  /** The transport, clock, first retry delay, abort signal and participant part, as every SDK loop has them. */
+  readonly #setup: LoopSetup<MembersTransport>;
   readonly #newSession: () => string;
-  readonly #retryDelayMs: number;
-  readonly #abortSignal: AbortSignal | undefined;
 
   #role: Role = { kind: "idle" };
   #timing: MembersTiming | undefined;
@@ -103,28 +88,15 @@ export class MemberSession extends Evented<MemberSessionEvents> {
   /** The calls answer "the service is down" since `from` (sent), last at `to` (answered). */
   #down: { from: number; to: number } | undefined;
   #stopped: Promise<void> | undefined;
-  /** The participant this session is a part of, when its transport batches (docs/sdk.md#one-request-per-participant). */
-  readonly #batcher: ParticipantBatcher | undefined;
-  /** Its part, from start() until stop(). */
-  #part: ParticipantPart | undefined;
 
   constructor(options: MemberSessionOptions) {
     super();
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError('Expected the MemberSession options to be an object such as { group: "cluster", member: "node-1", endpoint: "http://127.0.0.1:7071/api" }.');
-    }
+    checkOptionsObject("the MemberSession options", options, '{ group: "cluster", member: "node-1", endpoint: "http://127.0.0.1:7071/api" }');
     this.group = checkId("group", options.group);
     this.member = checkId("member", options.member);
     this.address = checkOptionalAddress("address", options.address);
-    this.#transport = membersTransportOf(options);
-    this.#retryDelayMs = checkPositiveMs("retryDelayInMs", options.retryDelayInMs, DEFAULT_RETRY_DELAY_MS);
-    this.#abortSignal = checkOptionalSignal("abortSignal", options.abortSignal);
-    this.#clock = options.clock ?? systemElectorClock;
-    if (typeof this.#clock.now !== "function" || typeof this.#clock.setTimeout !== "function" || typeof this.#clock.clearTimeout !== "function") {
-      throw new TypeError("Expected `clock` to have now(), setTimeout() and clearTimeout().");
-    }
+    this.#setup = new LoopSetup(options, MEMBERS_TRANSPORT);
     this.#newSession = checkOptionalFunction("newSession", options.newSession) ?? randomUUID;
-    this.#batcher = batcherOf(this.#transport);
   }
 
 
@@ -141,20 +113,20 @@ export class MemberSession extends Evented<MemberSessionEvents> {
   /** True while a session is in the group: accepted, and its last accepted heartbeat is younger than ttl. */
   isJoined(): boolean {
     const role = this.#role;
-    return role.kind === "joined" && this.#timing !== undefined && this.#clock.now() < role.acceptedSentAt + this.#timing.ttlMs;
+    return role.kind === "joined" && this.#timing !== undefined && this.#setup.clock.now() < role.acceptedSentAt + this.#timing.ttlMs;
   }
 
   /** Joins the group with a new session and heartbeats until stop(). Call once. */
   start(): this {
     if (this.#role.kind !== "idle") throw new Error("This MemberSession was already started; create a new one to join again.");
-    if (this.#abortSignal?.aborted) {
+    if (this.#setup.abortSignal?.aborted) {
       this.#role = { kind: "stopped", session: this.#nextSession() };
       this.#stopped = Promise.resolve();
       return this;
     }
     this.#role = { kind: "joining", session: this.#nextSession() };
-    this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
-    this.#part = this.#batcher?.join(this.#clock);
+    this.#setup.abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#setup.join();
     this.#schedule(0);
     return this;
   }
@@ -162,7 +134,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
   /** Stops heartbeating and says goodbye: watchers see the session `leaving` at once. */
   stop(): Promise<void> {
     if (this.#stopped !== undefined) return this.#stopped;
-    this.#part?.leave();
+    this.#setup.leave();
     this.#stopped = this.#stop();
     return this.#stopped;
   }
@@ -175,7 +147,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
     }
     const mayBeIn = role.kind === "joined" || this.#joinsInFlight > 0;
     this.#role = { kind: "stopping", session: role.session };
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#setup.clock.clearTimeout(this.#timer);
     for (const controller of this.#inflight.keys()) controller.abort(new Error("The member session is stopping."));
     await Promise.all(this.#inflight.values());
     if (mayBeIn) await this.#goodbye(role.session);
@@ -185,7 +157,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
   async #goodbye(session: string): Promise<void> {
     for (let attempt = 1; attempt <= GOODBYE_ATTEMPTS; attempt += 1) {
       try {
-        const left = await this.#transport.leaveGroup(this.group, this.member, session, { timeoutInMs: this.#goodbyeBudget() });
+        const left = await this.#setup.transport.leaveGroup(this.group, this.member, session, { timeoutInMs: this.#goodbyeBudget() });
         if (left.outcome !== "conflict") return;
       } catch (error) {
         this.#report(error);
@@ -195,11 +167,11 @@ export class MemberSession extends Evented<MemberSessionEvents> {
   }
 
   #schedule(delayMs: number): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#setup.clock.clearTimeout(this.#timer);
     // On the participant's grid when it has other parts: never later than due (a heartbeat is not a poll).
-    const now = this.#clock.now();
-    const waitMs = this.#part === undefined ? Math.max(0, delayMs) : this.#part.align(now + Math.max(0, delayMs), this.#timing?.intervalMs, false) - now;
-    this.#timer = this.#clock.setTimeout(() => this.#tick(), waitMs);
+    const now = this.#setup.clock.now();
+    const waitMs = this.#setup.part === undefined ? Math.max(0, delayMs) : this.#setup.part.align(now + Math.max(0, delayMs), this.#timing?.intervalMs, false) - now;
+    this.#timer = this.#setup.clock.setTimeout(() => this.#tick(), waitMs);
   }
 
   /**
@@ -212,14 +184,14 @@ export class MemberSession extends Evented<MemberSessionEvents> {
     this.#expireIfDue();
     const role = this.#role;
     if (role.kind !== "joining" && role.kind !== "joined") return;
-    const sentAt = this.#clock.now();
-    this.#schedule(this.#timing?.intervalMs ?? this.#retryDelayMs);
+    const sentAt = this.#setup.clock.now();
+    this.#schedule(this.#timing?.intervalMs ?? this.#setup.retryDelayMs);
     const body = this.#body(role);
     const budget = role.kind === "joined" ? Math.min(this.#heartbeatBudget(), this.#expiresAt(role) - sentAt) : this.#heartbeatBudget();
     const joining = role.kind === "joining";
     if (joining) this.#joinsInFlight += 1;
     const controller = new AbortController();
-    const call = this.#call(controller, budget, (options) => (this.#part ?? this.#transport).memberHeartbeat(this.group, this.member, body, options))
+    const call = this.#call(controller, budget, (options) => (this.#setup.part ?? this.#setup.transport).memberHeartbeat(this.group, this.member, body, options))
       .then((outcome) => this.#settle(role.session, sentAt, outcome))
       .catch((error: unknown) => this.#report(error))
       .finally(() => {
@@ -289,7 +261,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
   #expireIfDue(): void {
     const role = this.#role;
     if (role.kind !== "joined") return;
-    if (this.#clock.now() >= this.#expiresAt(role)) this.#lose("expired");
+    if (this.#setup.clock.now() >= this.#expiresAt(role)) this.#lose("expired");
   }
 
   /**
@@ -314,7 +286,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
    */
   #noteServiceDown(outcome: { value: unknown } | { error: unknown }, sentAt: number): void {
     if ("error" in outcome && isServiceDown(outcome.error)) {
-      const answeredAt = this.#clock.now();
+      const answeredAt = this.#setup.clock.now();
       this.#down = this.#down === undefined ? { from: sentAt, to: answeredAt } : { from: Math.min(this.#down.from, sentAt), to: Math.max(this.#down.to, answeredAt) };
       return;
     }
@@ -349,12 +321,12 @@ export class MemberSession extends Evented<MemberSessionEvents> {
 
   /** As the elector's heartbeat (budgets.ts). */
   #heartbeatBudget(): number {
-    return heartbeatBudgetMs(this.#timing, this.#retryDelayMs);
+    return heartbeatBudgetMs(this.#timing, this.#setup.retryDelayMs);
   }
 
   /** As the elector's release (budgets.ts). */
   #goodbyeBudget(): number {
-    return releaseBudgetMs(this.#timing, this.#retryDelayMs);
+    return releaseBudgetMs(this.#timing, this.#setup.retryDelayMs);
   }
 
   #report(error: unknown): void {

@@ -1,5 +1,6 @@
 import type { MemberHeartbeatBody, MemberHeartbeatResult, MemberLeaveResult, MemberList } from "../contract/members.js";
 import type { CallOptions } from "./lease-transport.js";
+import type { TransportKind } from "./loop-setup.js";
 
 /**
  * The three membership calls a MemberSession and a MembersWatcher make. HaClient implements
@@ -17,3 +18,10 @@ export function isMembersTransport(value: unknown): value is MembersTransport {
   const candidate = value as Partial<MembersTransport> | null | undefined;
   return typeof candidate?.memberHeartbeat === "function" && typeof candidate.leaveGroup === "function" && typeof candidate.listMembers === "function";
 }
+
+/** A member session's or watcher's transport: all three calls; `endpoint` is given in code (no HA_ENDPOINT default). */
+export const MEMBERS_TRANSPORT: TransportKind<MembersTransport> = {
+  described: "MembersTransport (memberHeartbeat, leaveGroup, listMembers)",
+  accepts: isMembersTransport,
+  endpointFromEnvironment: false,
+};

@@ -1,10 +1,9 @@
 import type { MemberList, MembersTiming, MemberState, MemberView } from "../contract/members.js";
-import { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
+import type { TimerHandle } from "./elector-clock.js";
 import { Evented } from "./listeners.js";
-import { membersTransportOf } from "./members-transport-option.js";
-import type { MembersTransport } from "./members-transport.js";
-import { batcherOf, type ParticipantBatcher, type ParticipantPart } from "./participant/participant-batcher.js";
-import { checkId, checkOptionalFunction, checkOptionalSignal, checkPositiveMs, DEFAULT_RETRY_DELAY_MS } from "./option-checks.js";
+import { LoopSetup, type LoopOptions } from "./loop-setup.js";
+import { MEMBERS_TRANSPORT, type MembersTransport } from "./members-transport.js";
+import { checkId, checkOptionalFunction, checkOptionsObject } from "./option-checks.js";
 
 /** One state change of one session, as a watcher saw it. `removed`: the sweeper deleted its row. */
 export interface MemberEvent {
@@ -29,17 +28,9 @@ export interface MembersWatcherEvents {
 
 export type MemberEventName = Exclude<keyof MembersWatcherEvents, "error">;
 
-export interface MembersWatcherOptions {
+export interface MembersWatcherOptions extends LoopOptions<MembersTransport> {
+  /** The group (cluster) to watch. */
   readonly group: string;
-  readonly endpoint?: string;
-  readonly apiKey?: string;
-  /** Any MembersTransport (an HaClient, or a fake in tests); excludes `endpoint`. */
-  readonly transport?: MembersTransport;
-  readonly abortSignal?: AbortSignal;
-  /** Delay between polls until the service has answered once (and so told us I). Default 1000 ms. */
-  readonly retryDelayInMs?: number;
-  /** Monotonic time and timers; defaults to performance.now() and the process's timers. */
-  readonly clock?: ElectorClock;
   /** Uniform in [0, 1), for the poll jitter; defaults to Math.random. */
   readonly random?: () => number;
   /** Wall-clock ms for the events' `at`; defaults to Date.now. */
@@ -83,12 +74,10 @@ const EVENT_OF: Readonly<Record<MemberState, MemberEventName>> = {
  */
 export class MembersWatcher extends Evented<MembersWatcherEvents> {
   readonly group: string;
-  readonly #transport: MembersTransport;
-  readonly #clock: ElectorClock;
+  /** The transport, clock, first retry delay, abort signal and participant part, as every SDK loop has them. */
+  readonly #setup: LoopSetup<MembersTransport>;
   readonly #random: () => number;
   readonly #wallClock: () => number;
-  readonly #retryDelayMs: number;
-  readonly #abortSignal: AbortSignal | undefined;
   readonly #known = new Map<string, Known>();
   #members: readonly MemberView[] = [];
   #timing: MembersTiming | undefined;
@@ -96,24 +85,14 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
   #timer: TimerHandle | undefined;
   #inflight: AbortController | undefined;
   #poll: Promise<void> | undefined;
-  /** The participant this watcher is a part of, when its transport batches (docs/sdk.md#one-request-per-participant). */
-  readonly #batcher: ParticipantBatcher | undefined;
-  /** Its part, from start() until stop(). */
-  #part: ParticipantPart | undefined;
 
   constructor(options: MembersWatcherOptions) {
     super();
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError('Expected the MembersWatcher options to be an object such as { group: "cluster", endpoint: "http://127.0.0.1:7071/api" }.');
-    }
+    checkOptionsObject("the MembersWatcher options", options, '{ group: "cluster", endpoint: "http://127.0.0.1:7071/api" }');
     this.group = checkId("group", options.group);
-    this.#transport = membersTransportOf(options);
-    this.#retryDelayMs = checkPositiveMs("retryDelayInMs", options.retryDelayInMs, DEFAULT_RETRY_DELAY_MS);
-    this.#abortSignal = checkOptionalSignal("abortSignal", options.abortSignal);
-    this.#clock = options.clock ?? systemElectorClock;
+    this.#setup = new LoopSetup(options, MEMBERS_TRANSPORT);
     this.#random = checkOptionalFunction("random", options.random) ?? Math.random;
     this.#wallClock = checkOptionalFunction("wallClock", options.wallClock) ?? Date.now;
-    this.#batcher = batcherOf(this.#transport);
   }
 
 
@@ -129,28 +108,28 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
   /** Polls until stop(). Call once. */
   start(): this {
     if (this.#lifecycle !== "idle") throw new Error("This MembersWatcher was already started; create a new one to watch again.");
-    if (this.#abortSignal?.aborted) {
+    if (this.#setup.abortSignal?.aborted) {
       this.#lifecycle = "stopped";
       return this;
     }
     this.#lifecycle = "running";
-    this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
-    this.#part = this.#batcher?.join(this.#clock);
+    this.#setup.abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#setup.join();
     this.#schedule(0);
     return this;
   }
 
   async stop(): Promise<void> {
     this.#lifecycle = "stopped";
-    this.#part?.leave();
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#setup.leave();
+    if (this.#timer !== undefined) this.#setup.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#inflight?.abort(new Error("The watcher is stopping."));
     await this.#poll;
   }
 
   #schedule(delayMs: number): void {
-    this.#timer = this.#clock.setTimeout(() => {
+    this.#timer = this.#setup.clock.setTimeout(() => {
       this.#timer = undefined;
       if (this.#lifecycle !== "running") return;
       this.#poll = this.#pollOnce().finally(() => {
@@ -162,11 +141,11 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
 
   /** About I, jittered; on the participant's grid when it has other parts (a poll may wait up to I/4 for it). */
   #nextDelay(): number {
-    const intervalMs = this.#timing?.intervalMs ?? this.#retryDelayMs;
+    const intervalMs = this.#timing?.intervalMs ?? this.#setup.retryDelayMs;
     const delayMs = intervalMs * (1 - JITTER / 2 + JITTER * this.#random());
-    if (this.#part === undefined) return delayMs;
-    const now = this.#clock.now();
-    return this.#part.align(now + delayMs, this.#timing?.intervalMs, true) - now;
+    if (this.#setup.part === undefined) return delayMs;
+    const now = this.#setup.clock.now();
+    return this.#setup.part.align(now + delayMs, this.#timing?.intervalMs, true) - now;
   }
 
   async #pollOnce(): Promise<void> {
@@ -177,7 +156,7 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
       // Polls never overlap (the next is scheduled once this one ends), so a slow answer is
       // waited for up to T, past which what it says is stale. Cut at I, a watcher on a busy
       // machine or a slow network never saw an answer at all.
-      list = await (this.#part ?? this.#transport).listMembers(this.group, { timeoutInMs: Math.ceil(this.#timing?.timeoutMs ?? this.#retryDelayMs), abortSignal: controller.signal });
+      list = await (this.#setup.part ?? this.#setup.transport).listMembers(this.group, { timeoutInMs: Math.ceil(this.#timing?.timeoutMs ?? this.#setup.retryDelayMs), abortSignal: controller.signal });
     } catch (error) {
       if (!controller.signal.aborted) this.#report(error);
       return;

@@ -14,6 +14,11 @@ function describe(value: unknown): string {
   return Array.isArray(value) ? "an array" : `a ${typeof value}`;
 }
 
+/** An options argument itself: an object, else a TypeError that shows one (`example`). */
+export function checkOptionsObject(name: string, value: unknown, example: string): void {
+  if (typeof value !== "object" || value === null) throw new TypeError(`Expected ${name} to be an object such as ${example}.`);
+}
+
 /** utype and uuid: 1–128 characters of [A-Za-z0-9._:-], not "." or "..", as the service requires. */
 export function checkId(name: string, value: unknown): string {
   if (typeof value !== "string" || !ID_PATTERN.test(value)) {

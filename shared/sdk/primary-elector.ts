@@ -2,7 +2,7 @@ import { callWithin } from "./bounded-call.js";
 import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs } from "./budgets.js";
 import { CorruptedMessageError } from "./corrupted-message-error.js";
 import { DeadlineAlarm } from "./deadline-alarm.js";
-import { sleep, type ElectorClock } from "./elector-clock.js";
+import { sleep } from "./elector-clock.js";
 import type { ElectorEvents } from "./elector-events.js";
 import { resolveElectorOptions, type PrimaryElectorOptions } from "./elector-options.js";
 import { observeElectorStats, type ElectorMeter } from "./elector-meter.js";
@@ -17,7 +17,7 @@ import { Evented } from "./listeners.js";
 import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "./poll-delays.js";
 import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
-import { batcherOf, type ParticipantBatcher, type ParticipantPart } from "./participant/participant-batcher.js";
+import type { LoopSetup } from "./loop-setup.js";
 import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
 import { RenewalTimer } from "./renewal-timer.js";
 import { renewHedged } from "./hedged-renewal.js";
@@ -53,12 +53,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly affinity: string | undefined;
   /** The membership session and watcher, when the `membership` option was given. */
   readonly membership: ElectorMembership | undefined;
-  readonly #transport: LeaseTransport;
-  readonly #clock: ElectorClock;
+  /** The transport, clock, first retry delay, abort signal and participant part, as every SDK loop has them. */
+  readonly #setup: LoopSetup<LeaseTransport>;
   readonly #newUuid: () => string;
   readonly #random: () => number;
-  readonly #retryDelayMs: number;
-  readonly #abortSignal: AbortSignal | undefined;
   readonly #stats = new ElectorStatistics();
   /** The renewals' budget, from the heartbeats' round trips (renewal-timer.ts). */
   /** The renewal budget's estimate, shared by the electors on one transport (RenewalTimer.of). */
@@ -90,10 +88,6 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #announce: boolean;
   /** The uuid last announced as a standby, and when (monotonic): see #announceDue. */
   #announced: { readonly uuid: string; readonly at: number } | undefined;
-  /** The participant this elector is a part of, when its transport batches (docs/sdk.md#one-request-per-participant). */
-  readonly #batcher: ParticipantBatcher | undefined;
-  /** Its part, from start() until stop(). */
-  #part: ParticipantPart | undefined;
 
   constructor(options: PrimaryElectorOptions) {
     super();
@@ -101,21 +95,17 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.utype = settings.utype;
     this.address = settings.address;
     this.affinity = settings.affinity;
-    this.#transport = settings.transport;
-    this.#renewalTimer = RenewalTimer.of(settings.transport);
-    this.#clock = settings.clock;
+    this.#setup = settings.setup;
+    this.#renewalTimer = RenewalTimer.of(settings.setup.transport);
     this.#newUuid = settings.newUuid;
     this.#random = settings.random;
-    this.#retryDelayMs = settings.retryDelayMs;
-    this.#abortSignal = settings.abortSignal;
     this.#announce = settings.announce;
     this.#meter = settings.meter;
     this.#uuid = checkId("newUuid()", this.#newUuid());
-    this.#batcher = batcherOf(this.#transport);
     this.membership =
       options.membership === undefined
         ? undefined
-        : new ElectorMembership(options.membership, { utype: this.utype, address: this.address, transport: this.#transport, clock: options.clock, retryDelayInMs: options.retryDelayInMs });
+        : new ElectorMembership(options.membership, { utype: this.utype, address: this.address, transport: this.#setup.transport, clock: options.clock, retryDelayInMs: options.retryDelayInMs });
   }
 
 
@@ -146,11 +136,11 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    */
   leaseTimeLeftMs(): number {
     const term = this.#termHeldNow();
-    return term === undefined ? 0 : Math.max(0, term.deadline - this.#clock.now());
+    return term === undefined ? 0 : Math.max(0, term.deadline - this.#setup.clock.now());
   }
 
   stats(): ElectorStats {
-    return this.#stats.snapshot(this.#clock.now());
+    return this.#stats.snapshot(this.#setup.clock.now());
   }
 
   /** Joins the election. Call once. */
@@ -158,14 +148,14 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     if (this.#loop !== undefined || this.#stopped !== undefined) {
       throw new Error("This PrimaryElector was already started; create a new one to compete again.");
     }
-    if (this.#abortSignal?.aborted) {
+    if (this.#setup.abortSignal?.aborted) {
       this.#role = { kind: "stopped" };
       this.#loop = this.#stopped = Promise.resolve();
       return this;
     }
-    this.#abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
-    this.#part = this.#batcher?.join(this.#clock);
-    this.#stats.startClock(this.#clock.now());
+    this.#setup.abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#setup.join();
+    this.#stats.startClock(this.#setup.clock.now());
     if (this.#meter !== undefined) this.#unobserve = observeElectorStats(this.#meter, this.utype, () => this.stats());
     this.#loop = this.#run().catch((error: unknown) => this.#report(error));
     this.membership?.start();
@@ -205,7 +195,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       this.#stopped = Promise.resolve();
       return this.#stopped;
     }
-    this.#part?.leave();
+    this.#setup.leave();
     this.#stopped = this.#stop();
     return this.#stopped;
   }
@@ -217,7 +207,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // Only one that went unanswered leaves its uuid to release without a token.
     const acquiring = role.kind === "acquiring" ? this.#uuid : undefined;
     // A term whose deadline has passed is not stopped but expired: the loop says so when it wakes.
-    if (role.kind === "leading" && this.#clock.now() < role.term.deadline) {
+    if (role.kind === "leading" && this.#setup.clock.now() < role.term.deadline) {
       const { term } = role;
       this.#role = { kind: "releasing", term };
       this.#stats.demoted();
@@ -237,8 +227,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     const uuid = term?.uuid ?? acquiring;
     if (uuid !== undefined) {
       try {
-        const released = await this.#transport.release(this.utype, uuid, {
-          timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs),
+        const released = await this.#setup.transport.release(this.utype, uuid, {
+          timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs),
           ...(term === undefined ? {} : { lease: term.lease }),
         });
         if (released.outcome === "released") this.#observe(released.view);
@@ -246,7 +236,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         this.#fail(error);
       }
     }
-    this.#stats.stopClock(this.#clock.now());
+    this.#stats.stopClock(this.#setup.clock.now());
     await this.membership?.stop();
     this.#unobserve?.();
     this.#unobserve = undefined;
@@ -254,7 +244,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
 
   /** Follow until elected, lead until demoted, and again as a new uuid, until stop(). */
   async #run(): Promise<void> {
-    let start: FollowStart = { pollAt: this.#clock.now(), takeoverAt: undefined };
+    let start: FollowStart = { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
     for (;;) {
       const elected = await this.#follow(start);
       if (elected === undefined) return;
@@ -291,22 +281,22 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       // Retry-After holds back the takeover too: the service said it would refuse it.
       // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
       // quick one: a standby polling fast for a handover to it); a takeover never waits.
-      const quick = this.#timing !== undefined && pollAt - this.#clock.now() < this.#timing.intervalMs / 2;
+      const quick = this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2;
       const planned = pollAt;
       const pollWake = this.#align(pollAt, !quick);
       const wakeAt = Math.max(takeoverAt === undefined ? pollWake : Math.min(pollWake, takeoverAt), this.#notBefore);
-      await sleep(this.#clock, wakeAt - this.#clock.now(), halt);
+      await sleep(this.#setup.clock, wakeAt - this.#setup.clock.now(), halt);
       if (halt.aborted) return undefined;
-      const startedAt = this.#clock.now();
-      const pollMs = pollBudgetMs(this.#timing, this.#retryDelayMs);
+      const startedAt = this.#setup.clock.now();
+      const pollMs = pollBudgetMs(this.#timing, this.#setup.retryDelayMs);
       const stretch = pollStretch(this.#random);
       // On a participant's grid the poll woke up to I before its planned time; the next one is
       // planned from this one's plan, not from the early wake, or the standby would poll every
       // I where it polls every 1.1·I on average alone (a participant's store operations are
       // what its parts cost alone). A lone elector, or one woken late, plans from now.
-      const cadenceFrom = this.#part !== undefined && !quick && planned >= startedAt && planned - startedAt < pollMs ? planned : startedAt;
+      const cadenceFrom = this.#setup.part !== undefined && !quick && planned >= startedAt && planned - startedAt < pollMs ? planned : startedAt;
       // After calls no retry can fix (a wrong key or endpoint): later and later, up to T.
-      pollAt = this.#refusals > 0 ? startedAt + backoffMs(this.#refusals, this.#timing, this.#retryDelayMs) * stretch : cadenceFrom + pollMs * stretch;
+      pollAt = this.#refusals > 0 ? startedAt + backoffMs(this.#refusals, this.#timing, this.#setup.retryDelayMs) * stretch : cadenceFrom + pollMs * stretch;
       if (this.affinity !== undefined) {
         const holds = await this.#affinityHolds(this.affinity, pollMs, halt, false);
         if (halt.aborted) return undefined;
@@ -316,7 +306,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         }
       }
       let attempt: AcquireOutcome | undefined;
-      if (takeoverAt !== undefined && this.#clock.now() >= takeoverAt) {
+      if (takeoverAt !== undefined && this.#setup.clock.now() >= takeoverAt) {
         takeoverAt = undefined;
         attempt = await this.#acquire();
       } else if (this.#announceDue()) {
@@ -334,7 +324,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         }
       } else {
         // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
-        const takeoverAlarm = new DeadlineAlarm(this.#clock);
+        const takeoverAlarm = new DeadlineAlarm(this.#setup.clock);
         if (takeoverAt !== undefined) takeoverAlarm.arm(takeoverAt);
         const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#calls.getPrimary(this.utype, options));
         takeoverAlarm.disarm();
@@ -346,9 +336,9 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         this.#observe(view);
         judge(shown(view));
         pollAt = handoverFor(view, this.#uuid) ? startedAt + fastPollMs(view) : cadenceFrom + view.intervalMs * stretch;
-        takeoverAt = takeoverTime(view, this.#uuid, this.#clock.now());
+        takeoverAt = takeoverTime(view, this.#uuid, this.#setup.clock.now());
         if (view.primary === null || view.primary.uuid === this.#uuid) {
-          if (this.#clock.now() >= this.#competeAt) attempt = await this.#acquire();
+          if (this.#setup.clock.now() >= this.#competeAt) attempt = await this.#acquire();
           else pollAt = Math.min(pollAt, this.#competeAt);
         }
       }
@@ -359,12 +349,12 @@ export class PrimaryElector extends Evented<ElectorEvents> {
           // Ended: an earlier acquire of ours landed and was revoked or taken over, or a
           // release retired it: compete on as a new incarnation.
           judge(attempt.ended ? { kind: "ended" } : shown(attempt.view));
-          takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#clock.now());
+          takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#setup.clock.now());
           if (handoverFor(attempt.view, this.#uuid)) pollAt = Math.min(pollAt, startedAt + fastPollMs(attempt.view));
           break;
         case "too-late":
           judge({ kind: "too-late" });
-          pollAt = this.#clock.now();
+          pollAt = this.#setup.clock.now();
           break;
         case "unanswered":
           judge({ kind: "unanswered" });
@@ -382,13 +372,13 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * token. Accepted after stop(): no `elected`, only the release.
    */
   async #acquire(announce = false): Promise<AcquireOutcome> {
-    const sentAt = this.#clock.now();
+    const sentAt = this.#setup.clock.now();
     const uuid = this.#uuid;
     this.#role = { kind: "acquiring" };
     const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce } : { uuid, address: this.address ?? null };
     // Only its own budget ends it: a signal nobody aborts, one per call (a shared one would
     // gather a listener per acquire in flight across every elector of the process).
-    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#retryDelayMs), new AbortController().signal, (options) => this.#calls.heartbeat(this.utype, body, options));
+    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#setup.retryDelayMs), new AbortController().signal, (options) => this.#calls.heartbeat(this.utype, body, options));
     this.#role = { kind: "following" };
     // Made, answered or not (it may have landed): the next attempts are plain polls and
     // acquires, so that a service too slow to answer within the budget still gets an acquire.
@@ -399,16 +389,16 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       this.#fail(acceptedForAnother(this.utype));
       return { kind: "unanswered" };
     }
-    this.#roundTrip(this.#clock.now() - sentAt, result.view, "acquisition");
+    this.#roundTrip(this.#setup.clock.now() - sentAt, result.view, "acquisition");
     this.#observe(result.view);
     if (result.outcome !== "accepted" || epoch === undefined) return { kind: "refused", ended: result.outcome === "revoked", view: result.view };
     const term: Term = { uuid, epoch, lease: result.lease, deadline: sentAt + (result.view.timeoutMs - result.view.intervalMs), ended: new AbortController() };
     const elected: Elected = { term, sentAt, view: result.view };
     if (this.#halt.signal.aborted) return { kind: "elected", elected };
-    if (this.#clock.now() >= term.deadline) {
+    if (this.#setup.clock.now() >= term.deadline) {
       // Accepted, but answered after its own deadline: it proves nothing about now. The
       // lease is probably still ours on the server, so ask again at once (same uuid).
-      this.#report(new Error(`UpdateHeartBeat(${this.utype}) was accepted only after its deadline (round trip ${Math.round(this.#clock.now() - sentAt)} ms); trying again at once.`));
+      this.#report(new Error(`UpdateHeartBeat(${this.utype}) was accepted only after its deadline (round trip ${Math.round(this.#setup.clock.now() - sentAt)} ms); trying again at once.`));
       return { kind: "too-late" };
     }
     this.#role = { kind: "leading", term };
@@ -430,46 +420,46 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // Renewals omit the address (the service keeps the stored one, and the body stays
     // small); after an answer showing another address than ours, the next one sends it.
     let sendAddress = acquired.primary?.address !== (this.address ?? null);
-    const alarm = new DeadlineAlarm(this.#clock);
+    const alarm = new DeadlineAlarm(this.#setup.clock);
     alarm.arm(term.deadline);
     const resignation = this.#resignation;
     const wake = AbortSignal.any([this.#halt.signal, alarm.signal, resignation.signal]);
     const ended = (): LeadEnd | undefined => {
-      if (this.#clock.now() >= term.deadline) return { reason: "lease-expired", term };
+      if (this.#setup.clock.now() >= term.deadline) return { reason: "lease-expired", term };
       if (this.#halt.signal.aborted) return { reason: "halted", term };
       if (resignation.signal.aborted) return { reason: "resigned", term };
       return undefined;
     };
     try {
       for (;;) {
-        await sleep(this.#clock, this.#align(renewAt, false) - this.#clock.now(), wake);
+        await sleep(this.#setup.clock, this.#align(renewAt, false) - this.#setup.clock.now(), wake);
         const beforeRenewal = ended();
         if (beforeRenewal !== undefined) return beforeRenewal;
         const timing = this.#timing ?? acquired;
-        renewAt = this.#clock.now() + timing.intervalMs;
+        renewAt = this.#setup.clock.now() + timing.intervalMs;
         const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: this.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
         const answer = await this.#renew(timing, term, request, wake);
         const afterRenewal = ended();
         if (afterRenewal !== undefined) return afterRenewal;
         if (answer === undefined) {
-          renewAt = Math.max(renewAt, this.#clock.now());
+          renewAt = Math.max(renewAt, this.#setup.clock.now());
           continue;
         }
         const { value: result, sentAt } = answer;
         const epoch = epochHeldBy(result.view, term.uuid);
         if (result.outcome === "accepted" && epoch === undefined) {
           this.#fail(acceptedForAnother(this.utype));
-          renewAt = Math.max(renewAt, this.#clock.now());
+          renewAt = Math.max(renewAt, this.#setup.clock.now());
           continue;
         }
-        this.#roundTrip(this.#clock.now() - sentAt, result.view, "renewal");
+        this.#roundTrip(this.#setup.clock.now() - sentAt, result.view, "renewal");
         if (result.outcome !== "accepted" || epoch === undefined) {
           if (epoch !== term.epoch) return { reason: result.outcome === "revoked" ? "revoked" : "rejected", term, view: result.view };
           // Our own echo (a retry, a duplicate) won the race: the lease is still ours, but
           // this answer says nothing about when it was renewed. Keep the deadline, do not
           // extend it, and renew again at once.
           this.#observe(result.view);
-          renewAt = this.#clock.now();
+          renewAt = this.#setup.clock.now();
           continue;
         }
         this.#observe(result.view);
@@ -482,7 +472,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
         if (result.view.handover?.phase === "pending" && this.#role.kind === "leading") return { reason: "handover", term };
         if (this.affinity !== undefined && this.#role.kind === "leading") {
-          const holds = await this.#affinityHolds(this.affinity, Math.max(1, term.deadline - this.#clock.now()), wake, true);
+          const holds = await this.#affinityHolds(this.affinity, Math.max(1, term.deadline - this.#setup.clock.now()), wake, true);
           const afterAffinity = ended();
           if (afterAffinity !== undefined) return afterAffinity;
           if (!holds) return { reason: "affinity-lost", term };
@@ -501,10 +491,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    */
   #renew(timing: LeaseTiming, term: Term, request: HeartbeatBody, wake: AbortSignal): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
     return renewHedged({
-      clock: this.#clock,
+      clock: this.#setup.clock,
       deadline: term.deadline,
       signal: wake,
-      budgetMs: () => this.#renewalTimer.budgetMs(timing, this.#clock.now()),
+      budgetMs: () => this.#renewalTimer.budgetMs(timing, this.#setup.clock.now()),
       send: (options) => this.#calls.heartbeat(this.utype, request, options),
       onUnanswered: (budgetMs) => {
         this.#renewalTimer.unanswered();
@@ -551,7 +541,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     term.ended.abort(new TermEndedError("handover", term.uuid, term.epoch));
     await this.listeners.emit("demoted", { reason: "handover", uuid: term.uuid, epoch: term.epoch });
     try {
-      const released = await this.#transport.release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs), lease: term.lease });
+      const released = await this.#setup.transport.release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs), lease: term.lease });
       this.#observe(released.view);
     } catch (error) {
       this.#fail(error);
@@ -559,17 +549,17 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // Released (or tried): nothing is left for stop() to release.
     this.#role = this.#halt.signal.aborted ? { kind: "releasing", term: undefined } : { kind: "following" };
     if (this.#halt.signal.aborted) return undefined;
-    const now = this.#clock.now();
+    const now = this.#setup.clock.now();
     this.#competeAt = now + (this.#timing?.timeoutMs ?? 0);
     return { pollAt: now, takeoverAt: undefined };
   }
 
   /** A standby announces itself on its first poll as this uuid and about every T/2 after; never while it may not compete. */
   #announceDue(): boolean {
-    if (!this.#announce || this.#clock.now() < this.#competeAt) return false;
+    if (!this.#announce || this.#setup.clock.now() < this.#competeAt) return false;
     const last = this.#announced;
     if (last === undefined || last.uuid !== this.#uuid) return true;
-    return this.#timing !== undefined && this.#clock.now() - last.at >= this.#timing.timeoutMs / 2;
+    return this.#timing !== undefined && this.#setup.clock.now() - last.at >= this.#timing.timeoutMs / 2;
   }
 
   /**
@@ -600,16 +590,16 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     const unanswered = reason === "lease-expired" && this.#failures > 0;
     if (unanswered) {
       void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
-      const now = this.#clock.now();
+      const now = this.#setup.clock.now();
       return { pollAt: this.#afterFailure(now, now), takeoverAt: undefined };
     }
     if (!refused) {
-      this.#transport
-        .release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#retryDelayMs), lease: term.lease })
+      this.#setup.transport
+        .release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs), lease: term.lease })
         .catch((error: unknown) => this.#fail(error));
     }
     void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
-    const now = this.#clock.now();
+    const now = this.#setup.clock.now();
     if (reason === "resigned") this.#competeAt = now + this.#resignCooldownMs;
     if (!refused) return { pollAt: now, takeoverAt: undefined };
     this.#observe(end.view);
@@ -625,18 +615,18 @@ export class PrimaryElector extends Evented<ElectorEvents> {
 
   /** Where polls, acquires and renewals go: the participant's part when the transport batches, else the transport. */
   get #calls(): Pick<LeaseTransport, "getPrimary" | "heartbeat"> {
-    return this.#part ?? this.#transport;
+    return this.#setup.part ?? this.#setup.transport;
   }
 
   /** A wake time on the participant's grid (participant/cadence.ts); unchanged for a lone elector. */
   #align(at: number, mayDelay: boolean): number {
-    return this.#part?.align(at, this.#timing?.intervalMs, mayDelay) ?? at;
+    return this.#setup.part?.align(at, this.#timing?.intervalMs, mayDelay) ?? at;
   }
 
   /** The term held now: leading, and before its deadline. */
   #termHeldNow(): Term | undefined {
     const role = this.#role;
-    return role.kind === "leading" && this.#clock.now() < role.term.deadline ? role.term : undefined;
+    return role.kind === "leading" && this.#setup.clock.now() < role.term.deadline ? role.term : undefined;
   }
 
   /** Keeps I and T, the primaryChanged event and the time spent without a primary. */
@@ -644,7 +634,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#refusals = 0;
     this.#failures = 0;
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
-    this.#stats.observed(this.#clock.now(), view.primary?.expiresInMs);
+    this.#stats.observed(this.#setup.clock.now(), view.primary?.expiresInMs);
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
     if (key !== this.#observedPrimary) {
       this.#observedPrimary = key;
@@ -660,7 +650,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    */
   #afterFailure(pollAt: number, startedAt: number): number {
     if (this.#failures === 0) return pollAt;
-    return Math.max(pollAt, startedAt + failureBackoffMs(this.#failures, this.#timing, this.#retryDelayMs, this.#random), this.#notBefore);
+    return Math.max(pollAt, startedAt + failureBackoffMs(this.#failures, this.#timing, this.#setup.retryDelayMs, this.#random), this.#notBefore);
   }
 
   #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>): Promise<T | undefined> {
@@ -668,7 +658,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   #roundTrip(ms: number, timing: LeaseTiming, call: "renewal" | "acquisition"): void {
-    this.#renewalTimer.answered(ms, this.#clock.now(), call);
+    this.#renewalTimer.answered(ms, this.#setup.clock.now(), call);
     const warning = this.#stats.roundTrip(ms, timing);
     if (warning !== undefined) this.#report(warning);
   }
@@ -678,7 +668,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#failures += 1;
     if (isRefusal(error)) this.#refusals += 1;
     const retryAfterMs = retryAfterOf(error);
-    if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#clock.now() + retryAfterMs);
+    if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#setup.clock.now() + retryAfterMs);
     this.#report(error);
   }
 

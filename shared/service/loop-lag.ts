@@ -1,8 +1,6 @@
-import { systemMonotonicClock, type MonotonicTimers } from "./clock.js";
+import { PeriodicMonitor, type PeriodicMonitorOptions } from "./periodic-monitor.js";
 
-export interface LoopLagOptions {
-  /** Monotonic time and timers; defaults to performance.now() and unref'd process timers. */
-  readonly clock?: MonotonicTimers;
+export interface LoopLagOptions extends PeriodicMonitorOptions {
   /** How often it samples. Default 20 ms. */
   readonly periodMs?: number;
   /** How far back delayMs() looks. Default 500 ms. */
@@ -24,45 +22,19 @@ export interface LoopLagOptions {
  * scheduler's few milliseconds; a measure of busy time (event-loop utilization) counts
  * the time it waited for a CPU as busy and refuses modest load there.
  */
-export class LoopLag {
-  readonly periodMs: number;
+export class LoopLag extends PeriodicMonitor {
   readonly windowMs: number;
-  readonly #clock: MonotonicTimers;
   /** [when it fired, how late in ms] per sample, oldest first. */
   readonly #samples: [number, number][] = [];
-  #timer: unknown;
-  #running = false;
   #startedAt = 0;
-  #dueAt = 0;
 
   constructor(options: LoopLagOptions = {}) {
-    const periodMs = options.periodMs ?? 20;
+    super(options, 20);
     const windowMs = options.windowMs ?? 500;
-    if (!Number.isSafeInteger(periodMs) || periodMs < 1) {
-      throw new RangeError(`Expected \`periodMs\` to be a positive integer number of milliseconds (got ${periodMs}).`);
+    if (!Number.isSafeInteger(windowMs) || windowMs < this.periodMs) {
+      throw new RangeError(`Expected \`windowMs\` to be a whole number of milliseconds of at least periodMs, ${this.periodMs} (got ${windowMs}).`);
     }
-    if (!Number.isSafeInteger(windowMs) || windowMs < periodMs) {
-      throw new RangeError(`Expected \`windowMs\` to be a whole number of milliseconds of at least periodMs, ${periodMs} (got ${windowMs}).`);
-    }
-    this.periodMs = periodMs;
     this.windowMs = windowMs;
-    this.#clock = options.clock ?? systemMonotonicClock;
-  }
-
-  /** Starts sampling; calling it again does nothing. */
-  start(): this {
-    if (this.#running) return this;
-    this.#running = true;
-    this.#startedAt = this.#clock.now();
-    this.#arm();
-    return this;
-  }
-
-  stop(): void {
-    this.#running = false;
-    this.#samples.length = 0;
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
   }
 
   /**
@@ -73,34 +45,34 @@ export class LoopLag {
    * saturated loop makes every one late.
    */
   delayMs(): number | undefined {
-    if (!this.#running) return undefined;
-    const now = this.#clock.now();
+    if (!this.running) return undefined;
+    const now = this.clock.now();
     if (now - this.#startedAt < this.windowMs) return undefined;
-    this.#forget(now);
+    this.#dropOld(now);
     // The turn running now counts as well: in a saturated loop the sample now due is
     // already late, and a long turn must not wait for its own end to be seen.
-    const overdue = Math.max(0, now - this.#dueAt);
+    const overdue = Math.max(0, now - this.dueAt);
     let total = overdue;
     for (const [, lag] of this.#samples) total += lag;
     const count = this.#samples.length + (overdue > 0 ? 1 : 0);
     return count === 0 ? undefined : total / count;
   }
 
-  #arm(): void {
-    this.#dueAt = this.#clock.now() + this.periodMs;
-    this.#timer = this.#clock.setTimeout(() => this.#sample(), this.periodMs);
+  protected begin(now: number): void {
+    this.#startedAt = now;
   }
 
-  #sample(): void {
-    if (!this.#running) return;
-    const now = this.#clock.now();
-    this.#samples.push([now, Math.max(0, now - this.#dueAt)]);
-    this.#forget(now);
-    this.#arm();
+  protected forget(): void {
+    this.#samples.length = 0;
+  }
+
+  protected sample(now: number): void {
+    this.#samples.push([now, Math.max(0, now - this.dueAt)]);
+    this.#dropOld(now);
   }
 
   /** Drops the samples older than the window, but never the newest: a long stall is one sample. */
-  #forget(now: number): void {
+  #dropOld(now: number): void {
     while (this.#samples.length > 1 && (this.#samples[0] as [number, number])[0] < now - this.windowMs) this.#samples.shift();
   }
 }

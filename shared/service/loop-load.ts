@@ -1,9 +1,7 @@
 import { performance } from "node:perf_hooks";
-import { systemMonotonicClock, type MonotonicTimers } from "./clock.js";
+import { PeriodicMonitor, type PeriodicMonitorOptions } from "./periodic-monitor.js";
 
-export interface LoopLoadOptions {
-  /** Monotonic time and timers; defaults to performance.now() and unref'd process timers. */
-  readonly clock?: MonotonicTimers;
+export interface LoopLoadOptions extends PeriodicMonitorOptions {
   /** How often it samples. Default 100 ms. */
   readonly periodMs?: number;
   /** How many samples make the window busyFraction() looks at. Default 5 (0.5 s). */
@@ -47,52 +45,25 @@ export function processCpuMs(): number {
  * Another process can inflate only the first, the process's own helper threads only the
  * second; the smaller of the two is inflated by neither.
  */
-export class LoopLoad {
-  readonly periodMs: number;
+export class LoopLoad extends PeriodicMonitor {
   readonly windowSamples: number;
-  readonly #clock: MonotonicTimers;
   readonly #activeMs: () => number;
   readonly #cpuMs: () => number;
   /** [elapsed ms, busy ms] per sample, newest last. */
   readonly #samples: [number, number][] = [];
-  #timer: unknown;
-  #running = false;
   #lastAt = 0;
   #lastActive = 0;
   #lastCpu = 0;
 
   constructor(options: LoopLoadOptions = {}) {
-    const periodMs = options.periodMs ?? 100;
+    super(options, 100);
     const windowSamples = options.windowSamples ?? 5;
-    if (!Number.isSafeInteger(periodMs) || periodMs < 1) {
-      throw new RangeError(`Expected \`periodMs\` to be a positive integer number of milliseconds (got ${periodMs}).`);
-    }
     if (!Number.isSafeInteger(windowSamples) || windowSamples < 1) {
       throw new RangeError(`Expected \`windowSamples\` to be a positive integer (got ${windowSamples}).`);
     }
-    this.periodMs = periodMs;
     this.windowSamples = windowSamples;
-    this.#clock = options.clock ?? systemMonotonicClock;
     this.#activeMs = options.activeMs ?? (() => performance.eventLoopUtilization().active);
     this.#cpuMs = options.cpuMs ?? processCpuMs;
-  }
-
-  /** Starts sampling; calling it again does nothing. */
-  start(): this {
-    if (this.#running) return this;
-    this.#running = true;
-    this.#lastAt = this.#clock.now();
-    this.#lastActive = this.#activeMs();
-    this.#lastCpu = this.#cpuMs();
-    this.#arm();
-    return this;
-  }
-
-  stop(): void {
-    this.#running = false;
-    this.#samples.length = 0;
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
   }
 
   /**
@@ -111,13 +82,17 @@ export class LoopLoad {
     return elapsed <= 0 ? undefined : Math.min(1, busy / elapsed);
   }
 
-  #arm(): void {
-    this.#timer = this.#clock.setTimeout(() => this.#sample(), this.periodMs);
+  protected begin(now: number): void {
+    this.#lastAt = now;
+    this.#lastActive = this.#activeMs();
+    this.#lastCpu = this.#cpuMs();
   }
 
-  #sample(): void {
-    if (!this.#running) return;
-    const now = this.#clock.now();
+  protected forget(): void {
+    this.#samples.length = 0;
+  }
+
+  protected sample(now: number): void {
     const active = this.#activeMs();
     const cpu = this.#cpuMs();
     const busy = Math.min(active - this.#lastActive, cpu - this.#lastCpu);
@@ -126,7 +101,6 @@ export class LoopLoad {
     this.#lastAt = now;
     this.#lastActive = active;
     this.#lastCpu = cpu;
-    this.#arm();
   }
 }
 

@@ -1,8 +1,6 @@
-import { systemMonotonicClock, type MonotonicTimers } from "./clock.js";
+import { PeriodicMonitor, type PeriodicMonitorOptions } from "./periodic-monitor.js";
 
-export interface StallMonitorOptions {
-  /** Monotonic time and timers; defaults to performance.now() and unref'd process timers. */
-  readonly clock?: MonotonicTimers;
+export interface StallMonitorOptions extends PeriodicMonitorOptions {
   /** How often it ticks. Default 100 ms. */
   readonly periodMs?: number;
 }
@@ -35,48 +33,23 @@ const CATCHING_UP = 1.5;
  * A gap below the threshold goes unseen, so a request's budget can be overrun by at most
  * the threshold. A false alarm (a long GC) only shortens budgets by the length of the gap.
  */
-export class StallMonitor {
-  readonly periodMs: number;
+export class StallMonitor extends PeriodicMonitor {
   /** A gap between ticks longer than this is a stall: 3 periods. */
   readonly stallThresholdMs: number;
   /** How long after the tick that saw a stall requests are still backdated: 2 periods. */
   readonly graceMs: number;
-  readonly #clock: MonotonicTimers;
-  #timer: unknown;
-  #running = false;
   #lastTick = 0;
   #stall: Stall | undefined;
 
   constructor(options: StallMonitorOptions = {}) {
-    const periodMs = options.periodMs ?? DEFAULT_PERIOD_MS;
-    if (!Number.isSafeInteger(periodMs) || periodMs < 1) {
-      throw new RangeError(`Expected \`periodMs\` to be a positive integer number of milliseconds (got ${periodMs}).`);
-    }
-    this.periodMs = periodMs;
-    this.stallThresholdMs = 3 * periodMs;
-    this.graceMs = 2 * periodMs;
-    this.#clock = options.clock ?? systemMonotonicClock;
-  }
-
-  /** Starts ticking; calling it again does nothing. */
-  start(): this {
-    if (this.#running) return this;
-    this.#running = true;
-    this.#lastTick = this.#clock.now();
-    this.#arm();
-    return this;
-  }
-
-  stop(): void {
-    this.#running = false;
-    this.#stall = undefined;
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
+    super(options, DEFAULT_PERIOD_MS);
+    this.stallThresholdMs = 3 * this.periodMs;
+    this.graceMs = 2 * this.periodMs;
   }
 
   /** When a request reaching the handlers now is taken to have arrived. */
-  arrivalOf(now: number = this.#clock.now()): number {
-    if (!this.#running) return now;
+  arrivalOf(now: number = this.clock.now()): number {
+    if (!this.running) return now;
     if (now - this.#lastTick > this.stallThresholdMs) return this.#lastTick;
     const stall = this.#stall;
     if (stall === undefined) return now;
@@ -103,18 +76,20 @@ export class StallMonitor {
     return gap > CATCHING_UP * this.periodMs && now - stall.endedAt <= stall.endedAt - stall.startedAt;
   }
 
-  #arm(): void {
-    this.#timer = this.#clock.setTimeout(() => this.#tick(), this.periodMs);
+  protected begin(now: number): void {
+    this.#lastTick = now;
   }
 
-  #tick(): void {
-    if (!this.#running) return;
-    const now = this.#clock.now();
+  protected forget(): void {
+    this.#stall = undefined;
+  }
+
+  /** A tick. */
+  protected sample(now: number): void {
     const gap = now - this.#lastTick;
     if (gap > this.stallThresholdMs) this.#stall = { startedAt: this.#lastTick, endedAt: now, seenAt: now };
     else if (this.#stall !== undefined && this.#withinCatchUp(this.#stall, now, gap)) this.#stall = { ...this.#stall, seenAt: now };
     this.#lastTick = now;
-    this.#arm();
   }
 }
 

@@ -1,36 +1,23 @@
-import { odata, type TableClient } from "@azure/data-tables";
+import { odata } from "@azure/data-tables";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../members/member-store.js";
 import { SWEEP_MARKER_ID, type MemberRecord, type MemberRow, type SweepMarker, type SweepMarkerRecord } from "../members/member.js";
 import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
-import type { StoredRow, TableRowClient } from "./table-rest.js";
+import type { StoredRow } from "./table-rest.js";
 import { conditionalTableWrite, fromTableProperties, guardTableCall, int64, lostTableRace, toTableProperties, updateIfMatch, type TableFields } from "./table-values.js";
-
-const STORE = "Azure Table Storage";
+import { TABLE_STORE as STORE, TableClientStore } from "./table-client-store.js";
 
 /**
  * Membership in its own table (HA_MEMBERS_TABLE_NAME, default `members`): PartitionKey =
  * group, RowKey = member, and the group's sweep marker under RowKey `~sweep` in the same
  * partition, so that one partition query reads a member (or the whole group) together with
- * the marker its ages depend on. Takes already-built clients: reads, If-Match updates and
- * queries go through `rows` (table-rest.ts), creates and deletes through the SDK.
+ * the marker its ages depend on. On the clients TableClientStore takes: reads, If-Match
+ * updates and queries go through `rows` (table-rest.ts), creates and deletes through the SDK.
  *
  * Every update and delete passes its ETag explicitly (TableClient defaults to "*").
  * Absent properties stand for null: a Replace drops what it does not name.
  */
-export class TableMemberStore implements MemberStore {
-  readonly kind = "table";
-
-  constructor(
-    private readonly client: TableClient,
-    private readonly rows: TableRowClient,
-  ) {}
-
-  /** Creates the table when it is missing (local runs; in Azure, Bicep creates it). */
-  async createTableIfMissing(options?: StoreCallOptions): Promise<void> {
-    await guardTableCall(STORE, "create the members table", () => this.client.createTable({ abortSignal: options?.abortSignal }));
-  }
-
+export class TableMemberStore extends TableClientStore implements MemberStore {
   async read(group: string, member: string, options?: StoreCallOptions): Promise<MemberAndMarker> {
     const filter = odata`PartitionKey eq ${group} and (RowKey eq ${member} or RowKey eq ${SWEEP_MARKER_ID})`;
     const { rows, marker } = await this.#query("read a member", filter, options).then((snapshots) => snapshots[0] ?? empty(group));

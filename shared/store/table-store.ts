@@ -1,4 +1,4 @@
-import { odata, type TableClient, type TransactionAction } from "@azure/data-tables";
+import { odata, type TransactionAction } from "@azure/data-tables";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type { StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
@@ -6,10 +6,9 @@ import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
 import { isEntityNotFound } from "./table-errors.js";
-import type { StoredRow, TableRowClient } from "./table-rest.js";
+import type { StoredRow } from "./table-rest.js";
 import { conditionalTableWrite, fromTableProperties, guardTableCall, int64, toTableProperties, updateIfMatch, type TableFields, type TableRow } from "./table-values.js";
-
-const STORE = "Azure Table Storage";
+import { TABLE_STORE as STORE, TableClientStore } from "./table-client-store.js";
 
 /** Every utype has one row: PartitionKey = utype, RowKey = this constant. */
 export const LEASE_ROW_KEY = "lease";
@@ -37,27 +36,14 @@ type LeaseEntity = {
 };
 
 /**
- * Leases in Azure Table Storage (or Azurite). Takes already-built clients, so the caller
- * chooses the credential: connection string, or DefaultAzureCredential. A heartbeat's calls
- * (point reads, If-Match updates, standby upserts, queries) go through `rows`
- * (table-rest.ts); creates, transactions, deletes and the term history through the SDK.
+ * Leases in Azure Table Storage (or Azurite), on the clients TableClientStore takes. A
+ * heartbeat's calls (point reads, If-Match updates, standby upserts, queries) go through
+ * `rows` (table-rest.ts); creates, transactions, deletes and the term history through the SDK.
  *
  * Every update passes its ETag explicitly: TableClient.updateEntity defaults to "*",
  * which would make a forgotten ETag a silent unconditional write.
  */
-export class TableLeaseStore implements LeaseStore {
-  readonly kind = "table";
-
-  constructor(
-    private readonly client: TableClient,
-    private readonly rows: TableRowClient,
-  ) {}
-
-  /** Creates the table when it is missing (local runs; in Azure, Bicep creates it). */
-  async createTableIfMissing(options?: StoreCallOptions): Promise<void> {
-    await guard("create the table", () => this.client.createTable({ abortSignal: options?.abortSignal }));
-  }
-
+export class TableLeaseStore extends TableClientStore implements LeaseStore {
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
     return guard("read a lease", async () => {
       try {

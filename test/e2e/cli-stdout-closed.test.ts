@@ -3,16 +3,17 @@ import { CliProcess, isRunning } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
- * The reader of `elect`'s or `run`'s JSON lines goes away (`… | head -1`, a log shipper
- * that dies): the next event line fails with EPIPE. The process must stop as on SIGTERM
- * (command stopped, lease released) and exit 1, not crash and leave the lease to expire.
+ * The reader of `elect`'s, `run`'s or `members --watch`'s JSON lines goes away (`… | head -1`,
+ * a log shipper that dies): the next event line fails with EPIPE. The process must stop as
+ * on SIGTERM (command stopped, lease released) and exit 1, not crash and leave the lease to
+ * expire.
  */
 const I = 200;
 const T = 2000;
 
 const WORKER = "console.error(`worker up pid=${process.pid}`); process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1000);";
 
-describe("elect and run: a closed stdout stops them cleanly", () => {
+describe("elect, run and members --watch: a closed stdout stops them cleanly", () => {
   let service: ServiceProcess;
   const processes: CliProcess[] = [];
 
@@ -69,5 +70,24 @@ describe("elect and run: a closed stdout stops them cleanly", () => {
     expect(await primaryOf(utype)).toBeNull();
     // Whether or not the command got to start before the EPIPE, nothing of it is left.
     for (const [, pid] of standby.stderr.matchAll(/worker up pid=(\d+)/g)) expect(isRunning(Number(pid))).toBe(false);
+  });
+
+  it("members --watch: exits 1 with a message instead of crashing", async () => {
+    const group = "e2e-epipe-watch";
+    const watcher = new CliProcess("watch", ["members", group, "--watch", "--endpoint", service.url]);
+    processes.push(watcher);
+    const join = (member: string): CliProcess => {
+      const joining = new CliProcess(member, ["join", group, "--member", member, "--endpoint", service.url]);
+      processes.push(joining);
+      return joining;
+    };
+    join("a");
+    await watcher.waitFor((e) => e.event === "memberJoined" && e["member"] === "a");
+    watcher.closeStdout();
+    // The next event line (b joining, a turning active) meets EPIPE.
+    join("b");
+    expect(await watcher.exited).toEqual({ code: 1, signal: null });
+    expect(watcher.stderr).toMatch(/ha-module members: stdout is closed \(.*\); stopping the watch\./);
+    expect(watcher.stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -40,6 +40,7 @@ describe("PrimaryElector's membership option: the leader and the members from on
     expect(new PrimaryElector({ utype: "svc", transport: client, clock, membership: { member: "n", group: "cluster" } }).membership?.group).toBe("cluster");
     expect(() => new PrimaryElector({ utype: "svc", transport: new ScriptedTransport(clock), clock, membership: { member: "n" } })).toThrow(/MembersTransport/);
     expect(() => new PrimaryElector({ utype: "svc", transport: client, clock, membership: { member: "a b" } })).toThrow(/`membership.member`/);
+    expect(() => new PrimaryElector({ utype: "svc", transport: client, clock, membership: "n" as never })).toThrow('Expected `membership` to be an object such as { member: "node-1" }.');
     expect(new PrimaryElector({ utype: "svc", transport: client, clock }).membership).toBeUndefined();
   });
 });

@@ -110,6 +110,7 @@ describe("HaClient options", () => {
   it("HA_ENDPOINT is the default endpoint; without either, the message says to set one", () => {
     vi.stubEnv("HA_ENDPOINT", "");
     expect(() => new HaClient()).toThrow("Expected `endpoint` (the service's base URL, e.g. http://127.0.0.1:7071/api) to be given, or HA_ENDPOINT to be set.");
+    expect(() => new HaClient(null as never)).toThrow('Expected the HaClient options to be an object such as { endpoint: "http://127.0.0.1:7071/api" }.');
     vi.stubEnv("HA_ENDPOINT", "127.0.0.1:7071/api");
     expect(() => new HaClient()).toThrow('Expected `HA_ENDPOINT` to be an http(s) URL such as http://127.0.0.1:7071/api, got "127.0.0.1:7071/api".');
     expect(new HaClient({ endpoint: "http://10.0.0.1/api/" }).endpoint).toBe("http://10.0.0.1/api");

@@ -237,12 +237,14 @@ describe("MemberSession on a fake clock", () => {
   });
 
   it("validates its options where they enter, naming the option", () => {
+    expect(() => new MemberSession(null as never)).toThrow('Expected the MemberSession options to be an object such as { group: "cluster", member: "node-1", endpoint: "http://127.0.0.1:7071/api" }.');
     expect(() => new MemberSession({ group: "a b", member: MEMBER, transport })).toThrow(/`group`/);
     expect(() => new MemberSession({ group: GROUP, member: "..", transport })).toThrow(/`member`/);
     expect(() => new MemberSession({ group: GROUP, member: MEMBER })).toThrow(/`endpoint`/);
     expect(() => new MemberSession({ group: GROUP, member: MEMBER, transport: {} as never })).toThrow(/MembersTransport/);
     expect(() => new MemberSession({ group: GROUP, member: MEMBER, transport, address: "" })).toThrow(/`address`/);
     expect(() => new MemberSession({ group: GROUP, member: MEMBER, transport, retryDelayInMs: 0 })).toThrow(/`retryDelayInMs`/);
+    expect(() => new MemberSession({ group: GROUP, member: MEMBER, transport, clock: { now: () => 0 } as never })).toThrow("Expected `clock` to have now(), setTimeout() and clearTimeout().");
   });
 
   it("every event carries group and member", async () => {

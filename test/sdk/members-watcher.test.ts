@@ -166,4 +166,16 @@ describe("MembersWatcher on a fake clock", () => {
     await clock.advance(0);
     expect(seen).toEqual([]);
   });
+
+  it("validates its options where they enter, naming the option: the same rules as the elector's and the session's", () => {
+    expect(() => new MembersWatcher(null as never)).toThrow('Expected the MembersWatcher options to be an object such as { group: "cluster", endpoint: "http://127.0.0.1:7071/api" }.');
+    expect(() => new MembersWatcher({ group: "a b", transport })).toThrow(/`group`/);
+    expect(() => new MembersWatcher({ group: GROUP })).toThrow("Expected `endpoint` (the service URL, e.g. http://127.0.0.1:7071/api) or `transport` to be set.");
+    expect(() => new MembersWatcher({ group: GROUP, transport: {} as never })).toThrow(/MembersTransport/);
+    expect(() => new MembersWatcher({ group: GROUP, transport, retryDelayInMs: 0 })).toThrow(/`retryDelayInMs`/);
+    expect(() => new MembersWatcher({ group: GROUP, transport, abortSignal: {} as never })).toThrow(/`abortSignal`/);
+    // A clock without timers was taken as it was, to fail later inside start().
+    expect(() => new MembersWatcher({ group: GROUP, transport, clock: { now: () => 0 } as never })).toThrow("Expected `clock` to have now(), setTimeout() and clearTimeout().");
+    expect(() => new MembersWatcher({ group: GROUP, transport, random: 0.5 as never })).toThrow(/`random`/);
+  });
 });

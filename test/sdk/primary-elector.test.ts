@@ -1067,6 +1067,8 @@ describe("PrimaryElector options are checked where they enter", () => {
     [{ utype: "..", transport }, "Expected `utype` to be a name a URL path can address"],
     [{ utype: "a", transport, abortSignal: {} }, "Expected `abortSignal` to be an AbortSignal"],
     [{ utype: "a", transport, random: 0.5 }, "Expected `random` to be a function, got 0.5."],
+    [{ utype: "a", transport, clock: { now: () => 0 } }, "Expected `clock` to have now(), setTimeout() and clearTimeout()."],
+    [null, 'Expected the PrimaryElector options to be an object such as { utype: "scheduler", endpoint: "http://127.0.0.1:7071/api" }.'],
   ])("%o", (options, message) => {
     expect(() => new PrimaryElector(options as unknown as PrimaryElectorOptions)).toThrow(message);
   });

@@ -31,11 +31,14 @@ function environmentNames(dirs: readonly string[]): Set<string> {
   return names;
 }
 
-/** The option names of `export interface <name> { … }` in an SDK source file. */
+/** The option names of `export interface <name> [extends LoopOptions<…>] { … }` in an SDK source file, the inherited ones included. */
 function optionNames(file: string, name: string): string[] {
-  const body = new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`).exec(read(file))?.[1];
-  if (body === undefined) throw new Error(`${file} has no interface ${name}`);
-  return [...body.matchAll(/^ {2}readonly (\w+)\??:/gm)].map((found) => found[1]!);
+  const found = new RegExp(`export interface ${name}(?:<\\w+>)?(?: extends (\\w+)<\\w+>)? \\{([\\s\\S]*?)\\n\\}`).exec(read(file));
+  if (found === null) throw new Error(`${file} has no interface ${name}`);
+  const [, base, body] = found;
+  if (base !== undefined && base !== "LoopOptions") throw new Error(`${file}: ${name} extends ${base}, which this test does not read`);
+  const inherited = base === undefined ? [] : optionNames("shared/sdk/loop-setup.ts", base);
+  return [...inherited, ...[...body!.matchAll(/^ {2}readonly (\w+)\??:/gm)].map((option) => option[1]!)];
 }
 
 describe("the reference pages in docs/", () => {

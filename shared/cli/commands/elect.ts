@@ -1,5 +1,5 @@
 import { systemElectorClock } from "../../sdk/elector-clock.js";
-import { FailureReport, untilUnfixable } from "../call-failures.js";
+import { exitWhenUnfixable, FailureReport, untilUnfixable } from "../call-failures.js";
 import { CANDIDATE_OPTIONS, createCliElector, identityLine } from "../cli-elector.js";
 import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration } from "../client-flags.js";
 import type { CommandLine, CommandSpec } from "../command-spec.js";
@@ -7,7 +7,7 @@ import { describeNotElected, untilGivenUp } from "../election-timeout.js";
 import { printElectorEvents } from "../elector-event-lines.js";
 import { EXIT } from "../exit-codes.js";
 import { note } from "../output-lines.js";
-import { guardOutput, stdoutLost } from "../stdout-guard.js";
+import { exitWhenStdoutLost, guardOutput } from "../stdout-guard.js";
 import { untilSignal } from "../supervise/stop-signals.js";
 
 export const electSpec: CommandSpec = {
@@ -56,14 +56,8 @@ export async function electCommand({ values, positionals }: CommandLine, env: No
   elector.start();
   const exitCode = await Promise.race([
     signalled.then(() => EXIT.ok),
-    stdoutLost().then((error) => {
-      say(`stdout is closed (${error.message}); leaving the election and releasing the lease.`);
-      return EXIT.failure;
-    }),
-    unfixable.then((text) => {
-      say(text);
-      return EXIT.failure;
-    }),
+    exitWhenStdoutLost(say, "leaving the election and releasing the lease"),
+    exitWhenUnfixable(unfixable, say),
     givenUp.then((outcome) => {
       say(describeNotElected(utype, outcome));
       return outcome.reason === "failed" ? EXIT.failure : EXIT.timedOut;

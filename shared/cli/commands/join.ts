@@ -1,13 +1,10 @@
 import { MemberSession } from "../../sdk/index.js";
-import { untilUnfixable } from "../call-failures.js";
 import { asUsageError } from "../cli-elector.js";
 import { CLIENT_OPTIONS, clientOf, clientSettings } from "../client-flags.js";
 import type { CommandLine, CommandSpec } from "../command-spec.js";
-import { EXIT } from "../exit-codes.js";
 import { printSessionEvents } from "../member-event-lines.js";
 import { note } from "../output-lines.js";
-import { guardOutput, stdoutLost } from "../stdout-guard.js";
-import { untilSignal } from "../supervise/stop-signals.js";
+import { runForOutput } from "../run-for-output.js";
 import { UsageError } from "../usage.js";
 
 export const joinSpec: CommandSpec = {
@@ -53,22 +50,10 @@ export async function joinCommand({ values, positionals }: CommandLine, env: Nod
         ...(typeof address === "string" ? { address } : {}),
       }),
   );
-  guardOutput();
-  const unfixable = untilUnfixable(session, client.endpoint, (text) => note(`ha-module join: ${text}`));
-  printSessionEvents(session);
-  const signalled = untilSignal();
-  session.start();
-  const exitCode = await Promise.race([
-    signalled.then(() => EXIT.ok),
-    stdoutLost().then((error) => {
-      note(`ha-module join: stdout is closed (${error.message}); saying goodbye.`);
-      return EXIT.failure;
-    }),
-    unfixable.then((text) => {
-      note(`ha-module join: ${text}`);
-      return EXIT.failure;
-    }),
-  ]);
-  await session.stop();
-  return exitCode;
+  return runForOutput(session, {
+    endpoint: client.endpoint,
+    say: (text) => note(`ha-module join: ${text}`),
+    print: () => printSessionEvents(session),
+    onStdoutLost: "saying goodbye",
+  });
 }

@@ -1,6 +1,6 @@
 import { MembersWatcher } from "../../sdk/index.js";
 import { checkId } from "../../sdk/option-checks.js";
-import { describeUnfixable, unfixableCallHint, untilUnfixable } from "../call-failures.js";
+import { describeUnfixable, unfixableCallHint } from "../call-failures.js";
 import { asUsageError } from "../cli-elector.js";
 import { CLIENT_OPTIONS, clientOf, clientSettings } from "../client-flags.js";
 import type { CommandLine, CommandSpec } from "../command-spec.js";
@@ -8,8 +8,7 @@ import { EXIT } from "../exit-codes.js";
 import { printWatcherEvents } from "../member-event-lines.js";
 import { groupTable, memberTable } from "../member-table.js";
 import { note } from "../output-lines.js";
-import { guardOutput, stdoutLost } from "../stdout-guard.js";
-import { untilSignal } from "../supervise/stop-signals.js";
+import { runForOutput } from "../run-for-output.js";
 import { UsageError } from "../usage.js";
 
 export const membersSpec: CommandSpec = {
@@ -65,23 +64,11 @@ export async function membersCommand({ values, positionals }: CommandLine, env: 
   }
 }
 
-async function watch(watcher: MembersWatcher, endpoint: string): Promise<number> {
-  guardOutput();
-  const unfixable = untilUnfixable(watcher, endpoint, (text) => note(`ha-module members: ${text}`));
-  printWatcherEvents(watcher);
-  const signalled = untilSignal();
-  watcher.start();
-  const exitCode = await Promise.race([
-    signalled.then(() => EXIT.ok),
-    stdoutLost().then((error) => {
-      note(`ha-module members: stdout is closed (${error.message}); stopping the watch.`);
-      return EXIT.failure;
-    }),
-    unfixable.then((text) => {
-      note(`ha-module members: ${text}`);
-      return EXIT.failure;
-    }),
-  ]);
-  await watcher.stop();
-  return exitCode;
+function watch(watcher: MembersWatcher, endpoint: string): Promise<number> {
+  return runForOutput(watcher, {
+    endpoint,
+    say: (text) => note(`ha-module members: ${text}`),
+    print: () => printWatcherEvents(watcher),
+    onStdoutLost: "stopping the watch",
+  });
 }

@@ -1,5 +1,5 @@
 import { systemElectorClock } from "../../sdk/elector-clock.js";
-import { FailureReport, untilUnfixable } from "../call-failures.js";
+import { exitWhenUnfixable, FailureReport, untilUnfixable } from "../call-failures.js";
 import { CHECK_HOST_DEFAULT, startCheckPrimaryServer } from "../supervise/check-primary-server.js";
 import { ChildSupervisor, type CommandExit } from "../supervise/child-supervisor.js";
 import { CANDIDATE_OPTIONS, createCliElector, identityLine } from "../cli-elector.js";
@@ -17,7 +17,7 @@ import { note, printEvent } from "../output-lines.js";
 import { systemProcessGroups } from "../supervise/process-group.js";
 import { chooseGraceMs } from "../supervise/run-grace.js";
 import { learnServiceTiming } from "../service-timing.js";
-import { guardOutput, stdoutLost } from "../stdout-guard.js";
+import { exitWhenStdoutLost, guardOutput } from "../stdout-guard.js";
 import { untilSignal } from "../supervise/stop-signals.js";
 import { UsageError } from "../usage.js";
 
@@ -200,14 +200,8 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
     const exitCode = await Promise.race([
       signalled.then(() => EXIT.ok),
       commandLease.ownExit,
-      stdoutLost().then((error) => {
-        say(`stdout is closed (${error.message}); stopping the command and releasing the lease.`);
-        return EXIT.failure;
-      }),
-      unfixable.then((text) => {
-        say(text);
-        return EXIT.failure;
-      }),
+      exitWhenStdoutLost(say, "stopping the command and releasing the lease"),
+      exitWhenUnfixable(unfixable, say),
       notElected,
     ]);
     // The command's group first, measured against the lease while it is still held…
