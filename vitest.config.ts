@@ -1,4 +1,33 @@
+import { relative } from "node:path";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/**
+ * The files that drive real processes for tens of seconds, most of them short: the chaos
+ * runs, the benches, the packed package, the end-to-end suites and the simulations.
+ */
+const LONG_FIRST = ["test/chaos/", "test/bench/", "test/package/", "test/e2e/", "test/sdk/sim-", "test/sdk/elector-simulation", "test/host/"];
+
+/**
+ * Without the durations of an earlier run (CI starts from `npm ci`, which empties the cache
+ * in node_modules/.vite), vitest starts the largest files first, so the short files of
+ * LONG_FIRST, a chaos run of 45 s among them, started last and one worker finished alone.
+ * These start first instead, in vitest's order within each group; with durations cached,
+ * vitest's own order (the longest first) stands.
+ */
+class LongFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const root = this.ctx.config.root;
+    const timed = files.every((file) => this.ctx.cache.getFileTestResults(`${file.project.name}:${relative(root, file.moduleId)}`) !== undefined);
+    if (timed) return sorted;
+    const group = (file: TestSpecification): number => {
+      const index = LONG_FIRST.findIndex((prefix) => relative(root, file.moduleId).startsWith(prefix));
+      return index === -1 ? LONG_FIRST.length : index;
+    };
+    return sorted.map((file, order) => ({ file, order })).sort((a, b) => group(a.file) - group(b.file) || a.order - b.order).map(({ file }) => file);
+  }
+}
 
 export default defineConfig({
   test: {
@@ -8,5 +37,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     maxWorkers: 2,
+    sequence: { sequencer: LongFilesFirst },
   },
 });
