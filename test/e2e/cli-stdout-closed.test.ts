@@ -12,7 +12,9 @@ const T = 2000;
 
 const WORKER = "console.error(`worker up pid=${process.pid}`); process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1000);";
 
-describe("elect and run: a closed stdout stops them cleanly", () => {
+// The two tests run side by side (each its own role and processes): most of their time is
+// waiting for a lease to expire.
+describe("elect and run: a closed stdout stops them cleanly", { concurrent: true }, () => {
   let service: ServiceProcess;
   const processes: CliProcess[] = [];
 
