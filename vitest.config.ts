@@ -1,5 +1,5 @@
 import { relative } from "node:path";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
@@ -31,12 +31,22 @@ class LongFilesFirst extends BaseSequencer {
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // Store and end-to-end suites start real servers; give them room on a loaded 2-core box.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
     maxWorkers: 2,
     sequence: { sequencer: LongFilesFirst },
+    projects: [
+      {
+        extends: true,
+        // The unit tests share their worker processes: starting a process and importing
+        // the modules again for each of ~50 files of milliseconds cost more than the tests.
+        // A unit test therefore leaves nothing global behind (process.env, a global
+        // provider, a spy it does not restore); one that must, goes in another folder.
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false },
+      },
+      { extends: true, test: { name: "isolated", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/unit/**"] } },
+    ],
   },
 });
