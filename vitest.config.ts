@@ -15,6 +15,9 @@ const LONG_FIRST = ["test/chaos/", "test/bench/", "test/package/", "test/e2e/", 
  * These start first instead, in vitest's order within each group; with durations cached,
  * vitest's own order (the longest first) stands.
  */
+/** The SDK's simulations: seconds of CPU each, every one in a process of its own. */
+const SIMULATIONS = ["test/sdk/sim-*.test.ts", "test/sdk/*-simulation.test.ts"];
+
 class LongFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
@@ -40,13 +43,15 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        // The unit tests share their worker processes: starting a process and importing
-        // the modules again for each of ~50 files of milliseconds cost more than the tests.
-        // A unit test therefore leaves nothing global behind (process.env, a global
-        // provider, a spy it does not restore); one that must, goes in another folder.
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false },
+        // The unit tests and the SDK's (its simulations apart) share their worker processes:
+        // starting a process and importing the modules again for each of ~75 files of
+        // milliseconds cost more than the tests. A test there therefore leaves nothing
+        // global behind (process.env, a global provider, a spy it does not restore); one
+        // that must, goes in another folder.
+        test: { name: "shared", include: ["test/unit/**/*.test.ts", "test/sdk/**/*.test.ts"], exclude: [...configDefaults.exclude, ...SIMULATIONS], isolate: false },
       },
-      { extends: true, test: { name: "isolated", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/unit/**"] } },
+      { extends: true, test: { name: "simulations", include: SIMULATIONS } },
+      { extends: true, test: { name: "isolated", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/unit/**", "test/sdk/**"] } },
     ],
   },
 });
