@@ -15,6 +15,9 @@ const LONG_FIRST = ["test/chaos/", "test/bench/", "test/package/", "test/e2e/", 
  * These start first instead, in vitest's order within each group; with durations cached,
  * vitest's own order (the longest first) stands.
  */
+/** Folders whose test files share worker processes (see the "shared" project below). */
+const SHARED = ["test/unit/", "test/sdk/", "test/store/"];
+
 /** The SDK's simulations: seconds of CPU each, every one in a process of its own. */
 const SIMULATIONS = ["test/sdk/sim-*.test.ts", "test/sdk/*-simulation.test.ts"];
 
@@ -43,15 +46,15 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        // The unit tests and the SDK's (its simulations apart) share their worker processes:
-        // starting a process and importing the modules again for each of ~75 files of
-        // milliseconds cost more than the tests. A test there therefore leaves nothing
-        // global behind (process.env, a global provider, a spy it does not restore); one
-        // that must, goes in another folder.
-        test: { name: "shared", include: ["test/unit/**/*.test.ts", "test/sdk/**/*.test.ts"], exclude: [...configDefaults.exclude, ...SIMULATIONS], isolate: false },
+        // The unit tests, the SDK's (its simulations apart) and the stores' share their
+        // worker processes: starting a process and importing the modules again for each of
+        // ~90 files of milliseconds cost more than the tests. A test there therefore leaves
+        // nothing global behind (process.env, a global provider, a spy it does not restore,
+        // an emulator it does not close); one that must, goes in another folder.
+        test: { name: "shared", include: SHARED.map((folder) => `${folder}**/*.test.ts`), exclude: [...configDefaults.exclude, ...SIMULATIONS], isolate: false },
       },
       { extends: true, test: { name: "simulations", include: SIMULATIONS } },
-      { extends: true, test: { name: "isolated", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/unit/**", "test/sdk/**"] } },
+      { extends: true, test: { name: "isolated", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...SHARED.map((folder) => `${folder}**`)] } },
     ],
   },
 });
