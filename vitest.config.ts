@@ -8,6 +8,16 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  */
 const LONG_FIRST = ["test/chaos/", "test/bench/", "test/package/", "test/e2e/", "test/sdk/sim-", "test/sdk/elector-simulation", "test/host/"];
 
+/** Folders whose test files share worker processes (see the "shared" project below). */
+const SHARED = ["test/unit/", "test/sdk/", "test/store/", "test/functions/"];
+
+/**
+ * Files of those folders that still get a process each: the SDK's simulations (seconds of
+ * CPU each), and the Azure telemetry set-up, which installs the process's global meter
+ * provider and must find none before it.
+ */
+const OWN_PROCESS = ["test/sdk/sim-*.test.ts", "test/sdk/*-simulation.test.ts", "test/functions/azure-telemetry.test.ts"];
+
 /**
  * Without the durations of an earlier run (CI starts from `npm ci`, which empties the cache
  * in node_modules/.vite), vitest starts the largest files first, so the short files of
@@ -15,12 +25,6 @@ const LONG_FIRST = ["test/chaos/", "test/bench/", "test/package/", "test/e2e/", 
  * These start first instead, in vitest's order within each group; with durations cached,
  * vitest's own order (the longest first) stands.
  */
-/** Folders whose test files share worker processes (see the "shared" project below). */
-const SHARED = ["test/unit/", "test/sdk/", "test/store/"];
-
-/** The SDK's simulations: seconds of CPU each, every one in a process of its own. */
-const SIMULATIONS = ["test/sdk/sim-*.test.ts", "test/sdk/*-simulation.test.ts"];
-
 class LongFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
@@ -46,14 +50,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        // The unit tests, the SDK's (its simulations apart) and the stores' share their
-        // worker processes: starting a process and importing the modules again for each of
-        // ~90 files of milliseconds cost more than the tests. A test there therefore leaves
-        // nothing global behind (process.env, a global provider, a spy it does not restore,
-        // an emulator it does not close); one that must, goes in another folder.
-        test: { name: "shared", include: SHARED.map((folder) => `${folder}**/*.test.ts`), exclude: [...configDefaults.exclude, ...SIMULATIONS], isolate: false },
+        // The files of SHARED share their worker processes: starting a process and
+        // importing the modules again for each of ~110 files of milliseconds cost more
+        // than the tests. A test there therefore leaves nothing global behind
+        // (process.env, a global provider, a spy it does not restore, an emulator or a
+        // server it does not close); one that must goes in another folder, or in OWN_PROCESS.
+        test: { name: "shared", include: SHARED.map((folder) => `${folder}**/*.test.ts`), exclude: [...configDefaults.exclude, ...OWN_PROCESS], isolate: false },
       },
-      { extends: true, test: { name: "simulations", include: SIMULATIONS } },
+      { extends: true, test: { name: "own-process", include: OWN_PROCESS } },
       { extends: true, test: { name: "isolated", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...SHARED.map((folder) => `${folder}**`)] } },
     ],
   },
