@@ -69,7 +69,18 @@ async function killAndWatch(watcher: CliProcess, member: CliProcess, name: strin
   return { unreachableMs: unreachable.receivedAt - killedAt, leavingMs: leaving.receivedAt - killedAt, removedMs: removed.receivedAt - killedAt };
 }
 
-describe("membership end to end on Table (embedded Azurite): three join processes and members --watch", () => {
+// The Table and Cosmos suites run side by side, each with its own service, group and
+// processes (most of their time is waiting for T and ttl); within a suite the tests run
+// one after another, as written: each builds on the members the one before left.
+describe("membership end to end on Table (embedded Azurite): three join processes and members --watch", { concurrent: true }, () => {
+  describe.sequential("in order", () => tableSuite());
+});
+
+describe("membership end to end on Cosmos (the embedded emulator)", { concurrent: true }, () => {
+  describe.sequential("in order", () => cosmosSuite());
+});
+
+function tableSuite(): void {
   const run = membership("table", {}, ["n1", "n2", "n3"]);
 
   it("every member joins: the watcher shows memberJoined, then memberActive, for each", async () => {
@@ -138,9 +149,9 @@ describe("membership end to end on Table (embedded Azurite): three join processe
     expect(await member.exited).toEqual({ code: 0, signal: null });
     expect(run.watcher().events.slice(from).filter((e) => e["member"] === "n3" && e.event === "memberUnreachable")).toEqual([]);
   });
-});
+}
 
-describe("membership end to end on Cosmos (the embedded emulator)", () => {
+function cosmosSuite(): void {
   const run = membership("cosmos", { HA_STORE: "cosmos" }, ["c1", "c2"]);
 
   it("SIGKILL: unreachable, leaving, removed; SIGTERM: leaving at once and exit 0", async () => {
@@ -155,4 +166,4 @@ describe("membership end to end on Cosmos (the embedded emulator)", () => {
     await run.watcher().waitFor(is("memberLeaving", "c2"), { from });
     expect(await last.exited).toEqual({ code: 0, signal: null });
   });
-});
+}

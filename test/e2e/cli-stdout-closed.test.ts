@@ -13,7 +13,9 @@ const T = 2000;
 
 const WORKER = "console.error(`worker up pid=${process.pid}`); process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1000);";
 
-describe("elect, run and members --watch: a closed stdout stops them cleanly", () => {
+// The tests run side by side (each its own role or group, and processes): most of their time
+// is waiting for a lease to expire.
+describe("elect, run and members --watch: a closed stdout stops them cleanly", { concurrent: true }, () => {
   let service: ServiceProcess;
   const processes: CliProcess[] = [];
 

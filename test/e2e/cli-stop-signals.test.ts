@@ -24,7 +24,9 @@ interface PrimaryAnswer {
   readonly epoch: number;
 }
 
-describe("ha-module run / elect: a stop signal never leaves a lease behind", () => {
+// The tests run side by side (each its own role, proxy and processes, on the one service):
+// most of their time is waiting for held answers, graces and releases.
+describe("ha-module run / elect: a stop signal never leaves a lease behind", { concurrent: true }, () => {
   let service: ServiceProcess;
   const processes: CliProcess[] = [];
   const proxies: DelayingProxy[] = [];

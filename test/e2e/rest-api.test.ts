@@ -18,7 +18,8 @@ const backends: Array<{ name: string; env: Record<string, string> }> = [
 // Small I and T keep the expiry test short; T leaves seconds of slack for a loaded machine.
 const TIMING = { HA_INTERVAL_MS: "500", HA_TIMEOUT_MS: "2500" };
 
-describe.each(backends)("REST contract end to end: $name", ({ env }) => {
+/** The contract's tests against one backend, on a service of its own. */
+function restContract({ env }: { env: Record<string, string> }): void {
   let service: ServiceProcess;
   let api: string;
   let counter = 0;
@@ -375,9 +376,19 @@ describe.each(backends)("REST contract end to end: $name", ({ env }) => {
     expect(errorCodeOf(wrong)).toBe("MethodNotAllowed");
     expect(wrong.headers.get("allow")).toBe("GET, PUT, DELETE");
   });
+}
+
+/**
+ * The backends run side by side, each on its own service (their waits for expiry overlap),
+ * and beside the start-up tests below; within a backend the tests run one after another,
+ * as written.
+ */
+describe.each(backends)("REST contract end to end: $name", { concurrent: true }, (backend) => {
+  describe.sequential("on its own service, one test after another", () => restContract(backend));
 });
 
-describe("local host start-up and API key", () => {
+// Each test its own service, and each suite checks only its own service's answers: these run beside the backends.
+describe("local host start-up and API key", { concurrent: true }, () => {
   it("requires x-functions-key when HA_API_KEY is set", async () => {
     const service = await startServiceProcess({ ...TIMING, HA_API_KEY: "s3cret-key" });
     try {

@@ -96,7 +96,7 @@ describe("the store frozen or killed under a running ha-module serve", () => {
     });
     const text = await response.text();
     const parsed = JSON.parse(text) as unknown;
-    recordResponse({ method, path: `${new URL(serve.url).pathname}${path}`, status: response.status, contentType: response.headers.get("content-type"), body: parsed });
+    recordResponse({ origin: new URL(serve.url).origin, method, path: `${new URL(serve.url).pathname}${path}`, status: response.status, contentType: response.headers.get("content-type"), body: parsed });
     return { status: response.status, body: parsed, ms: performance.now() - started };
   };
 

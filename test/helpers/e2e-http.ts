@@ -21,7 +21,7 @@ export async function call(base: string, method: string, path: string, body?: un
   const text = await response.text();
   const contentType = response.headers.get("content-type");
   const parsed: unknown = text === "" ? {} : contentType?.includes("json") ? JSON.parse(text) : text;
-  recordResponse({ method, path: `${new URL(base).pathname}${path}`, status: response.status, contentType, body: parsed });
+  recordResponse({ origin: new URL(base).origin, method, path: `${new URL(base).pathname}${path}`, status: response.status, contentType, body: parsed });
   return { status: response.status, body: (typeof parsed === "object" ? parsed : {}) as Record<string, unknown>, headers: response.headers };
 }
 

@@ -81,16 +81,27 @@ function escape(token: string): string {
  * What the end-to-end helpers record: every answer they receive, to be checked against
  * the served document once a suite is done (checkRecordedResponses in its afterAll).
  */
-export const receivedResponses: ReceivedResponse[] = [];
+export const receivedResponses: RecordedResponse[] = [];
 
-export function recordResponse(response: ReceivedResponse): void {
+/** An answer as recorded, with the service that gave it (e.g. http://127.0.0.1:41631): each suite checks its own service's answers. */
+export interface RecordedResponse extends ReceivedResponse {
+  readonly origin: string;
+}
+
+export function recordResponse(response: RecordedResponse): void {
   receivedResponses.push(response);
 }
 
-/** Fetches the document the service serves and checks every recorded answer; returns the problems. */
+/**
+ * Fetches the document the service at `api` serves and checks every answer recorded from
+ * that service (those of other services, a suite running beside this one, stay for their
+ * own check); returns the problems.
+ */
 export async function checkRecordedResponses(api: string, headers: Record<string, string> = {}): Promise<{ checked: number; problems: string[] }> {
   const served = (await (await fetch(`${api}/openapi.json`, { headers })).json()) as Document;
   const checker = new ResponseChecker(served);
-  const taken = receivedResponses.splice(0);
+  const origin = new URL(api).origin;
+  const taken = receivedResponses.filter((response) => response.origin === origin);
+  receivedResponses.splice(0, receivedResponses.length, ...receivedResponses.filter((response) => response.origin !== origin));
   return { checked: taken.length, problems: taken.flatMap((response) => checker.problems(response)) };
 }

@@ -42,7 +42,7 @@ export async function startRecordingProxy(target: string, options: ProxyOptions 
         const answer = await fetch(`${origin}${path}`, { method, headers, ...(body.length > 0 ? { body } : {}) });
         const text = await answer.text();
         const contentType = answer.headers.get("content-type");
-        recordResponse({ method, path, status: answer.status, contentType, body: text === "" ? {} : contentType?.includes("json") ? (JSON.parse(text) as unknown) : text });
+        recordResponse({ origin, method, path, status: answer.status, contentType, body: text === "" ? {} : contentType?.includes("json") ? (JSON.parse(text) as unknown) : text });
         const passed: Record<string, string> = {};
         answer.headers.forEach((value, name) => {
           if (!["content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"].includes(name)) passed[name] = value;

@@ -142,10 +142,10 @@ export function generateScenario(seed: number, profile: Profile = "safe", plant?
 
 function safeScenario(seed: number, rng: Prng, plant: PlantedBug | undefined): Scenario {
   const electors = rng.int(2, 5);
-  // Without a budget (a request's, or a participant heartbeat's parts'), what matters is a
-  // frozen instance that every request reaches.
-  const frozen = plant === "no-request-budget" || plant === "participant-parts-without-budget";
-  const instances = frozen ? 1 : rng.int(1, 4);
+  // Without a budget (for every request, or for a participant heartbeat's parts), what
+  // matters is a frozen instance that every request reaches.
+  const frozenEveryRequest = plant === "no-request-budget" || plant === "participant-parts-without-budget";
+  const instances = frozenEveryRequest ? 1 : rng.int(1, 4);
   // Biased to the edge: half the runs use the whole margin the safety argument allows.
   const epsilon = rng.chance(0.5) ? Math.floor(safeSkewBoundMs()) - 1 : rng.int(0, Math.floor(safeSkewBoundMs()) - 1);
   const at = (): number => rng.int(0, SAFETY_PHASE_MS);
@@ -173,7 +173,8 @@ function safeScenario(seed: number, rng: Prng, plant: PlantedBug | undefined): S
     },
     outages: Array.from({ length: rng.int(0, 3) }, () => ({ at: at(), forMs: rng.int(50, 2 * TIMING.timeoutMs), mode: rng.pick(["fail", "hang"] as const) })),
     pauses: Array.from({ length: rng.int(0, 6) }, () => ({ who: who(), at: at(), forMs: rng.int(1, 2 * TIMING.timeoutMs + 500) })),
-    stalls: frozen
+    stalls:
+      frozenEveryRequest
         ? Array.from({ length: rng.int(4, 8) }, () => ({ instance: 0, at: at(), forMs: rng.int(TIMING.timeoutMs, 3 * TIMING.timeoutMs) }))
         : Array.from({ length: rng.int(0, 3) }, () => ({ instance: rng.int(0, instances - 1), at: at(), forMs: rng.int(50, 2 * TIMING.timeoutMs) })),
     crashes: Array.from({ length: plant === "never-takes-over" ? rng.int(1, 3) : rng.int(0, 2) }, () => ({ who: who(), at: at(), restartAfterMs: rng.int(0, 2000) })),
