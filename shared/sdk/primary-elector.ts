@@ -417,6 +417,9 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   async #lead({ term: first, sentAt: acquiredAt, view: acquired }: Elected): Promise<LeadEnd> {
     let term = first;
     let renewAt = acquiredAt + acquired.intervalMs;
+    // Whether renewAt is I after an accepted renewal's sentAt: only then may it go at once when
+    // its grid point has just passed (participant/cadence.ts); after a failure it waits.
+    let answered = true;
     // Renewals omit the address (the service keeps the stored one, and the body stays
     // small); after an answer showing another address than ours, the next one sends it.
     let sendAddress = acquired.primary?.address !== (this.address ?? null);
@@ -432,7 +435,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     };
     try {
       for (;;) {
-        await sleep(this.#setup.clock, this.#align(renewAt, false) - this.#setup.clock.now(), wake);
+        await sleep(this.#setup.clock, this.#align(renewAt, false, answered) - this.#setup.clock.now(), wake);
+        answered = false;
         const beforeRenewal = ended();
         if (beforeRenewal !== undefined) return beforeRenewal;
         const timing = this.#timing ?? acquired;
@@ -468,6 +472,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         term.lease = result.lease;
         term.deadline = sentAt + (result.view.timeoutMs - result.view.intervalMs);
         renewAt = sentAt + result.view.intervalMs;
+        answered = true;
         alarm.arm(term.deadline);
         // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
         if (result.view.handover?.phase === "pending" && this.#role.kind === "leading") return { reason: "handover", term };
@@ -619,8 +624,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   /** A wake time on the participant's grid (participant/cadence.ts); unchanged for a lone elector. */
-  #align(at: number, mayDelay: boolean): number {
-    return this.#setup.part?.align(at, this.#timing?.intervalMs, mayDelay) ?? at;
+  #align(at: number, mayDelay: boolean, mayAdvance = false): number {
+    return this.#setup.part?.align(at, this.#timing?.intervalMs, mayDelay, mayAdvance) ?? at;
   }
 
   /** The term held now: leading, and before its deadline. */

@@ -26,6 +26,19 @@ describe("align: a part's wake time on the participant's grid (anchor 0, I = 100
     expect(align({ at, now, anchor: 0, intervalMs: 1000, mayDelay })).toBe(expected);
   });
 
+  it.each([
+    // at, now, expected
+    [2400, 2000, 2000], // the grid point before it is now: now, with its request
+    // A renewal answered after the grid point it would have gone before (sent at 950, answered
+    // at 1010): now, back on the grid, rather than at 1950 and alone every I after.
+    [1950, 1010, 1010],
+    [1950, 1250, 1250], // up to I/4 after the grid point
+    [1950, 1251, 1950], // later: unchanged
+    [3400, 2000, 3000], // a grid point still ahead: as without mayAdvance
+  ])("a renewal after an accepted one (mayAdvance) at %d, now %d → %d", (at, now, expected) => {
+    expect(align({ at, now, anchor: 0, intervalMs: 1000, mayDelay: false, mayAdvance: true })).toBe(expected);
+  });
+
   it("takes the grid from its anchor", () => {
     expect(align({ at: 3400, now: 2000, anchor: 250, intervalMs: 1000, mayDelay: false })).toBe(3250);
     expect(align({ at: 3100, now: 2300, anchor: 250, intervalMs: 1000, mayDelay: true })).toBe(3250);

@@ -13,6 +13,12 @@ export interface AlignInput {
   readonly intervalMs: number;
   /** A poll may wake a little later than planned; a renewal or a member heartbeat may not. */
   readonly mayDelay: boolean;
+  /**
+   * A renewal planned I after the last accepted one: it may go now, much earlier than due,
+   * when the grid point before `at` has just passed (a retry after a failure, or a fast
+   * poll, must not be sent again at once, and may not).
+   */
+  readonly mayAdvance?: boolean;
 }
 
 /**
@@ -20,14 +26,21 @@ export interface AlignInput {
  * - the largest grid point at or before `at` that is still in the future: waking earlier
  *   than due is always safe (a renewal sent earlier only renews earlier, and its deadline is
  *   measured from when it was sent);
+ * - else, for a part that may advance (a renewal after an accepted one), now if that grid
+ *   point passed at most I/4 ago;
  * - else, for a part that may be delayed, the next grid point if it is within I/4 of `at`;
  * - else `at` unchanged.
  * A takeover time (the holder's expiry) is never passed through here.
  */
-export function align({ at, now, anchor, intervalMs, mayDelay }: AlignInput): number {
+export function align({ at, now, anchor, intervalMs, mayDelay, mayAdvance = false }: AlignInput): number {
   if (!(intervalMs > 0) || !Number.isFinite(at)) return at;
   const before = anchor + Math.floor((at - anchor) / intervalMs) * intervalMs;
   if (before > now) return before;
+  // The grid point before it has just passed (the last answer came after it): a renewal goes
+  // now, with or just after that point's request, rather than off the grid. Sent δ before
+  // each grid point with a round trip longer than δ, it would never get back on it, and
+  // would go alone every I.
+  if (mayAdvance && now - before <= intervalMs / 4) return now;
   const after = before + intervalMs;
   if (mayDelay && after - at <= intervalMs / 4) return after;
   return at;

@@ -136,10 +136,10 @@ export class ParticipantBatcher {
   }
 
   /** @internal ParticipantPart.align(). */
-  alignFor(at: number, now: number, intervalMs: number | undefined, mayDelay: boolean): number {
+  alignFor(at: number, now: number, intervalMs: number | undefined, mayDelay: boolean, mayAdvance = false): number {
     if (!this.#batching() || intervalMs === undefined) return at;
     this.#anchor ??= at;
-    return align({ at, now, anchor: this.#anchor, intervalMs, mayDelay });
+    return align({ at, now, anchor: this.#anchor, intervalMs, mayDelay, mayAdvance });
   }
 
   /** @internal A part's call: through its own route with at most one part, else queued. */
@@ -308,10 +308,11 @@ export class ParticipantPart {
 
   /**
    * When to wake instead of `at` (cadence.ts): on the participant's grid, when it has other
-   * parts and I is known. `mayDelay`: a poll, which may wake up to I/4 later than planned.
+   * parts and I is known. `mayDelay`: a poll, which may wake up to I/4 later than planned;
+   * `mayAdvance`: a renewal after an accepted one, which may go now when its grid point has just passed.
    */
-  align(at: number, intervalMs: number | undefined, mayDelay: boolean): number {
-    const wake = this.#batcher.alignFor(at, this.clock.now(), intervalMs, mayDelay);
+  align(at: number, intervalMs: number | undefined, mayDelay: boolean, mayAdvance = false): number {
+    const wake = this.#batcher.alignFor(at, this.clock.now(), intervalMs, mayDelay, mayAdvance);
     this.#wake = wake;
     return wake;
   }
