@@ -39,6 +39,13 @@ describe("align: a part's wake time on the participant's grid (anchor 0, I = 100
     expect(align({ at, now, anchor: 0, intervalMs: 1000, mayDelay: false, mayAdvance: true })).toBe(expected);
   });
 
+  it("counts a time I after a grid point as a grid point in floating point: a renewal sent on the grid is not sent again at once", () => {
+    // (5027.085616578763 − 27.08561657876323) / 1000 is 4.999999999999999 in floating point.
+    const anchor = 27.08561657876323;
+    const sentAt = 4027.085616578763;
+    expect(align({ at: sentAt + 1000, now: sentAt, anchor, intervalMs: 1000, mayDelay: false, mayAdvance: true })).toBe(sentAt + 1000);
+  });
+
   it("takes the grid from its anchor", () => {
     expect(align({ at: 3400, now: 2000, anchor: 250, intervalMs: 1000, mayDelay: false })).toBe(3250);
     expect(align({ at: 3100, now: 2300, anchor: 250, intervalMs: 1000, mayDelay: true })).toBe(3250);

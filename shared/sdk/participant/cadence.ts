@@ -32,9 +32,15 @@ export interface AlignInput {
  * - else `at` unchanged.
  * A takeover time (the holder's expiry) is never passed through here.
  */
+/** How far under a whole number of intervals still counts as that number (floating point). */
+const GRID_TOLERANCE = 1e-9;
+
 export function align({ at, now, anchor, intervalMs, mayDelay, mayAdvance = false }: AlignInput): number {
   if (!(intervalMs > 0) || !Number.isFinite(at)) return at;
-  const before = anchor + Math.floor((at - anchor) / intervalMs) * intervalMs;
+  // A time I after a grid point is a grid point, though (at − anchor) / I may come out a hair
+  // under the whole number in floating point: without the tolerance, a renewal sent on the
+  // grid would align to the point it was sent at, and go again at once, for ever.
+  const before = Math.min(at, anchor + Math.floor((at - anchor) / intervalMs + GRID_TOLERANCE) * intervalMs);
   if (before > now) return before;
   // The grid point before it has just passed (the last answer came after it): a renewal goes
   // now, with or just after that point's request, rather than off the grid. Sent δ before
