@@ -21,6 +21,9 @@ export interface AlignInput {
   readonly mayAdvance?: boolean;
 }
 
+/** How far under a whole number of intervals still counts as that number (floating point). */
+const GRID_TOLERANCE = 1e-9;
+
 /**
  * The time a part wakes instead of `at`:
  * - the largest grid point at or before `at` that is still in the future: waking earlier
@@ -32,9 +35,6 @@ export interface AlignInput {
  * - else `at` unchanged.
  * A takeover time (the holder's expiry) is never passed through here.
  */
-/** How far under a whole number of intervals still counts as that number (floating point). */
-const GRID_TOLERANCE = 1e-9;
-
 export function align({ at, now, anchor, intervalMs, mayDelay, mayAdvance = false }: AlignInput): number {
   if (!(intervalMs > 0) || !Number.isFinite(at)) return at;
   // A time I after a grid point is a grid point, though (at − anchor) / I may come out a hair
