@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CliProcess, isRunning, realDelay, runCli, type CliEvent } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
@@ -26,15 +26,18 @@ const FILE_CHECK = 'test -f "$HA_TEST_HEALTHY" || { echo "no $HA_TEST_HEALTHY fo
 /** Quick checks: three failures in a row, 150 ms apart. */
 const QUICK = ["--health-interval", "150ms", "--health-timeout", "1s", "--health-retries", "3"];
 
-// The tests run side by side (each its own role, files and processes, on the one service):
-// most of their time is waiting, for checks to fail and for cool-downs to pass.
-describe("ha-module run --health-cmd: work that stalls steps down", { concurrent: true }, () => {
+describe("ha-module run --health-cmd: work that stalls steps down", () => {
   let service: ServiceProcess;
   let dir: string;
+  const runners: CliProcess[] = [];
 
   beforeAll(async () => {
     service = await startServiceProcess({ HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T) });
     dir = mkdtempSync(path.join(tmpdir(), "ha-health-"));
+  });
+
+  afterEach(async () => {
+    await Promise.all(runners.splice(0).map((runner) => runner.kill()));
   });
 
   afterAll(async () => {
@@ -42,17 +45,16 @@ describe("ha-module run --health-cmd: work that stalls steps down", { concurrent
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** A supervisor that the test, once finished, kills (with what it runs). */
-  const startRunner = (test: TestContext, name: string, utype: string, extra: string[], env: Record<string, string> = {}): CliProcess => {
+  const startRunner = (name: string, utype: string, extra: string[], env: Record<string, string> = {}): CliProcess => {
     const runner = new CliProcess(name, ["run", utype, "--endpoint", service.url, ...extra, "--", process.execPath, "-e", WORKER], env);
-    test.onTestFinished(() => runner.kill());
+    runners.push(runner);
     return runner;
   };
   const elected = (runner: CliProcess, from = 0): Promise<CliEvent> => runner.waitFor((e) => e.event === "elected", { from });
   /** The runner's last `elected` before `event`: the term it belongs to. */
   const termBefore = (runner: CliProcess, event: CliEvent): CliEvent => runner.events.slice(0, runner.events.indexOf(event)).filter((e) => e.event === "elected").at(-1)!;
 
-  it("a failing check stops the command with SIGTERM, reports it, releases the lease to the standby, and stays out for the cool-down", async (test) => {
+  it("a failing check stops the command with SIGTERM, reports it, releases the lease to the standby, and stays out for the cool-down", async () => {
     const utype = "e2e-health-failover";
     // Each supervisor's check tests a file of its own: only the first one's is deleted.
     const healthy = path.join(dir, "failover-first-healthy");
@@ -60,10 +62,10 @@ describe("ha-module run --health-cmd: work that stalls steps down", { concurrent
     writeFileSync(healthy, "");
     writeFileSync(standbyHealthy, "");
     // A cool-down far longer than the rest of the test: the old primary must not win back meanwhile.
-    const first = startRunner(test, "first", utype, ["--health-cmd", FILE_CHECK, ...QUICK, "--health-cooldown", "60s"], { HA_TEST_HEALTHY: healthy });
+    const first = startRunner("first", utype, ["--health-cmd", FILE_CHECK, ...QUICK, "--health-cooldown", "60s"], { HA_TEST_HEALTHY: healthy });
     await elected(first);
     await first.waitForStderr(/worker up/);
-    const second = startRunner(test, "second", utype, ["--health-cmd", FILE_CHECK, ...QUICK], { HA_TEST_HEALTHY: standbyHealthy });
+    const second = startRunner("second", utype, ["--health-cmd", FILE_CHECK, ...QUICK], { HA_TEST_HEALTHY: standbyHealthy });
     // The standby is in the election (it sees a primary, the first) before the check fails.
     await second.waitFor((e) => e.event === "primaryChanged" && e["primary"] !== null);
     // Passing checks keep the first one primary.
@@ -119,10 +121,10 @@ describe("ha-module run --health-cmd: work that stalls steps down", { concurrent
     expect((await runCli(["primary", utype, "--endpoint", service.url])).code).toBe(3);
   }, 60_000);
 
-  it("a healthy check never steps down", async (test) => {
+  it("a healthy check never steps down", async () => {
     const utype = "e2e-health-healthy";
     // The check has the command's environment, and its stdin is /dev/null (a read ends at once, it never waits).
-    const runner = startRunner(test, "healthy", utype, ["--health-cmd", 'test -n "$HA_EPOCH" && test -n "$HA_CHECK_URL" && ! read line', ...QUICK]);
+    const runner = startRunner("healthy", utype, ["--health-cmd", 'test -n "$HA_EPOCH" && test -n "$HA_CHECK_URL" && ! read line', ...QUICK]);
     await elected(runner);
     await runner.waitForStderr(/worker up/);
     // Many intervals (every check runs, and passes).
@@ -132,11 +134,10 @@ describe("ha-module run --health-cmd: work that stalls steps down", { concurrent
     expect(runner.stderr).not.toMatch(/health check failed/);
   }, 30_000);
 
-  it("a check that hangs past its timeout is killed and counts as a failure", async (test) => {
+  it("a check that hangs past its timeout is killed and counts as a failure", async () => {
     const utype = "e2e-health-hangs";
     const marker = path.join(dir, "hang-started");
     const runner = startRunner(
-      test,
       "hangs",
       utype,
       ["--health-cmd", `echo $$ >> "${marker}"; echo "still checking"; sleep 30`, "--health-interval", "100ms", "--health-timeout", "300ms", "--health-retries", "2"],
