@@ -85,6 +85,8 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
   #timer: TimerHandle | undefined;
   #inflight: AbortController | undefined;
   #poll: Promise<void> | undefined;
+  /** When the next poll was planned, before the participant's grid moved it (see #nextDelay). */
+  #plannedAt: number | undefined;
 
   constructor(options: MembersWatcherOptions) {
     super();
@@ -132,20 +134,30 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
     this.#timer = this.#setup.clock.setTimeout(() => {
       this.#timer = undefined;
       if (this.#lifecycle !== "running") return;
+      const sentAt = this.#setup.clock.now();
       this.#poll = this.#pollOnce().finally(() => {
         this.#poll = undefined;
-        if (this.#lifecycle === "running") this.#schedule(this.#nextDelay());
+        if (this.#lifecycle === "running") this.#schedule(this.#nextDelay(sentAt));
       });
     }, delayMs);
   }
 
-  /** About I, jittered; on the participant's grid when it has other parts (a poll may wait up to I/4 for it). */
-  #nextDelay(): number {
+  /**
+   * About I after the answer, jittered. On the participant's grid when it has other parts (a
+   * poll may wait up to I/4 for it), planned from this poll's plan, not from its wake on the
+   * grid: alone, a poll comes I + its round trip after the last, and so it does on average
+   * in a participant, or the watcher would poll every I there (a participant's store
+   * operations are what its parts cost alone).
+   */
+  #nextDelay(sentAt: number): number {
     const intervalMs = this.#timing?.intervalMs ?? this.#setup.retryDelayMs;
     const delayMs = intervalMs * (1 - JITTER / 2 + JITTER * this.#random());
     if (this.#setup.part === undefined) return delayMs;
     const now = this.#setup.clock.now();
-    return this.#setup.part.align(now + delayMs, this.#timing?.intervalMs, true) - now;
+    const planned = this.#plannedAt;
+    const from = planned !== undefined && planned >= sentAt && planned - sentAt < intervalMs ? planned : sentAt;
+    this.#plannedAt = from + (now - sentAt) + delayMs;
+    return this.#setup.part.align(this.#plannedAt, this.#timing?.intervalMs, true) - now;
   }
 
   async #pollOnce(): Promise<void> {

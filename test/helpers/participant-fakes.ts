@@ -50,6 +50,8 @@ export class ParticipantServiceTransport implements LeaseTransport, MembersTrans
   failBatch: (() => Error | undefined) | undefined;
   /** Every batch reaches the service twice (a duplicate on the network); the participant sees one answer. */
   duplicate = false;
+  /** How long each answer takes to come back, on the fake clock. */
+  roundTripMs = 0;
 
   constructor(
     readonly clock: FakeClock,
@@ -63,32 +65,32 @@ export class ParticipantServiceTransport implements LeaseTransport, MembersTrans
 
   getPrimary(utype: string, _options?: CallOptions): Promise<LeaseView> {
     this.#record("GetPrimary");
-    return this.services.service.getPrimary(utype);
+    return this.#answer(this.services.service.getPrimary(utype));
   }
 
   heartbeat(utype: string, body: HeartbeatBody, _options?: CallOptions): Promise<HeartbeatResult> {
     this.#record("UpdateHeartBeat");
-    return this.services.service.heartbeat({ utype, ...body });
+    return this.#answer(this.services.service.heartbeat({ utype, ...body }));
   }
 
   release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult> {
     this.#record("Release");
-    return this.services.service.release({ utype, uuid, lease: options?.lease });
+    return this.#answer(this.services.service.release({ utype, uuid, lease: options?.lease }));
   }
 
   memberHeartbeat(group: string, member: string, body: MemberHeartbeatBody, _options?: CallOptions): Promise<MemberHeartbeatResult> {
     this.#record("MemberHeartbeat");
-    return this.services.members.heartbeat({ group, member, ...body });
+    return this.#answer(this.services.members.heartbeat({ group, member, ...body }));
   }
 
   leaveGroup(group: string, member: string, session: string, _options?: CallOptions): Promise<MemberLeaveResult> {
     this.#record("LeaveGroup");
-    return this.services.members.leave({ group, member, session });
+    return this.#answer(this.services.members.leave({ group, member, session }));
   }
 
   listMembers(group: string, _options?: CallOptions): Promise<MemberList> {
     this.#record("ListMembers");
-    return this.services.members.list(group);
+    return this.#answer(this.services.members.list(group));
   }
 
   async participantHeartbeat(body: ParticipantHeartbeatBody, _options?: CallOptions): Promise<ParticipantResults> {
@@ -104,12 +106,20 @@ export class ParticipantServiceTransport implements LeaseTransport, MembersTrans
         // A service error is what the route would answer 503 for.
         return result.ok || result.error instanceof HaRequestError ? result : { ok: false, error: new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503) };
       });
+    await this.#answer(undefined);
     return {
       roles: named("roles", (body.roles ?? []).map((part) => part.utype), results.roles),
       reads: named("reads", (body.reads ?? []).map((part) => part.utype), results.reads),
       members: named("members", (body.members ?? []).map((part) => `${part.group}/${part.member}`), results.members),
       groups: named("groups", (body.groups ?? []).map((part) => part.group), results.groups),
     };
+  }
+
+  /** The service's answer, roundTripMs later. */
+  async #answer<T>(answer: T | Promise<T>): Promise<T> {
+    const value = await answer;
+    if (this.roundTripMs > 0) await new Promise<void>((arrived) => this.clock.setTimeout(arrived, this.roundTripMs));
+    return value;
   }
 
   #record(route: string, body?: ParticipantHeartbeatBody): void {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
-import type { MemberEvent } from "../../shared/sdk/members-watcher.js";
+import { MembersWatcher, type MemberEvent } from "../../shared/sdk/members-watcher.js";
 import { MemberSession } from "../../shared/sdk/member-session.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
 import type { LeaseTransport } from "../../shared/sdk/lease-transport.js";
@@ -102,6 +102,38 @@ describe("one request per participant per I (docs/sdk.md#one-request-per-partici
     expect(aloneCalls).toBe(60); // 20 each: one call every 1.1·I
     expect(Math.abs(roleParts - aloneCalls)).toBeLessThanOrEqual(ROLES.length);
     await Promise.all([...alone.map(({ elector }) => elector), ...leaders].map((elector) => elector.stop()));
+  });
+
+  it("a watcher in a participant polls as often as alone (about every I plus the round trip), not every I", async () => {
+    const clock = new FakeClock(0);
+    const transport = new ParticipantServiceTransport(clock);
+    transport.roundTripMs = 100;
+    const elector = new PrimaryElector({ utype: "scheduler", transport, clock, address: "head-1:5800", random: () => 0.5 }).start();
+    const session = new MemberSession({ group: GROUP, member: "head-1", transport, clock }).start();
+    const watcher = new MembersWatcher({ group: GROUP, transport, clock, random: () => 0.5 }).start();
+    await clock.advance(5 * I);
+    const from = clock.now();
+    await clock.advance(44 * I);
+    const batched = transport.between(from, clock.now());
+    const polls = batched.filter((request) => request.body?.groups !== undefined).length;
+    expect(batched.every((request) => request.route === "ParticipantHeartbeat")).toBe(true);
+    // Answers come 100 ms after each call, goodbyes and releases too.
+    const stopped = Promise.all([elector.stop(), session.stop(), watcher.stop()]);
+    await clock.advance(I);
+    await stopped;
+    // Alone, each poll is planned I after the last one's answer: 44 I / 1.1 I = 40 polls.
+    const own = new ParticipantServiceTransport(clock, transport.services);
+    own.roundTripMs = 100;
+    const alone = new MembersWatcher({ group: GROUP, transport: own, clock, random: () => 0.5 }).start();
+    await clock.advance(5 * I);
+    const aloneFrom = clock.now();
+    await clock.advance(44 * I);
+    const alonePolls = own.between(aloneFrom, clock.now()).length;
+    const aloneStopped = alone.stop();
+    await clock.advance(I);
+    await aloneStopped;
+    expect(alonePolls).toBe(40);
+    expect(Math.abs(polls - alonePolls)).toBeLessThanOrEqual(1);
   });
 
   it("a lone elector on a transport that can batch sends its own route's calls exactly as on one that cannot, leading or standing by", async () => {
