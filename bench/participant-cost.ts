@@ -21,7 +21,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { cpuSeconds, startLineProcess, startService, type LineProcess } from "./compare/processes.js";
-import { startWireProxy, type WireProxy } from "./compare/wire-proxy.js";
+import { startWireProxy, type WireProxy, type WireRecord } from "./compare/wire-proxy.js";
 import { positiveFlag } from "./compare/args.js";
 
 const AZURITE = fileURLToPath(new URL("../test/chaos/azurite-process.js", import.meta.url));
@@ -37,6 +37,9 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
     // Write a CPU profile of each tree's service into this folder (node --cpu-prof).
     "profile-dir": { type: "string" },
+    // Also print, per tree and kind, the store operations by method and row kind, and the
+    // participants that sent more requests than intervals passed.
+    kinds: { type: "boolean", default: false },
   },
 });
 const clusters = positiveFlag("clusters", values.clusters);
@@ -133,6 +136,7 @@ async function measureKind(sides: readonly Side[], kind: "hpc" | "plain"): Promi
   const figures = sides.map((side, index): KindFigures => {
     const requests = side.serviceProxy.take();
     const storeOps = side.storeProxy.take();
+    if (values.kinds) printKinds(side.label, kind, requests, storeOps);
     const cpuAfter = cpuSeconds(side.service.child.pid);
     const before = cpuBefore[index];
     const participants = fleets[index]!.participants;
@@ -150,6 +154,20 @@ async function measureKind(sides: readonly Side[], kind: "hpc" | "plain"): Promi
   await Promise.all(fleets.map((fleet) => fleet.stop()));
   await sleep(1000);
   return figures;
+}
+
+/** Store operations by method and what they touch; participants with more requests than intervals. */
+function printKinds(tree: string, kind: string, requests: readonly WireRecord[], storeOps: readonly WireRecord[]): void {
+  const count = (keys: readonly string[]): string =>
+    [...keys.reduce((map, key) => map.set(key, (map.get(key) ?? 0) + 1), new Map<string, number>())]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([key, n]) => `${key} ${n}`)
+      .join(", ");
+  const what = (partition: string | undefined): string => (partition === undefined ? "query" : /-(scheduler|broker|session)$|^plain-/.test(partition) ? "lease" : "member");
+  process.stderr.write(`${tree} ${kind} store: ${count(storeOps.map((op) => `${op.method} ${what(op.partition)}`))}\n`);
+  const intervals = windowMs / INTERVAL_MS;
+  const over = [...requests.reduce((map, request) => map.set(request.participant, (map.get(request.participant) ?? 0) + 1), new Map<string, number>())].filter(([, n]) => n > intervals);
+  process.stderr.write(`${tree} ${kind} participants over ${intervals} requests: ${over.map(([id, n]) => `${id} ${n}`).join(", ") || "none"}\n`);
 }
 
 try {
