@@ -6,7 +6,7 @@
  * ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT. Only its pid can stop it, and only `run`
  * does that, once the command's group is gone.
  */
-import { clockOn, processTimers } from "../../sdk/elector-clock.js";
+import { systemElectorClock } from "../../sdk/elector-clock.js";
 import { WatchdogCore, parseKillAt } from "./watchdog-core.js";
 
 const [pgidText = "", killAtText = ""] = process.argv.slice(2);
@@ -21,7 +21,7 @@ for (const signal of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"] as const) proces
 process.stderr.on("error", () => undefined);
 
 /** The same clock as `run`'s kill times: the host's monotonic clock, in ms. */
-const hostClock = clockOn(() => Number(process.hrtime.bigint()) / 1e6, processTimers);
+const hostClock = { ...systemElectorClock, now: () => Number(process.hrtime.bigint()) / 1e6 };
 
 const core = new WatchdogCore(hostClock, killAt, (reason) => {
   try {
