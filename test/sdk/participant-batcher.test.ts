@@ -13,14 +13,24 @@ describe("align: a part's wake time on the participant's grid (anchor 0, I = 100
     // at, now, mayDelay, expected
     [3000, 2000, false, 3000], // on the grid already
     [3400, 2000, false, 3000], // pulled forward to the grid point before it, still in the future
-    [3999, 2500, false, 3000],
+    [3940, 2500, false, 3000],
+    // Woken 10 ms before the grid point 3000 (its timer fired early) and planned I later: the
+    // next grid point, not 3000 again (it would wake at once and call twice).
+    [3990, 2990, false, 4000],
+    [3980, 2980, true, 4000], // earlyWakeMs (20 at I = 1000) before it: still
+    [3979, 2979, false, 3000], // earlier than that: a part planned to wake there, as it asked
+    // Woken 3 ms before 3000 and planned later than just before 4000: 3000 is the point it is
+    // at, not one ahead of it; a poll goes on the next point, a heartbeat as planned.
+    [3900, 2997, true, 4000],
+    [3500, 2997, false, 3500],
     [2400, 2000, false, 2400], // the grid point before it (2000) is not in the future: unchanged
     [2400, 2000, true, 2400], // a poll: the next (3000) is more than I/4 later: unchanged
     [2800, 2000, true, 3000], // a poll: the next within I/4: delayed to it
     [2750, 2000, true, 3000], // exactly I/4
     [2800, 2000, false, 2800], // a renewal or heartbeat is never delayed
     [2000, 2000, false, 2000], // due now: now
-    [1999, 2000, false, 1999], // overdue: at once
+    [1999, 2000, false, 2000], // overdue: at once (the grid point it is a hair before is now)
+    [1900, 2000, false, 1900], // overdue: at once
     [1999, 2000, true, 2000], // an overdue poll: the next grid point is now
   ])("at %d, now %d, mayDelay %s → %d", (at, now, mayDelay, expected) => {
     expect(align({ at, now, anchor: 0, intervalMs: 1000, mayDelay })).toBe(expected);
@@ -145,6 +155,23 @@ describe("ParticipantBatcher", () => {
     void part(1).getPrimary("b", { timeoutInMs: 500 });
     await clock.advance(0);
     // Part 2 wakes later: the batch left as soon as both due parts had called.
+    expect(transport.batches.map((batch) => batch.body)).toEqual([{ reads: [{ utype: "a" }, { utype: "b" }] }]);
+  });
+
+  it("waits for a part due at the grid point when another part's timer fired a few ms before it", async () => {
+    const { clock, transport, part } = setUp(3);
+    expect(part(0).align(1000, 1000, false)).toBe(1000);
+    expect(part(1).align(1000, 1000, false)).toBe(1000);
+    expect(part(2).align(2000, 1000, false)).toBe(2000);
+    // Part 0's timer fires 12 ms early (Node's timers may, on performance.now()); part 1's on time.
+    await clock.advance(988);
+    void part(0).getPrimary("a", { timeoutInMs: 500 });
+    await clock.advance(0);
+    expect(transport.singles).toEqual([]);
+    await clock.advance(12);
+    void part(1).getPrimary("b", { timeoutInMs: 500 });
+    await clock.advance(0);
+    expect(transport.singles).toEqual([]);
     expect(transport.batches.map((batch) => batch.body)).toEqual([{ reads: [{ utype: "a" }, { utype: "b" }] }]);
   });
 

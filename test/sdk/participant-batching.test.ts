@@ -3,6 +3,7 @@ import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
 import { MembersWatcher, type MemberEvent } from "../../shared/sdk/members-watcher.js";
 import { MemberSession } from "../../shared/sdk/member-session.js";
 import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import type { ElectorClock } from "../../shared/sdk/elector-clock.js";
 import type { LeaseTransport } from "../../shared/sdk/lease-transport.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { ParticipantServiceTransport } from "../helpers/participant-fakes.js";
@@ -16,14 +17,14 @@ const GROUP = "hpc";
  * `membership` (a member of the group, watching it): 5 parts. Started at odd offsets, so
  * that only the cadence puts their calls together.
  */
-async function headNode(name: string, transport: ParticipantServiceTransport, clock: FakeClock): Promise<PrimaryElector[]> {
+async function headNode(name: string, transport: ParticipantServiceTransport, clock: FakeClock, electorClock: ElectorClock = clock): Promise<PrimaryElector[]> {
   let counter = 0;
   const electors = ROLES.map(
     (utype, index) =>
       new PrimaryElector({
         utype,
         transport,
-        clock,
+        clock: electorClock,
         address: `${name}:5800`,
         newUuid: () => `${name}-${utype}-${++counter}`,
         random: () => 0.5,
@@ -68,6 +69,24 @@ describe("one request per participant per I (docs/sdk.md#one-request-per-partici
     expect(counted.parts).toEqual(Array(20).fill(5));
     expect(electors.every((elector) => elector.isPrimary() && elector.stats().failures === 0 && elector.stats().demotions === 0)).toBe(true);
     expect(electors[2]!.membership!.session.isJoined()).toBe(true);
+    await Promise.all(electors.map((elector) => elector.stop()));
+  });
+
+  it("a head node whose timers fire a few ms early (Node's do, on performance.now()) still sends exactly one request per I, every part once in each", async () => {
+    const clock = new FakeClock(0);
+    const transport = new ParticipantServiceTransport(clock);
+    // Each timer fires 3 ms before its delay has passed, as Node's may on a busy event loop.
+    const early: ElectorClock = {
+      now: () => clock.now(),
+      setTimeout: (callback, delayMs) => clock.setTimeout(callback, delayMs > 3 ? delayMs - 3 : delayMs),
+      clearTimeout: (handle) => clock.clearTimeout(handle),
+    };
+    const electors = await headNode("head-1", transport, clock, early);
+    await clock.advance(5 * I);
+    expect(electors.every((elector) => elector.isPrimary())).toBe(true);
+    const counted = await countOver(transport, clock, 20);
+    expect(counted.requests).toBe(20);
+    expect(counted.parts).toEqual(Array(20).fill(5));
     await Promise.all(electors.map((elector) => elector.stop()));
   });
 

@@ -11,7 +11,7 @@ export interface AlignInput {
   /** The participant's grid: its points are anchor + k·intervalMs. */
   readonly anchor: number;
   readonly intervalMs: number;
-  /** A poll may wake a little later than planned; a renewal or a member heartbeat may not. */
+  /** A poll may wake up to I/4 later than planned; a renewal or a member heartbeat at most earlyWakeMs. */
   readonly mayDelay: boolean;
   /**
    * A renewal planned I after the last accepted one: it may go now, much earlier than due,
@@ -25,8 +25,21 @@ export interface AlignInput {
 const GRID_TOLERANCE = 1e-9;
 
 /**
+ * How early a timer may fire and its part still count as woken at the grid point it was set
+ * for: Node's timers run on the event loop's coarse time, cached for a whole loop turn, and
+ * fire up to a few milliseconds early on performance.now(), more on a busy loop. Never more
+ * than I/20.
+ */
+export function earlyWakeMs(intervalMs: number): number {
+  return Math.min(20, intervalMs / 20);
+}
+
+/**
  * The time a part wakes instead of `at`:
- * - the largest grid point at or before `at` that is still in the future: waking earlier
+ * - the grid point just after `at` when `at` is at most earlyWakeMs before it (a part
+ *   whose timer fired that early planned I from then);
+ * - else the largest grid point at or before `at` that is still in the future, by more than
+ *   earlyWakeMs (a point nearer is the one a part woken early is at): waking earlier
  *   than due is always safe (a renewal sent earlier only renews earlier, and its deadline is
  *   measured from when it was sent);
  * - else, for a part that may advance (a renewal after an accepted one), now if that grid
@@ -41,13 +54,18 @@ export function align({ at, now, anchor, intervalMs, mayDelay, mayAdvance = fals
   // under the whole number in floating point: without the tolerance, a renewal sent on the
   // grid would align to the point it was sent at, and go again at once, for ever.
   const before = Math.min(at, anchor + Math.floor((at - anchor) / intervalMs + GRID_TOLERANCE) * intervalMs);
-  if (before > now) return before;
+  const after = before + intervalMs;
+  // A part whose timer fired a little before its grid point is at that point: planned from
+  // there, it wakes at the next one, not at the one it woke for (it would wake again at once
+  // and call twice), and that one is not ahead of it.
+  const earlyMs = earlyWakeMs(intervalMs);
+  if (after - at <= earlyMs) return after;
+  if (before > now + earlyMs) return before;
   // The grid point before it has just passed (the last answer came after it): a renewal goes
   // now, with or just after that point's request, rather than off the grid. Sent δ before
   // each grid point with a round trip longer than δ, it would never get back on it, and
   // would go alone every I.
   if (mayAdvance && now - before <= intervalMs / 4) return now;
-  const after = before + intervalMs;
   if (mayDelay && after - at <= intervalMs / 4) return after;
   return at;
 }

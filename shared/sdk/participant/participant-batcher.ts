@@ -9,7 +9,7 @@ import type { ElectorClock, TimerHandle } from "../elector-clock.js";
 import { HaRequestError } from "../ha-request-error.js";
 import type { CallOptions, LeaseTransport } from "../lease-transport.js";
 import type { MembersTransport } from "../members-transport.js";
-import { align } from "./cadence.js";
+import { align, earlyWakeMs } from "./cadence.js";
 import { isParticipantTransport, type ParticipantTransport } from "./participant-transport.js";
 
 /**
@@ -293,6 +293,8 @@ export class ParticipantPart {
   readonly clock: ElectorClock;
   /** When this part said it would wake next (align()); +∞ once that call came; undefined before it ever aligned. */
   #wake: number | undefined;
+  /** How early its timer may fire and still be the wake it announced (earlyWakeMs of the last I it aligned with). */
+  #slackMs = WAKE_SLACK_MS;
   /** The last listing of each group with its cursor ("" for none), for `since` and `unchanged`. */
   readonly #listings = new Map<string, { readonly list: MemberList; readonly cursor: string }>();
 
@@ -314,17 +316,22 @@ export class ParticipantPart {
   align(at: number, intervalMs: number | undefined, mayDelay: boolean, mayAdvance = false): number {
     const wake = this.#batcher.alignFor(at, this.clock.now(), intervalMs, mayDelay, mayAdvance);
     this.#wake = wake;
+    this.#slackMs = intervalMs === undefined ? WAKE_SLACK_MS : Math.max(WAKE_SLACK_MS, earlyWakeMs(intervalMs));
     return wake;
   }
 
   /** @internal A call of this part was queued: if it is the one its last aligned wake time announced, that time is spent. */
   called(): void {
-    if (this.#wake !== undefined && this.#wake <= this.clock.now() + WAKE_SLACK_MS) this.#wake = Number.POSITIVE_INFINITY;
+    if (this.#wake !== undefined && this.#wake <= this.clock.now() + this.#slackMs) this.#wake = Number.POSITIVE_INFINITY;
   }
 
-  /** @internal Whether this part is known to wake after now, so a batch leaving now need not wait for it. */
+  /**
+   * @internal Whether this part is known to wake after now, so a batch leaving now need not
+   * wait for it. A part due within its slack is due now: another part's timer may have fired
+   * that early for the same grid point.
+   */
   wakesLater(): boolean {
-    return this.#wake !== undefined && this.#wake > this.clock.now() + WAKE_SLACK_MS;
+    return this.#wake !== undefined && this.#wake > this.clock.now() + this.#slackMs;
   }
 
   heartbeat(utype: string, body: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
