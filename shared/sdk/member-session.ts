@@ -168,7 +168,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
 
   #schedule(delayMs: number): void {
     if (this.#timer !== undefined) this.#setup.clock.clearTimeout(this.#timer);
-    // On the participant's grid when it has other parts: never later than due (a heartbeat is not a poll).
+    // On the participant's grid when it has other parts: never later than due, but for a timer that fired early (cadence.ts).
     const now = this.#setup.clock.now();
     const waitMs = this.#setup.part === undefined ? Math.max(0, delayMs) : this.#setup.part.align(now + Math.max(0, delayMs), this.#timing?.intervalMs, false) - now;
     this.#timer = this.#setup.clock.setTimeout(() => this.#tick(), waitMs);
