@@ -18,11 +18,16 @@ export interface AgeRules {
  * The gaps in the service's own operation that ages must not count, as of `haTime`: the
  * one the sweeper last recorded, and, when the marker is stale, the gap in progress since
  * it last swept. No marker (a group the sweeper has not seen yet) means no gap.
+ *
+ * `readFrom` is when the read that returned the marker began (default `haTime`): the marker
+ * is stale only if it was so then. A marker read during a slow query may have been
+ * replaced by a sweep before the query ended; judged stale at `haTime` instead, it would
+ * invent a gap over time the sweeper was running, and reset a dead member's age.
  */
-export function serviceGaps(marker: SweepMarker | undefined, haTime: number, rules: AgeRules): ServiceGap[] {
+export function serviceGaps(marker: SweepMarker | undefined, haTime: number, rules: AgeRules, readFrom = haTime): ServiceGap[] {
   if (marker === undefined) return [];
   const gaps = marker.gap === null ? [] : [marker.gap];
-  if (haTime - marker.sweptAt > rules.staleAfterMs) gaps.push({ startedAt: marker.sweptAt, endedAt: haTime });
+  if (Math.min(readFrom, haTime) - marker.sweptAt > rules.staleAfterMs) gaps.push({ startedAt: marker.sweptAt, endedAt: haTime });
   return gaps;
 }
 

@@ -141,9 +141,10 @@ export class MemberService {
    * so a listing never mixes two moments or two markers.
    */
   async #list(group: string, arrival?: RequestArrival): Promise<MemberList> {
+    const readFrom = this.deps.clock.now();
     const snapshot = await this.deps.store.listGroup(group, this.#budget(arrival).forStoreCall("read"));
     const haTime = this.deps.clock.now();
-    const gaps = serviceGaps(snapshot.marker, haTime, this.#ageRules);
+    const gaps = serviceGaps(snapshot.marker, haTime, this.#ageRules, readFrom);
     const members = [...snapshot.rows]
       .sort((a, b) => compare(a.member, b.member))
       .map((row) => toMemberView(row, haTime, gaps, this.#ageRules));
@@ -152,12 +153,13 @@ export class MemberService {
 
   /** Every group with members, counted by state (a cross-partition read: the dashboard's, not a hot path). */
   async #listGroups(arrival?: RequestArrival): Promise<GroupList> {
+    const readFrom = this.deps.clock.now();
     const snapshots = await this.deps.store.listAll(this.#budget(arrival).forStoreCall("read"));
     const haTime = this.deps.clock.now();
     const groups = snapshots
       .filter((snapshot) => snapshot.rows.length > 0)
       .sort((a, b) => compare(a.group, b.group))
-      .map((snapshot) => toGroupSummary(snapshot, haTime, this.#ageRules));
+      .map((snapshot) => toGroupSummary(snapshot, haTime, this.#ageRules, readFrom));
     return { groups };
   }
 

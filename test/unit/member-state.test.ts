@@ -71,6 +71,19 @@ describe("serviceGaps: the recorded gap, and the gap in progress when the marker
     expect(serviceGaps(marker(NOW - T - PERIOD - 1), NOW, RULES)).toEqual([{ startedAt: NOW - T - PERIOD - 1, endedAt: NOW }]);
   });
 
+  it("is stale only if it was so when its read began: a sweep may replace it during a slow query, and no gap is invented then", () => {
+    // Read from NOW − 300 (fresh then: T + the sweep period old at most), judged at NOW.
+    const sweptAt = NOW - 300 - T - PERIOD;
+    expect(serviceGaps(marker(sweptAt), NOW, RULES, NOW - 300)).toEqual([]);
+    // A member last heard of after that sweep and silent for more than T since is unreachable,
+    // where judging staleness at NOW made it 0 ms old.
+    const dead = row(T + 100);
+    expect(judgeRow(dead, NOW, serviceGaps(marker(sweptAt), NOW, RULES, NOW - 300), RULES).state).toBe("unreachable");
+    expect(judgeRow(dead, NOW, serviceGaps(marker(sweptAt), NOW, RULES), RULES).ageMs).toBe(0);
+    // Stale already when the read began: the gap in progress, up to NOW.
+    expect(serviceGaps(marker(sweptAt - 301), NOW, RULES, NOW - 300)).toEqual([{ startedAt: sweptAt - 301, endedAt: NOW }]);
+  });
+
   it("during a long outage of the sweeper, a member alive before it stays as old as it was then, never unreachable", () => {
     const sweptAt = NOW - 60_000;
     const alive = row(60_000 + 200);
