@@ -197,8 +197,14 @@ function showRole(view, serviceNow, receivedAt) {
   const state = primary === null ? "vacant" : primary.revoked ? "revoked" : "held";
   entry.view = view;
   entry.expiresAt = primary === null ? 0 : receivedAt + primary.expiresInMs;
-  // The moment the vacancy began, on the browser's monotonic clock; null when unknown.
-  entry.vacantAt = primary === null && view.vacantSince !== undefined && serviceNow !== null ? receivedAt - (serviceNow - Date.parse(view.vacantSince)) : null;
+  // The moment the vacancy began, on the browser's monotonic clock; null when unknown. The
+  // same vacancy keeps the moment it was first placed at: each read estimates the service's
+  // clock anew (from the Date header, to the second, when no role is held), and a duration
+  // on the page must not step back.
+  const sameVacancy = primary === null && before !== null && before.primary === null && before.vacantSince === view.vacantSince && entry.vacantAt !== null;
+  if (!sameVacancy) {
+    entry.vacantAt = primary === null && view.vacantSince !== undefined && serviceNow !== null ? receivedAt - (serviceNow - Date.parse(view.vacantSince)) : null;
+  }
   entry.row.dataset.state = state;
   entry.row.dataset.handover = view.handover?.phase ?? "";
   entry.cells.state.replaceChildren(badge(state), " ", entry.cells.detail);

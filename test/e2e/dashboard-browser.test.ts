@@ -425,6 +425,34 @@ describe("the dashboard in a real Chromium", () => {
     }
   });
 
+  it("never steps a vacancy's duration back, though each read's estimate of the service's clock differs", async () => {
+    // Every read shows only the vacant roles, and every other one a Date header 2 s behind:
+    // with no held role, the page estimates the service's clock from that header.
+    let reads = 0;
+    const other = await browser.context.newPage();
+    await other.route((url) => url.pathname.endsWith("/api/primary") && url.searchParams.get("vacant") === "true", async (route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { primaries: { primary: unknown }[] };
+      reads += 1;
+      const date = Date.parse(response.headers()["date"]!) - (reads % 2 === 0 ? 2000 : 0);
+      await route.fulfill({ response, headers: { ...response.headers(), date: new Date(date).toUTCString() }, json: { ...body, primaries: body.primaries.filter((view) => view.primary === null) } });
+    });
+    try {
+      await other.goto(page.url());
+      const cell = roleCell("state");
+      const seen: number[] = [];
+      while (reads < 8) {
+        const shown = /vacant for (\d+) s/.exec((await other.locator(cell).first().textContent()) ?? "");
+        if (shown !== null) seen.push(Number(shown[1]));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(seen.length).toBeGreaterThan(10);
+      expect(seen.slice(1).filter((value, index) => value < seen[index]!)).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("shows a clear banner while the service answers 503, and clears it when the service is back", async () => {
     store.process.signal("SIGSTOP");
     try {
