@@ -81,11 +81,18 @@ describe("participant heartbeat through ha-module serve", () => {
     await realDelay(12 * I);
     for (const [index, proxy] of proxies.entries()) {
       const { batches, singles } = batchesOf(proxy, marks[index]!);
-      const full = batches.filter(whole).length;
-      // Every participant heartbeat carries the whole cycle; a call that failed on a busy
-      // machine may be sent again on its own, but most of the traffic is whole cycles.
-      expect(full, `participant ${heads[index]}: ${JSON.stringify({ batches, singles })}`).toBeGreaterThanOrEqual(3);
-      expect(full, `participant ${heads[index]}: ${JSON.stringify({ batches, singles })}`).toBeGreaterThan(singles.length + batches.length - full);
+      const sent = `participant ${heads[index]}: ${JSON.stringify({ batches, singles })}`;
+      const parts = (kind: keyof Batch): number => batches.reduce((sum, batch) => sum + batch[kind], 0);
+      // One request per I, carrying the parts due: every role (a renewal every I, a
+      // standby's poll about every 1.1·I), the member heartbeat every I, and the group poll
+      // about every I plus the round trip, as each part alone. A call that failed on a busy
+      // machine may be sent again on its own.
+      expect(batches.length + singles.length, sent).toBeLessThanOrEqual(14);
+      expect(batches.filter(whole).length, sent).toBeGreaterThanOrEqual(3);
+      expect(parts("members"), sent).toBeGreaterThanOrEqual(9);
+      expect(parts("groups"), sent).toBeGreaterThanOrEqual(5);
+      expect(parts("roles") + parts("reads"), sent).toBeGreaterThanOrEqual(24);
+      expect(singles.length, sent).toBeLessThanOrEqual(2);
     }
     // Exactly one primary per role, and it is not shared.
     for (const holder of primaries()) expect(["head-1", "head-2"]).toContain(holder);
