@@ -4,6 +4,7 @@ import { Evented } from "./listeners.js";
 import { LoopSetup, type LoopOptions } from "./loop-setup.js";
 import { MEMBERS_TRANSPORT, type MembersTransport } from "./members-transport.js";
 import { checkId, checkOptionalFunction, checkOptionsObject } from "./option-checks.js";
+import { planFrom } from "./participant/cadence.js";
 
 /** One state change of one session, as a watcher saw it. `removed`: the sweeper deleted its row. */
 export interface MemberEvent {
@@ -144,19 +145,15 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
 
   /**
    * About I after the answer, jittered. On the participant's grid when it has other parts (a
-   * poll may wait up to I/4 for it), planned from this poll's plan, not from its wake on the
-   * grid: alone, a poll comes I + its round trip after the last, and so it does on average
-   * in a participant, or the watcher would poll every I there (a participant's store
-   * operations are what its parts cost alone).
+   * poll may wait up to I/4 for it), planned from this poll's plan (planFrom): I plus the
+   * round trip apart on average, as alone.
    */
   #nextDelay(sentAt: number): number {
     const intervalMs = this.#timing?.intervalMs ?? this.#setup.retryDelayMs;
     const delayMs = intervalMs * (1 - JITTER / 2 + JITTER * this.#random());
     if (this.#setup.part === undefined) return delayMs;
     const now = this.#setup.clock.now();
-    const planned = this.#plannedAt;
-    const from = planned !== undefined && planned >= sentAt && planned - sentAt < intervalMs ? planned : sentAt;
-    this.#plannedAt = from + (now - sentAt) + delayMs;
+    this.#plannedAt = planFrom(this.#plannedAt, sentAt, intervalMs) + (now - sentAt) + delayMs;
     return this.#setup.part.align(this.#plannedAt, this.#timing?.intervalMs, true) - now;
   }
 

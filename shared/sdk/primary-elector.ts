@@ -15,6 +15,7 @@ import type { CallOptions, LeaseTransport } from "./lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
 import { Evented } from "./listeners.js";
 import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "./poll-delays.js";
+import { planFrom } from "./participant/cadence.js";
 import { checkId, checkNonNegativeMs } from "./option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 import type { LoopSetup } from "./loop-setup.js";
@@ -290,11 +291,9 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       const startedAt = this.#setup.clock.now();
       const pollMs = pollBudgetMs(this.#timing, this.#setup.retryDelayMs);
       const stretch = pollStretch(this.#random);
-      // On a participant's grid the poll woke up to I before its planned time; the next one is
-      // planned from this one's plan, not from the early wake, or the standby would poll every
-      // I where it polls every 1.1·I on average alone (a participant's store operations are
-      // what its parts cost alone). A lone elector, or one woken late, plans from now.
-      const cadenceFrom = this.#setup.part !== undefined && !quick && planned >= startedAt && planned - startedAt < pollMs ? planned : startedAt;
+      // On a participant's grid the next poll is planned from this one's plan (planFrom), so the
+      // standby polls every 1.1·I on average, as alone. A lone elector, or a quick poll, plans from now.
+      const cadenceFrom = this.#setup.part !== undefined && !quick ? planFrom(planned, startedAt, pollMs) : startedAt;
       // After calls no retry can fix (a wrong key or endpoint): later and later, up to T.
       pollAt = this.#refusals > 0 ? startedAt + backoffMs(this.#refusals, this.#timing, this.#setup.retryDelayMs) * stretch : cadenceFrom + pollMs * stretch;
       if (this.affinity !== undefined) {

@@ -69,3 +69,14 @@ export function align({ at, now, anchor, intervalMs, mayDelay, mayAdvance = fals
   if (mayDelay && after - at <= intervalMs / 4) return after;
   return at;
 }
+
+/**
+ * Where a poll's next plan counts from: the plan of the poll just made, when the grid woke it
+ * earlier than planned (by less than `withinMs`), else when it woke. A poll on a
+ * participant's grid wakes at the grid point before its plan; counted from that early wake,
+ * it would poll every I where alone it polls at its own cadence, and a participant's store
+ * operations are what its parts cost alone.
+ */
+export function planFrom(planned: number | undefined, wokeAt: number, withinMs: number): number {
+  return planned !== undefined && planned >= wokeAt && planned - wokeAt < withinMs ? planned : wokeAt;
+}
