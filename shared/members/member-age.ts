@@ -27,7 +27,7 @@ export interface AgeRules {
 export function serviceGaps(marker: SweepMarker | undefined, haTime: number, rules: AgeRules, readFrom = haTime): ServiceGap[] {
   if (marker === undefined) return [];
   const gaps = marker.gap === null ? [] : [marker.gap];
-  if (Math.min(readFrom, haTime) - marker.sweptAt > rules.staleAfterMs) gaps.push({ startedAt: marker.sweptAt, endedAt: haTime });
+  if (readFrom - marker.sweptAt > rules.staleAfterMs) gaps.push({ startedAt: marker.sweptAt, endedAt: haTime });
   return gaps;
 }
 
