@@ -55,7 +55,8 @@ export default defineConfig({
         // than the tests. A test there therefore leaves nothing global behind
         // (process.env, a global provider, a spy it does not restore, an emulator or a
         // server it does not close); one that must goes in another folder, or in OWN_PROCESS.
-        test: { name: "shared", include: SHARED.map((folder) => `${folder}**/*.test.ts`), exclude: [...configDefaults.exclude, ...OWN_PROCESS], isolate: false },
+        // The process's own monitors, which createRuntime starts, are stopped after each file.
+        test: { name: "shared", include: SHARED.map((folder) => `${folder}**/*.test.ts`), exclude: [...configDefaults.exclude, ...OWN_PROCESS], isolate: false, setupFiles: ["test/helpers/shared-worker-setup.ts"] },
       },
       { extends: true, test: { name: "own-process", include: OWN_PROCESS } },
       { extends: true, test: { name: "isolated", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...SHARED.map((folder) => `${folder}**`)] } },
