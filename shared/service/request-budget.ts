@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { MonotonicClock } from "./clock.js";
 import type { StoreCallOptions } from "./store-call.js";
 import { StoreUnavailableError } from "./store-unavailable-error.js";
@@ -40,6 +41,28 @@ export class RequestBudget {
         `The request's time budget (HA_STORE_TIMEOUT_MS = ${this.budgetMs} ms, counted from its arrival) ran out before its ${what}; nothing was written.`,
       );
     }
-    return { abortSignal: AbortSignal.timeout(remaining) };
+    return { abortSignal: deadlineSignal(this.arrivedAt + this.budgetMs, remaining) };
   }
+}
+
+/** The signal made last, and the deadline it fires at. */
+let last: { readonly deadline: number; readonly signal: AbortSignal } | undefined;
+
+/**
+ * One abort signal per deadline: the parts of one request (a participant heartbeat's
+ * renewals, reads and member heartbeat) share its arrival and so its deadline, and their
+ * store calls share one timer. Each AbortSignal.timeout is a timer that fires, making a
+ * DOMException, even after its call has succeeded; one per store call was about 2 % of the
+ * service's busy CPU. Remembering only the last one is enough: a request's parts ask for
+ * theirs together.
+ */
+function deadlineSignal(deadline: number, remainingMs: number): AbortSignal {
+  if (last?.deadline !== deadline) {
+    const signal = AbortSignal.timeout(remainingMs);
+    // Each store call in flight listens on it (removing its listener when done), and a
+    // request of many parts has more than the 10 Node warns at.
+    setMaxListeners(0, signal);
+    last = { deadline, signal };
+  }
+  return last.signal;
 }

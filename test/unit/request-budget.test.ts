@@ -3,6 +3,7 @@ import { LeaseService } from "../../shared/lease/lease-service.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
+import { RequestBudget } from "../../shared/service/request-budget.js";
 import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { WALL_START } from "../helpers/route-requests.js";
@@ -127,5 +128,20 @@ describe("the store calls' abort signal is what is left of the budget", () => {
     // busy machine closes (it once was 700 ms against a 1 s budget).
     await expect(service.getPrimary("s", { arrivedAt: started - 59_900 })).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(performance.now() - started).toBeLessThan(30_000);
+  });
+
+  it("the store calls of one request share one signal (one timer), and another request gets its own", async () => {
+    const clock = new FakeClock(1_000);
+    const arrivedAt = clock.now();
+    // A participant heartbeat's parts: each its own budget, all from the request's arrival.
+    const first = new RequestBudget(clock, arrivedAt, 500);
+    const second = new RequestBudget(clock, arrivedAt, 500);
+    await clock.advance(10);
+    const signal = first.forStoreCall("read").abortSignal;
+    expect(second.forStoreCall("write").abortSignal).toBe(signal);
+    expect(first.forStoreCall("write").abortSignal).toBe(signal);
+    const other = new RequestBudget(clock, clock.now(), 500).forStoreCall("read").abortSignal;
+    expect(other).not.toBe(signal);
+    expect(other?.aborted).toBe(false);
   });
 });
