@@ -11,9 +11,11 @@ import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionsObjec
 
 /**
  * Why a session is over. `replaced`: another session of this member took the row (ours had
- * gone unreachable there). `ended`: the service says ours said goodbye, went leaving or was
- * removed. `expired`: no heartbeat of ours was accepted for ttl since it was sent, so the
- * service must see it as leaving. Each time, the member joins again with a new session.
+ * gone unreachable there), as the answer to one of our heartbeats says (never the
+ * SessionHeld of a join that an accepted join overtook). `ended`: the service says ours
+ * said goodbye, went leaving or was removed. `expired`: no heartbeat of ours was accepted
+ * for ttl since it was sent, so the service must see it as leaving. Each time, the member
+ * joins again with a new session.
  */
 export type LostReason = "replaced" | "ended" | "expired";
 
@@ -192,7 +194,7 @@ export class MemberSession extends Evented<MemberSessionEvents> {
     if (joining) this.#joinsInFlight += 1;
     const controller = new AbortController();
     const call = this.#call(controller, budget, (options) => (this.#setup.part ?? this.#setup.transport).memberHeartbeat(this.group, this.member, body, options))
-      .then((outcome) => this.#settle(role.session, sentAt, outcome))
+      .then((outcome) => this.#settle(role.session, sentAt, joining, outcome))
       .catch((error: unknown) => this.#report(error))
       .finally(() => {
         if (joining) this.#joinsInFlight -= 1;
@@ -201,8 +203,11 @@ export class MemberSession extends Evented<MemberSessionEvents> {
     this.#inflight.set(controller, call);
   }
 
-  /** What a heartbeat's answer means, if its session is still the current one. */
-  #settle(session: string, sentAt: number, outcome: { value: MemberHeartbeatResult } | { error: unknown }): void {
+  /**
+   * What a heartbeat's answer means, if its session is still the current one. `join`: the
+   * request was sent while the session was joining (no token yet).
+   */
+  #settle(session: string, sentAt: number, join: boolean, outcome: { value: MemberHeartbeatResult } | { error: unknown }): void {
     const role = this.#role;
     if ((role.kind !== "joining" && role.kind !== "joined") || role.session !== session) return;
     this.#noteServiceDown(outcome, sentAt);
@@ -214,6 +219,12 @@ export class MemberSession extends Evented<MemberSessionEvents> {
         this.#accepted(role, result.token, result.answer, sentAt);
         return;
       case "held":
+        // A join refused after another join of the same session was accepted: answers
+        // overtake each other, and this one was decided before our row existed. Once the
+        // session had a row, another session can only take it by replacing it, and then
+        // the service answers SessionEnded (our session is in the row's ended sessions),
+        // never SessionHeld: this refusal is stale, not a replacement.
+        if (role.kind === "joined" && join) return;
         if (role.kind === "joined") {
           this.#lose("replaced");
           this.#schedule(0);

@@ -75,6 +75,34 @@ describe("MemberSession on a fake clock", () => {
     expect(events).toEqual(["joined s1"]);
   });
 
+  it("a join refused (SessionHeld) but answered after a later join of the session was accepted is stale: the session stays joined", async () => {
+    // Found by the membership simulation (seed 3618648326): the refusal of an earlier join,
+    // decided while the previous session was still active, arrived after the acceptance of
+    // a later join, and the session was lost as replaced though its row was its own.
+    const held = (call: PendingMemberCall): void => call.respond({ outcome: "held", answer: memberAnswer(GROUP, view("s0", { state: "active" })) });
+    session.start();
+    await clock.advance(0);
+    held(transport.take("memberHeartbeat"));
+    await clock.advance(MI);
+    const early = transport.take("memberHeartbeat");
+    await clock.advance(MI);
+    const later = transport.take("memberHeartbeat");
+    expect([early.body, later.body]).toEqual([
+      { session: "s1", address: "10.0.0.4:5800" },
+      { session: "s1", address: "10.0.0.4:5800" },
+    ]);
+    accept(later, "s1", "t1", { state: "joining", heartbeats: 1, previous: { session: "s0", state: "unreachable", at: new Date(2 * MI).toISOString() } });
+    await clock.advance(0);
+    held(early);
+    await clock.advance(0);
+    expect(events).toEqual(["joined s1"]);
+    expect(session.isJoined()).toBe(true);
+    expect(errors).toHaveLength(1);
+    await clock.advance(MI);
+    expect(transport.take("memberHeartbeat").body).toEqual({ session: "s1", token: "t1" });
+    transport.expectIdle();
+  });
+
   it("replaced (SessionHeld, or SessionEnded naming another session): lost, and a new session joins at once", async () => {
     await joinedAtZero();
     await clock.advance(MI);
