@@ -58,6 +58,13 @@ describe.skipIf(replay !== undefined)("membership simulation", () => {
     await simulateMembers(generateMemberScenario(2589703821, "faults"));
   });
 
+  it("a join refused while the previous session was active, answered after a later join was accepted, does not lose the session (seed 3618648326)", async () => {
+    // Answers overtook each other: the session joined, then took the stale SessionHeld of
+    // its earlier join for a replacement, was lost (replaced) and left its row to go
+    // unreachable while the member kept running.
+    await simulateMembers(generateMemberScenario(3618648326, "faults"));
+  });
+
   it("every planted bug has a case above", () => {
     expect(plants.map(([plant]) => plant).sort()).toEqual([...MEMBER_PLANTS].sort());
   });
