@@ -109,6 +109,20 @@ describe("decideMember (docs/membership.md#the-rules), table-driven on an inject
       expected: { kind: "reject", reason: "ended" },
     },
     {
+      // The SDK relies on it: after a join was accepted, a join's SessionHeld can only be stale.
+      name: "a replaced session's heartbeat while its successor is active: ended, never held",
+      row: row({ session: "s2", previous: { session: "s1", state: "unreachable", at: NOW - 5000 }, endedSessions: ["s1"] }),
+      request: heartbeat("s1"),
+      expected: { kind: "reject", reason: "ended" },
+    },
+    {
+      name: "a removed session's heartbeat while a successor is joining: ended, never held",
+      row: row({ session: "s2", heartbeats: 1 }),
+      marker: marker({ removedSessions: ["s1"] }),
+      request: heartbeat("s1"),
+      expected: { kind: "reject", reason: "ended" },
+    },
+    {
       name: "a session the sweeper removed cannot take over a successor's failed row",
       row: row({ session: "s2", renewedAt: NOW - TTL - 1 }),
       marker: marker({ removedSessions: ["s1"] }),
