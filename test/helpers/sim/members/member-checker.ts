@@ -141,7 +141,8 @@ export class MemberChecker {
         const due = watcher.lists.find((received) => received.deliveredAt >= write.at && received.deliveredAt >= knewAt && received.judgedHaTime - write.renewedAt > threshold);
         if (due === undefined) continue;
         const rawAge = due.judgedHaTime - write.renewedAt;
-        if (operatingAgeMs(write.renewedAt, due.judgedHaTime, serviceGaps(due.marker, due.judgedHaTime, this.#ageRules)) !== rawAge) {
+        // The gaps the service had to skip, judged as the contract says from what its query read.
+        if (operatingAgeMs(write.renewedAt, due.judgedHaTime, serviceGaps(due.marker, due.judgedHaTime, this.#ageRules, due.readFromHaTime)) !== rawAge) {
           this.stats.count("detectionsAfterServiceGap");
           continue;
         }

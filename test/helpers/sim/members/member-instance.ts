@@ -43,20 +43,22 @@ export class MemberSimInstance {
     return this.deps.world.now + this.skewMs;
   }
 
-  serve<T>(handle: (service: MemberService, arrival: RequestArrival, instance: MemberSimInstance) => Promise<T>): Promise<T> {
+  /** Runs one request on a fresh MemberService over a link of its own, which `handle` gets too. */
+  serve<T>(handle: (service: MemberService, arrival: RequestArrival, instance: MemberSimInstance, link: FaultyMemberLink) => Promise<T>): Promise<T> {
     const { world, scenario } = this.deps;
     return new Promise<T>((resolve, reject) => {
       this.process.post(() => {
         const arrival = { arrivedAt: this.process.now() };
+        const link = this.#link(world.now + scenario.storeTimeoutMs);
         const service = new MemberService({
-          store: this.#link(world.now + scenario.storeTimeoutMs),
+          store: link,
           clock: { now: () => this.haTime() },
           monotonic: this.process,
           rules: decisionRules(scenario),
           tokens: this.deps.tokens,
           storeTimeoutMs: scenario.storeTimeoutMs,
         });
-        handle(service, arrival, this).then((value) => resolve(toldTiming(value, scenario)), reject);
+        handle(service, arrival, this, link).then((value) => resolve(toldTiming(value, scenario)), reject);
       });
     });
   }

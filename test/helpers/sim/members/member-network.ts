@@ -10,12 +10,17 @@ import type { SimProcess } from "../process.js";
 import type { Prng } from "../prng.js";
 import type { SimWorld } from "../world.js";
 import type { MemberSimInstance } from "./member-instance.js";
+import type { FaultyMemberLink } from "./member-store-link.js";
 import type { MemberScenario } from "./member-scenario.js";
 import type { MemberSimStats } from "./member-stats.js";
 
-/** A listing as one watcher received it: when and on which ha_time the service judged it, and the marker it judged by. */
+/**
+ * A listing as one watcher received it: when and on which ha_time the service judged it,
+ * the ha_time its read began, and the marker that read returned (the one it judged by).
+ */
 export interface ReceivedList {
   readonly judgedHaTime: number;
+  readonly readFromHaTime: number;
   readonly deliveredAt: number;
   readonly marker: SweepMarkerRecord | undefined;
   readonly list: MemberList;
@@ -29,7 +34,6 @@ export interface MemberNetworkDeps {
   /** The functions are down: the platform answers 503 without running anything. */
   readonly serviceDown: () => boolean;
   readonly stats: MemberSimStats;
-  readonly currentMarker: () => SweepMarkerRecord | undefined;
   /** The service threw something other than StoreUnavailableError: a 500, which is a bug. */
   readonly onServiceError: (error: unknown) => void;
 }
@@ -60,15 +64,16 @@ export class SimMembersTransport implements MembersTransport {
   }
 
   async listMembers(group: string, options?: CallOptions): Promise<MemberList> {
-    const judged = await this.#send(async (service, arrival, instance) => {
+    const judged = await this.#send(async (service, arrival, instance, link) => {
+      const readFromHaTime = instance.haTime();
       const list = await service.list(group, arrival);
-      return { list, judgedHaTime: instance.haTime(), marker: this.deps.currentMarker() };
+      return { list, judgedHaTime: instance.haTime(), readFromHaTime, marker: link.listed?.marker };
     }, options);
     this.onList?.({ ...judged, deliveredAt: this.deps.world.now });
     return judged.list;
   }
 
-  #send<T>(handle: (service: MemberService, arrival: RequestArrival, instance: MemberSimInstance) => Promise<T>, options: CallOptions = {}): Promise<T> {
+  #send<T>(handle: (service: MemberService, arrival: RequestArrival, instance: MemberSimInstance, link: FaultyMemberLink) => Promise<T>, options: CallOptions = {}): Promise<T> {
     const { world, rng, instances, stats } = this.deps;
     return new Promise<T>((resolve, reject) => {
       let done = false;

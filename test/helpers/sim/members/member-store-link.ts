@@ -22,6 +22,8 @@ export interface MemberStoreWeather {
  */
 export class FaultyMemberLink implements MemberStore {
   readonly kind = "memory";
+  /** The group as the last listGroup through this link read it (a listing's marker, for the checker). */
+  listed: GroupSnapshot | undefined;
 
   constructor(
     private readonly world: SimWorld,
@@ -38,7 +40,12 @@ export class FaultyMemberLink implements MemberStore {
   }
 
   listGroup(group: string): Promise<GroupSnapshot> {
-    return this.#call(false, () => this.target.listGroup(group));
+    return this.#call(false, () =>
+      this.target.listGroup(group).then((snapshot) => {
+        this.listed = snapshot;
+        return snapshot;
+      }),
+    );
   }
 
   listAll(): Promise<GroupSnapshot[]> {

@@ -1,6 +1,6 @@
 import type { WriteOutcome } from "../../../../shared/service/store-call.js";
 import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, MemberStore } from "../../../../shared/members/member-store.js";
-import type { MemberRow, SweepMarker, SweepMarkerRecord } from "../../../../shared/members/member.js";
+import type { MemberRow, SweepMarker } from "../../../../shared/members/member.js";
 import { MemoryMemberStore } from "../../../../shared/store/members-memory-store.js";
 
 /** The last heartbeat of a session that landed in the store. */
@@ -23,14 +23,8 @@ export class RecordingMemberStore implements MemberStore {
   readonly lastWrite = new Map<string, SessionWrite>();
   readonly markers: { readonly at: number; readonly marker: SweepMarker }[] = [];
   readonly deleted: { readonly at: number; readonly session: string }[] = [];
-  #marker: SweepMarkerRecord | undefined;
 
   constructor(private readonly now: () => number) {}
-
-  /** The group's marker as it is now (one group per run). */
-  currentMarker(): SweepMarkerRecord | undefined {
-    return this.#marker;
-  }
 
   read(group: string, member: string): Promise<MemberAndMarker> {
     return this.#inner.read(group, member);
@@ -68,13 +62,8 @@ export class RecordingMemberStore implements MemberStore {
 
   writeMarker(marker: SweepMarker, etag: string | undefined): Promise<WriteOutcome> {
     const at = this.now();
-    const outcome = this.#inner.writeMarker(marker, etag);
-    const after = this.#inner.read(marker.group, "~none");
-    return Promise.all([outcome, after]).then(([written, { marker: current }]) => {
-      if (written.ok) {
-        this.markers.push({ at, marker });
-        this.#marker = current;
-      }
+    return this.#inner.writeMarker(marker, etag).then((written) => {
+      if (written.ok) this.markers.push({ at, marker });
       return written;
     });
   }

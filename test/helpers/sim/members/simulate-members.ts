@@ -76,7 +76,6 @@ async function run(scenario: MemberScenario): Promise<MemberOutcome> {
     faults: () => (healed ? HEALED_NETWORK : scenario.network),
     serviceDown: () => !healed && within(scenario.serviceOutages),
     stats,
-    currentMarker: () => store.currentMarker(),
     onServiceError: (error) => (serviceError ??= error),
   };
 
