@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CliProcess, isRunning, realDelay, runCli, type CliEvent } from "../helpers/sdk-cli-process.js";
+import { CliProcess, isRunning, realDelay, runCli, waitUntil, type CliEvent } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
@@ -26,6 +26,24 @@ const FILE_CHECK = 'test -f "$HA_TEST_HEALTHY" || { echo "no $HA_TEST_HEALTHY fo
 /** Quick checks: three failures in a row, 150 ms apart. */
 const QUICK = ["--health-interval", "150ms", "--health-timeout", "1s", "--health-retries", "3"];
 
+/** Every process this file starts carries it (run, its watchdogs, the commands and checks). */
+const MARK = `HA_TEST_RUN_MARK=health-${process.pid}-${Date.now()}`;
+
+/** The live (not zombie) processes that carry MARK in their environment. */
+function marked(): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const state = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ").at(-1)?.[0];
+      if (state !== "Z" && readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(MARK)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
 describe("ha-module run --health-cmd: work that stalls steps down", () => {
   let service: ServiceProcess;
   let dir: string;
@@ -38,6 +56,15 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
 
   afterEach(async () => {
     await Promise.all(runners.splice(0).map((runner) => runner.kill()));
+    // A command cannot outlive its run, even one SIGKILLed just as it starts the command (a
+    // test ends at the `elected` that starts one): its watchdog SIGKILLs what is left.
+    try {
+      await waitUntil(() => marked().length === 0, "every command and watchdog gone with its run", 10_000);
+    } catch (error) {
+      const left = marked().map((pid) => `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 120)}`);
+      for (const pid of marked()) process.kill(pid, "SIGKILL");
+      throw new Error(`${(error as Error).message}; still running: ${left.join("; ")}`, { cause: error });
+    }
   });
 
   afterAll(async () => {
@@ -46,7 +73,8 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
   });
 
   const startRunner = (name: string, utype: string, extra: string[], env: Record<string, string> = {}): CliProcess => {
-    const runner = new CliProcess(name, ["run", utype, "--endpoint", service.url, ...extra, "--", process.execPath, "-e", WORKER], env);
+    const [markName = "", markValue = ""] = MARK.split("=");
+    const runner = new CliProcess(name, ["run", utype, "--endpoint", service.url, ...extra, "--", process.execPath, "-e", WORKER], { ...env, [markName]: markValue });
     runners.push(runner);
     return runner;
   };

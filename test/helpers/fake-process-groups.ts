@@ -21,6 +21,8 @@ export class FakeGroup {
   readonly exitListeners: ((exit: LeaderExit) => void)[] = [];
   stdinClosedAt: number | undefined;
   lifeline: FakeLifeline | undefined;
+  /** Whether a watchdog had been started when the command was let run (undefined until then). */
+  releasedWithLifeline: boolean | undefined;
 
   constructor(
     readonly pgid: number,
@@ -104,7 +106,7 @@ export class FakeProcessGroups implements ProcessGroups {
   spawn(_command: string, _args: readonly string[], env: Record<string, string | undefined>): CommandProcess {
     if (this.failSpawn !== undefined) {
       const error = this.failSpawn;
-      return { pid: undefined, onExit: (listener) => queueMicrotask(() => listener({ code: null, signal: null, error })), closeStdin: () => undefined };
+      return { pid: undefined, onExit: (listener) => queueMicrotask(() => listener({ code: null, signal: null, error })), closeStdin: () => undefined, release: () => undefined };
     }
     const group = new FakeGroup(this.#nextPid, env, this.behaviour);
     this.#nextPid += 2;
@@ -114,6 +116,9 @@ export class FakeProcessGroups implements ProcessGroups {
       onExit: (listener) => void group.exitListeners.push(listener),
       closeStdin: () => {
         group.stdinClosedAt ??= this.clock.now();
+      },
+      release: () => {
+        group.releasedWithLifeline ??= group.lifeline !== undefined;
       },
     };
   }

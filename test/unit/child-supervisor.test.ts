@@ -43,6 +43,8 @@ describe("ChildSupervisor: one command as a process group (fake clock, fake proc
     expect(supervisor.term).toBe("uuid-1#7");
     expect(groups.last.env).toEqual({ HA_EPOCH: "7" });
     expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 4000);
+    // Let run only once its watchdog was started: a run killed in between leaves nothing running.
+    expect(groups.last.releasedWithLifeline).toBe(true);
     expect(events).toEqual([{ event: "started", fields: { utype: "scheduler", pid: 101, epoch: 7, watchdog: 102 }, at: t0 }]);
     supervisor.keepUntil(t0 + 5000);
     expect(groups.last.lifeline!.lastKillAt).toBe(t0 + 5000);

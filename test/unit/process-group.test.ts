@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { systemProcessGroups } from "../../shared/cli/supervise/process-group.js";
 import { systemElectorClock } from "../../shared/sdk/elector-clock.js";
@@ -34,5 +36,41 @@ describe("process groups on this system", () => {
         resolve();
       }),
     );
+  });
+
+  describe("a command is held until it is let run", () => {
+    const exitOf = (command: ReturnType<typeof groups.spawn>) => new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => command.onExit(resolve));
+
+    it("never runs if run's end of its stdin closes first (run died before starting the watchdog)", async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "ha-hold-"));
+      try {
+        const marker = path.join(dir, "ran");
+        const command = groups.spawn("sh", ["-c", `echo ran > "${marker}"`], process.env);
+        expect(command.pid).toBeGreaterThan(1);
+        // What the kernel does to the pipe when run dies: its end closes, never having said go.
+        command.closeStdin();
+        const exit = await exitOf(command);
+        expect(exit.code).not.toBe(0);
+        expect(existsSync(marker)).toBe(false);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("runs once released, as the group's leader, with its arguments and its stdin still run's pipe", async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "ha-hold-"));
+      try {
+        const marker = path.join(dir, "ran");
+        // $$ is the shell's pid: exec kept the leader's pid, so the group is the command's.
+        const command = groups.spawn("sh", ["-c", `echo "$$ $1" > "${marker}"; read -r line || echo eof >> "${marker}"`, "sh", "an argument"], process.env);
+        command.release();
+        await waitUntil(() => existsSync(marker), "the command runs", 5000);
+        command.closeStdin();
+        expect(await exitOf(command)).toEqual({ code: 0, signal: null });
+        expect(readFileSync(marker, "utf8")).toBe(`${command.pid} an argument\neof\n`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 });

@@ -9,6 +9,11 @@ export interface CommandProcess {
   onExit(listener: (exit: LeaderExit) => void): void;
   /** Ends the command's stdin, a pipe that carries nothing: EOF says "stop now". */
   closeStdin(): void;
+  /**
+   * Lets the command run. Until then only its group's leader exists, holding: if `run` dies
+   * before it starts the watchdog and says go, the command never runs at all.
+   */
+  release(): void;
 }
 
 export interface LeaderExit {
@@ -183,6 +188,9 @@ export class ChildSupervisor {
     const lifeline = groups.startLifeline(current.pgid, request.killBy);
     current.lifeline = lifeline;
     lifeline.onLost((exit) => this.#lifelineLost(current, exit));
+    // Only now, with its watchdog started: a `run` killed between the two starts must not
+    // leave a command running that nothing watches.
+    child.release();
     this.#o.printEvent("started", { utype, pid: current.pgid, epoch: request.epoch, watchdog: lifeline.pid ?? null });
   }
 

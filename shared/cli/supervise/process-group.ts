@@ -34,6 +34,15 @@ export function systemProcessGroups(clock: ElectorClock): ProcessGroups {
 }
 
 /**
+ * The group's leader starts as a shell that waits for one line on its stdin before it
+ * becomes the command (exec: the same pid, so the same group). `run` writes that line once
+ * the watchdog is started (release()); if `run` dies first, the pipe's EOF ends the shell
+ * and the command never runs, so no command ever runs without a watchdog. A command that
+ * cannot be executed (removed since `run` looked it up) ends the shell with 127 or 126.
+ */
+const HOLD = 'IFS= read -r go && exec "$@"';
+
+/**
  * `detached` makes the command the leader of a new session and process group (setsid),
  * whose id is its pid. It has no controlling terminal: a terminal's Ctrl-C reaches `run`,
  * which stops the command in order. Its stdin is a pipe from `run` that carries nothing
@@ -41,7 +50,7 @@ export function systemProcessGroups(clock: ElectorClock): ProcessGroups {
  * `run`'s stdout carries only JSON event lines.
  */
 function spawnGroupLeader(command: string, args: readonly string[], env: Record<string, string | undefined>): CommandProcess {
-  const child = spawn(command, args, { detached: true, stdio: ["pipe", 2, 2], env });
+  const child = spawn("/bin/sh", ["-c", HOLD, "ha-module-run", command, ...args], { detached: true, stdio: ["pipe", 2, 2], env });
   child.stdin?.on("error", () => undefined); // the command may close its end first
   const listeners: ((exit: LeaderExit) => void)[] = [];
   let ended: LeaderExit | undefined;
@@ -63,6 +72,9 @@ function spawnGroupLeader(command: string, args: readonly string[], env: Record<
     },
     closeStdin: () => {
       child.stdin?.end();
+    },
+    release: () => {
+      if (child.stdin?.writable) child.stdin.write("go\n");
     },
   };
 }
