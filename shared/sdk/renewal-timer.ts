@@ -9,8 +9,9 @@ const K = 4;
 /** Beyond 2^16 the budget is the ceiling anyway; the cap keeps the product finite. */
 const MAX_DOUBLINGS = 16;
 /**
- * How many of the latest round trips the budget never goes below the longest of: a copy is
- * for a lost message, not for one waiting in a queue the service has been showing lately.
+ * How many of the latest round trips are looked at for one over the floor, which makes the
+ * budget the ceiling: a copy is for a lost message, not for one waiting in a queue the
+ * service has been showing lately.
  * Only those answered within the last T count: a queue lasts while it is being fed, and a
  * slow answer long ago (a cold service's first acquisition) says nothing about now.
  */
@@ -25,9 +26,10 @@ const SHARED = new WeakMap<object, RenewalTimer>();
  * the renewals that got no answer within their budget; pure and clock-free (the elector
  * measures, this only keeps the numbers).
  *
- * budget = min(ceil, max(floor, SRTT + 4·RTTVAR, the longest of the latest 256 round trips
- * answered within the last T) · 2^n), n = renewals unanswered in a row
- * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2). Before the first
+ * budget = min(ceil, max(floor, SRTT + 4·RTTVAR) · 2^n), n = renewals unanswered in a row
+ * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2); but ceil itself
+ * while any of the latest 256 round trips answered within the last T took longer than the
+ * floor (a slow service is queueing, and copies would feed the queue). Before the first
  * answer, the ceiling. With a fast service a lost renewal is sent again after the floor,
  * so four copies (after F, 2F, 4F, then what is left: F) fit between the first renewal (I
  * after the last accepted one) and the deadline (T − I after it); a service that stops
@@ -100,11 +102,14 @@ export class RenewalTimer {
   budgetMs(timing: LeaseTiming, now: number): number {
     const ceiling = renewalCeilingMs(timing);
     if (this.#smoothedMs === undefined) return ceiling;
-    // Never below the longest recent round trip: near capacity the answers' tail is
-    // queueing, and a copy sent into it only lengthens the queue (a capacity run at
-    // 400 roles × 2 lost leases with SRTT + 4·RTTVAR alone, which the tail overshoots).
-    const estimate = Math.max(this.#smoothedMs + K * this.#variationMs, this.#longestSince(now - timing.timeoutMs));
-    return Math.min(ceiling, Math.max(renewalFloorMs(timing), estimate) * 2 ** this.#unanswered);
+    // Copies sent at the estimate are for a service that answers within the floor, where a
+    // missing answer means a lost message (four copies then fit before the deadline). One
+    // that has lately taken longer is queueing: its tail outruns any estimate kept from a
+    // few samples a second, and copies sent into it lengthened the queue until leases
+    // expired (capacity runs at 400 roles × 2, which the ceiling alone held). Wait the ceiling.
+    const floor = renewalFloorMs(timing);
+    if (this.#longestSince(now - timing.timeoutMs) > floor) return ceiling;
+    return Math.min(ceiling, Math.max(floor, this.#smoothedMs + K * this.#variationMs) * 2 ** this.#unanswered);
   }
 
   /** The longest of the kept round trips answered after `since` (0 if none). */

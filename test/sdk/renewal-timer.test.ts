@@ -23,23 +23,37 @@ describe("the renewal budget: TCP's retransmission timeout, clamped to [(T − 2
     const timer = new RenewalTimer();
     timer.answered(200, 0, "renewal");
     expect(timer.budgetMs(DEFAULTS, 0)).toBe(200 + 4 * 100);
-    timer.answered(400, 0, "renewal");
-    // RTTVAR = 3/4·100 + 1/4·|200 − 400| = 125; SRTT = 7/8·200 + 1/8·400 = 225.
-    expect(timer.budgetMs(DEFAULTS, 0)).toBe(225 + 4 * 125);
-    // Steady round trips: the variation decays, SRTT converges to them.
+    timer.answered(360, 0, "renewal");
+    // RTTVAR = 3/4·100 + 1/4·|200 − 360| = 115; SRTT = 7/8·200 + 1/8·360 = 220.
+    expect(timer.budgetMs(DEFAULTS, 0)).toBe(220 + 4 * 115);
+    // Steady round trips: the variation decays, SRTT converges to them (here under the floor).
     for (let n = 0; n < 300; n += 1) timer.answered(300, 0, "renewal");
     expect(timer.budgetMs(DEFAULTS, 0)).toBeCloseTo(375, 0);
-    for (let n = 0; n < 200; n += 1) timer.answered(450, 0, "renewal");
-    expect(timer.budgetMs(DEFAULTS, 0)).toBeCloseTo(450, 0);
   });
 
-  it("never goes below the longest of the latest 256 round trips: a copy is for a lost message, not for the queue's tail near capacity", () => {
+  it("is the ceiling while a round trip answered within the last T took longer than the floor: a slow service is queueing, and copies at SRTT + 4·RTTVAR would feed it", () => {
+    const timer = new RenewalTimer();
+    // One renewal a second, each answered after 1100 ms: the variation decays to nothing.
+    for (let n = 0; n < 60; n += 1) timer.answered(1100, n * 1000, "renewal");
+    expect(timer.budgetMs(DEFAULTS, 60_000)).toBe(2000);
+    // The service speeds up: once the slow answers are older than T, the estimate decides again.
+    for (let n = 60; n < 120; n += 1) timer.answered(100, n * 1000, "renewal");
+    expect(timer.budgetMs(DEFAULTS, 120_000)).toBe(375);
+    // One answer just over the floor (375 ms) among fast ones is enough, for as long as it is recent.
+    timer.answered(376, 120_500, "renewal");
+    expect(timer.budgetMs(DEFAULTS, 121_000)).toBe(2000);
+    // At the floor itself, the estimate decides (SRTT + 4·RTTVAR, settling on the floor).
+    for (let n = 130; n < 190; n += 1) timer.answered(375, n * 1000, "renewal");
+    expect(timer.budgetMs(DEFAULTS, 190_000)).toBeLessThan(400);
+  });
+
+  it("looks at the latest 256 round trips only: a slow one pushed out by 256 fast ones no longer makes the ceiling", () => {
     const timer = new RenewalTimer();
     for (let n = 0; n < 100; n += 1) timer.answered(100, 0, "renewal");
     timer.answered(1600, 0, "renewal");
     for (let n = 0; n < 100; n += 1) timer.answered(100, 0, "renewal");
-    // SRTT + 4·RTTVAR has decayed back to a few hundred ms; the tail is still within the window.
-    expect(timer.budgetMs(DEFAULTS, 0)).toBe(1600);
+    // SRTT + 4·RTTVAR has decayed back to a few hundred ms; the slow one is still in the window.
+    expect(timer.budgetMs(DEFAULTS, 0)).toBe(2000);
     for (let n = 0; n < 156; n += 1) timer.answered(100, 0, "renewal");
     // 256 answers later the slow one has left the window.
     expect(timer.budgetMs(DEFAULTS, 0)).toBeLessThan(500);
@@ -51,8 +65,9 @@ describe("the renewal budget: TCP's retransmission timeout, clamped to [(T − 2
     // One slow answer at 0, then one fast renewal per I.
     timer.answered(1500, 0, "renewal");
     for (let at = 1000; at <= 20_000; at += 1000) timer.answered(20, at, "renewal");
-    // Within T of the slow answer it still counts (a queue may still be there)...
-    expect(timer.budgetMs(DEFAULTS, 4999)).toBe(1500);
+    // Within T of the slow answer it still counts (a queue may still be there; at over half
+    // the ceiling, the ceiling itself)...
+    expect(timer.budgetMs(DEFAULTS, 4999)).toBe(2000);
     // ...later only SRTT + 4·RTTVAR, settled again, and the floor: four copies fit before a deadline.
     expect(timer.budgetMs(DEFAULTS, 20_000)).toBe(375);
   });
