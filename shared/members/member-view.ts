@@ -37,7 +37,7 @@ export function answerAbout(group: string, row: ViewedMember | undefined, marker
 }
 
 /** A group's members counted by state, judged at `haTime` with the group's marker, read from `readFrom` on (serviceGaps). */
-export function toGroupSummary(snapshot: GroupSnapshot, haTime: number, rules: AgeRules, readFrom = haTime): GroupSummary {
+export function toGroupSummary(snapshot: GroupSnapshot, haTime: number, rules: AgeRules, readFrom: number): GroupSummary {
   const gaps = serviceGaps(snapshot.marker, haTime, rules, readFrom);
   const members: Record<MemberState, number> = { joining: 0, active: 0, unreachable: 0, leaving: 0 };
   for (const row of snapshot.rows) members[judgeRow(row, haTime, gaps, rules).state] += 1;
