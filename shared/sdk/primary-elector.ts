@@ -662,7 +662,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   #roundTrip(ms: number, timing: LeaseTiming, call: "renewal" | "acquisition"): void {
-    this.#renewalTimer.answered(ms, this.#setup.clock.now(), call);
+    this.#renewalTimer.answered(ms, this.#setup.clock.now(), call, timing);
     const warning = this.#stats.roundTrip(ms, timing);
     if (warning !== undefined) this.#report(warning);
   }

@@ -8,14 +8,6 @@ const BETA = 1 / 4;
 const K = 4;
 /** Beyond 2^16 the budget is the ceiling anyway; the cap keeps the product finite. */
 const MAX_DOUBLINGS = 16;
-/**
- * How many of the latest round trips are looked at for one over the floor, which makes the
- * budget the ceiling: a copy is for a lost message, not for one waiting in a queue the
- * service has been showing lately.
- * Only those answered within the last T count: a queue lasts while it is being fed, and a
- * slow answer long ago (a cold service's first acquisition) says nothing about now.
- */
-const RECENT_SAMPLES = 256;
 /** One estimate per transport (see RenewalTimer.of). */
 const SHARED = new WeakMap<object, RenewalTimer>();
 
@@ -28,8 +20,8 @@ const SHARED = new WeakMap<object, RenewalTimer>();
  *
  * budget = min(ceil, max(floor, SRTT + 4·RTTVAR) · 2^n), n = renewals unanswered in a row
  * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2); but ceil itself
- * while any of the latest 256 round trips answered within the last T took longer than the
- * floor (a slow service is queueing, and copies would feed the queue). Before the first
+ * while any round trip answered within the last T took longer than the floor (a slow
+ * service is queueing, and copies would feed the queue). Before the first
  * answer, the ceiling. With a fast service a lost renewal is sent again after the floor,
  * so four copies (after F, 2F, 4F, then what is left: F) fit between the first renewal (I
  * after the last accepted one) and the deadline (T − I after it); a service that stops
@@ -56,10 +48,15 @@ export class RenewalTimer {
   #smoothedMs: number | undefined;
   #variationMs = 0;
   #unanswered = 0;
-  /** The latest RECENT_SAMPLES round trips, a ring, and when each was answered. */
-  readonly #recent: number[] = [];
-  readonly #recentAt: number[] = [];
-  #next = 0;
+  /**
+   * When the latest round trip longer than the floor was answered: the budget is the ceiling
+   * for T after it, however many fast answers came since. A time, not a count of samples:
+   * 400 primaries on one transport answer 256 round trips in under a second, and a window
+   * of 256 let the budget fall to the estimate between two slow answers of one queue.
+   * A queue lasts while it is being fed; a slow answer more than T ago (a cold service's
+   * first acquisition) says nothing about now.
+   */
+  #slowAnsweredAt: number | undefined;
   /** Whether a renewal has been answered: until then the samples are acquisitions', provisional. */
   #renewalSeen = false;
 
@@ -69,16 +66,15 @@ export class RenewalTimer {
    * the acquisitions before it gave: the first acquisitions open the connection (TCP and TLS
    * handshakes), may take a lease over (two store operations) and come when a whole fleet
    * starts, so their round trips say little about a renewal's; left in, they held the budget
-   * near its ceiling for half a minute.
+   * near its ceiling for half a minute. `timing` is the answering elector's (electors on
+   * one transport ask one service, so they share it): its floor tells a slow answer.
    */
-  answered(roundTripMs: number, at: number, call: "renewal" | "acquisition"): void {
+  answered(roundTripMs: number, at: number, call: "renewal" | "acquisition", timing: LeaseTiming): void {
     this.#unanswered = 0;
     if (call === "renewal" && !this.#renewalSeen) {
       this.#renewalSeen = true;
       this.#smoothedMs = undefined;
-      this.#recent.length = 0;
-      this.#recentAt.length = 0;
-      this.#next = 0;
+      this.#slowAnsweredAt = undefined;
     }
     const sample = Math.max(0, roundTripMs);
     if (this.#smoothedMs === undefined) {
@@ -88,9 +84,7 @@ export class RenewalTimer {
       this.#variationMs = (1 - BETA) * this.#variationMs + BETA * Math.abs(this.#smoothedMs - sample);
       this.#smoothedMs = (1 - ALPHA) * this.#smoothedMs + ALPHA * sample;
     }
-    this.#recent[this.#next] = sample;
-    this.#recentAt[this.#next] = at;
-    this.#next = (this.#next + 1) % RECENT_SAMPLES;
+    if (sample > renewalFloorMs(timing)) this.#slowAnsweredAt = Math.max(at, this.#slowAnsweredAt ?? at);
   }
 
   /** A renewal that got no answer within its budget: the next budget doubles (no sample: nothing was measured). */
@@ -107,17 +101,7 @@ export class RenewalTimer {
     // that has lately taken longer is queueing: its tail outruns any estimate kept from a
     // few samples a second, and copies sent into it lengthened the queue until leases
     // expired (capacity runs at 400 roles × 2, which the ceiling alone held). Wait the ceiling.
-    const floor = renewalFloorMs(timing);
-    if (this.#longestSince(now - timing.timeoutMs) > floor) return ceiling;
-    return Math.min(ceiling, Math.max(floor, this.#smoothedMs + K * this.#variationMs) * 2 ** this.#unanswered);
-  }
-
-  /** The longest of the kept round trips answered after `since` (0 if none). */
-  #longestSince(since: number): number {
-    let longest = 0;
-    for (let index = 0; index < this.#recent.length; index += 1) {
-      if (this.#recentAt[index]! > since) longest = Math.max(longest, this.#recent[index]!);
-    }
-    return longest;
+    if (this.#slowAnsweredAt !== undefined && this.#slowAnsweredAt > now - timing.timeoutMs) return ceiling;
+    return Math.min(ceiling, Math.max(renewalFloorMs(timing), this.#smoothedMs + K * this.#variationMs) * 2 ** this.#unanswered);
   }
 }
