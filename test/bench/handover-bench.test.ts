@@ -31,9 +31,11 @@ describe("bench/handover.mjs", () => {
   it("moves the role every way it measures, and the named standby wins every handover", { timeout: 240_000 }, async () => {
     out = await mkdtemp(join(tmpdir(), "ha-handover-bench-"));
     const json = join(out, "handover.json");
-    const I = 400;
-    const T = 2000;
-    const { stdout } = await promisify(execFile)(process.execPath, [BENCH, "--trials", "2", "--interval-ms", String(I), "--timeout-ms", String(T), "--json", json], {
+    // T well over 2I: the named standby wins only if it renews its new term in time, and on a
+    // machine shared with the rest of the suite a process can stall for a second or more.
+    const I = 500;
+    const T = 4000;
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BENCH, "--trials", "2", "--interval-ms", String(I), "--timeout-ms", String(T), "--json", json], {
       timeout: 220_000,
       maxBuffer: 10 * 2 ** 20,
     });
@@ -46,7 +48,9 @@ describe("bench/handover.mjs", () => {
       expect(figures.medianGapMs).toBeLessThanOrEqual(figures.p99GapMs);
       expect(figures.p99GapMs).toBeLessThanOrEqual(figures.maxGapMs);
     }
-    expect(report.results["handover"]!.namedWon).toBe(2);
+    // The bench's own lines (one per trial: the old and new primary, the named one) say which
+    // trial went elsewhere.
+    expect(report.results["handover"]!.namedWon, stderr).toBe(2);
     // A revoke moves the role only once the lease runs out (T after the last renewal), while the
     // command stops at the latest at its run's deadline (T − I after that renewal was sent).
     expect(report.results["revoke"]!.medianGapMs).toBeGreaterThanOrEqual(I);
