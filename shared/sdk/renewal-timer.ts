@@ -14,16 +14,15 @@ const SHARED = new WeakMap<object, RenewalTimer>();
 /**
  * How long a primary's renewal goes unanswered before a copy is sent again, the earlier
  * copies still awaited (hedged-renewal.ts, docs/protocol.md#timing-rules): TCP's
- * retransmission timeout, for the electors of one transport (see of()). Fed the round trips of answered heartbeats and
- * the renewals that got no answer within their budget; pure and clock-free (the elector
- * measures, this only keeps the numbers).
+ * retransmission timeout, for the electors of one transport (see of()). Fed the round
+ * trips of answered heartbeats and the renewals that got no answer within their budget;
+ * pure and clock-free (the elector measures, this only keeps the numbers).
  *
  * budget = min(ceil, max(floor, SRTT + 4·RTTVAR) · 2^n), n = renewals unanswered in a row
  * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2); but ceil itself
- * while any round trip answered within the last T took longer than the floor (a slow
- * service is queueing, and copies would feed the queue). Before the first
- * answer, the ceiling. With a fast service a lost renewal is sent again after the floor,
- * so four copies (after F, 2F, 4F, then what is left: F) fit between the first renewal (I
+ * for T after any round trip that took longer than the floor (a slow service is queueing,
+ * and copies would feed the queue). Before the first answer, the ceiling. With a fast
+ * service a lost renewal is sent again after the floor, so four copies (after F, 2F, 4F, then what is left: F) fit between the first renewal (I
  * after the last accepted one) and the deadline (T − I after it); a service that stops
  * answering sees the copies spaced by doubling budgets, at most four per lease.
  */
