@@ -26,17 +26,17 @@ const FILE_CHECK = 'test -f "$HA_TEST_HEALTHY" || { echo "no $HA_TEST_HEALTHY fo
 /** Quick checks: three failures in a row, 150 ms apart. */
 const QUICK = ["--health-interval", "150ms", "--health-timeout", "1s", "--health-retries", "3"];
 
-/** Every process this file starts carries it (run, its watchdogs, the commands and checks). */
-const MARK = `HA_TEST_RUN_MARK=health-${process.pid}-${Date.now()}`;
+/** Every process this file starts carries it in its environment (run, its watchdogs, the commands and checks). */
+const MARK_NAME = "HA_TEST_RUN_MARK";
+const MARK_VALUE = `health-${process.pid}-${Date.now()}`;
 
-/** The live (not zombie) processes that carry MARK in their environment. */
+/** The running (not zombie) processes that carry the mark. */
 function marked(): number[] {
   const found: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^[0-9]+$/.test(entry)) continue;
     try {
-      const state = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ").at(-1)?.[0];
-      if (state !== "Z" && readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(MARK)) found.push(Number(entry));
+      if (isRunning(Number(entry)) && readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`${MARK_NAME}=${MARK_VALUE}`)) found.push(Number(entry));
     } catch {
       // gone meanwhile, or not ours to read
     }
@@ -61,8 +61,9 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
     try {
       await waitUntil(() => marked().length === 0, "every command and watchdog gone with its run", 10_000);
     } catch (error) {
-      const left = marked().map((pid) => `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 120)}`);
-      for (const pid of marked()) process.kill(pid, "SIGKILL");
+      const pids = marked();
+      const left = pids.map((pid) => `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 120)}`);
+      for (const pid of pids) process.kill(pid, "SIGKILL");
       throw new Error(`${(error as Error).message}; still running: ${left.join("; ")}`, { cause: error });
     }
   });
@@ -73,8 +74,7 @@ describe("ha-module run --health-cmd: work that stalls steps down", () => {
   });
 
   const startRunner = (name: string, utype: string, extra: string[], env: Record<string, string> = {}): CliProcess => {
-    const [markName = "", markValue = ""] = MARK.split("=");
-    const runner = new CliProcess(name, ["run", utype, "--endpoint", service.url, ...extra, "--", process.execPath, "-e", WORKER], { ...env, [markName]: markValue });
+    const runner = new CliProcess(name, ["run", utype, "--endpoint", service.url, ...extra, "--", process.execPath, "-e", WORKER], { ...env, [MARK_NAME]: MARK_VALUE });
     runners.push(runner);
     return runner;
   };
