@@ -22,9 +22,10 @@ const SHARED = new WeakMap<object, RenewalTimer>();
  * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2); but ceil itself
  * for T after any round trip that took longer than the floor (a slow service is queueing,
  * and copies would feed the queue). Before the first answer, the ceiling. With a fast
- * service a lost renewal is sent again after the floor, so four copies (after F, 2F, 4F, then what is left: F) fit between the first renewal (I
- * after the last accepted one) and the deadline (T − I after it); a service that stops
- * answering sees the copies spaced by doubling budgets, at most four per lease.
+ * service a lost renewal is sent again after the floor, so four copies (after F, 2F, 4F,
+ * then what is left: F) fit between the first renewal (I after the last accepted one) and
+ * the deadline (T − I after it); a service that stops answering sees the copies spaced by
+ * doubling budgets, at most four per lease.
  */
 export class RenewalTimer {
   /**
