@@ -14,11 +14,9 @@
 // operation in bench/participant-cost.ts. Needs `npm run build`.
 //
 //   node bench/store-op-cost.mjs [--seconds 10] [--rounds 2]
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { TableClient } from "@azure/data-tables";
@@ -33,10 +31,11 @@ if (!(seconds > 0) || !Number.isSafeInteger(rounds) || rounds < 1) {
 
 const ROOT = path.resolve(new URL("..", import.meta.url).pathname);
 const { TableRest, TableConnections, sharedKeyFromConnectionString } = await import(path.join(ROOT, "dist/shared/store/table-rest.js"));
+const { startLineProcess } = await import(path.join(ROOT, "dist/bench/compare/processes.js"));
 const dataDir = await mkdtemp(path.join(tmpdir(), "ha-store-op-cost-"));
-const azurite = spawn(process.execPath, [path.join(ROOT, "dist/test/chaos/azurite-process.js"), path.join(dataDir, "store"), "0"], { stdio: ["ignore", "pipe", "inherit"] });
-process.on("exit", () => azurite.kill("SIGKILL"));
-const { connectionString } = JSON.parse(await new Promise((resolve) => createInterface({ input: azurite.stdout }).once("line", resolve)));
+const azurite = startLineProcess(path.join(ROOT, "dist/test/chaos/azurite-process.js"), [path.join(dataDir, "store"), "0"]);
+process.on("exit", () => azurite.child.kill("SIGKILL"));
+const { connectionString } = await azurite.waitFor((line) => typeof line.connectionString === "string", 30_000);
 
 const TABLE = "opcost";
 await TableClient.fromConnectionString(connectionString, TABLE, { allowInsecureConnection: true }).createTable();
@@ -107,6 +106,6 @@ for (let round = 1; round <= rounds; round += 1) {
   }
 }
 connections.close();
-azurite.kill("SIGTERM");
-await new Promise((resolve) => azurite.once("exit", resolve));
+azurite.child.kill("SIGTERM");
+await new Promise((resolve) => azurite.child.once("exit", resolve));
 await rm(dataDir, { recursive: true, force: true });
