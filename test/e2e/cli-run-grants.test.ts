@@ -90,7 +90,9 @@ describe("ha-module run with two identities and grants", () => {
     await granted.waitFor((event) => event.event === "started", { timeoutMs: 30_000 });
     await expect.poll(() => existsSync(markerA), { timeout: 10_000 }).toBe(true);
     expect(granted.stderr.split("\n")[0]).toMatch(/^ha-module run: authenticating to .* as managed identity .* for api:\/\/ha-module-test$/);
-    expect(granted.stderr).not.toMatch(/40[13]/);
+    // As the CLI words a refusal ("401 Unauthorized", "403 Forbidden"): a bare /40[13]/ also
+    // matched a random port in the lines above (127.0.0.1:40301).
+    expect(granted.stderr).not.toMatch(/\b(401 Unauthorized|403 Forbidden)\b/);
     // The operator's commands authenticate the same way: head A's identity may hold the role
     // but not ask its holder to hand over (that needs revoke), and is told so by name.
     // (Given by flags, not by HA_AUTH, which the SDK would read on its own.)
