@@ -58,6 +58,19 @@ const importZones = [
     rules: only([SIBLING, "\\.\\./(?!\\.\\./)", "\\.\\./\\.\\./contract/", NODE], "shared/sdk/'s folders import only the SDK, shared/contract/ (and Node): SDK users install none of the server."),
   },
   {
+    // The rooms below election/ and membership/ (docs/layout.md#the-sdk): what reaches the
+    // service, how it authenticates, and the loops' plumbing never reach up into the loops.
+    files: ["shared/sdk/transport/**/*.ts", "shared/sdk/auth/**/*.ts", "shared/sdk/loop/**/*.ts"],
+    rules: only(
+      [SIBLING, "\\.\\./(transport|auth|loop)/", "\\.\\./\\.\\./contract/", NODE],
+      "shared/sdk/transport/, auth/ and loop/ import only each other, shared/contract/ (and Node): never the election, membership or fencing that stand on them.",
+    ),
+  },
+  {
+    files: ["shared/sdk/fencing/**/*.ts"],
+    rules: only([SIBLING, "\\.\\./loop/", NODE], "shared/sdk/fencing/ stands alone (the user's own store clients, the epoch they are given): it imports only the option checks of loop/ (and Node)."),
+  },
+  {
     files: ["shared/store/**/*.ts"],
     rules: never(["\\.\\./(http|host|sdk|cli)/", "(\\.\\./)+functions/"], "shared/store/ (the adapters) may use contract/, lease/ and config/, never the layers above them."),
   },

@@ -16,7 +16,7 @@ import { performance } from "node:perf_hooks";
 import { operations } from "../functions/routes.js";
 import { startService } from "../shared/cli/commands/serve.js";
 import { loadServerConfig } from "../shared/config/server-config.js";
-import { nearestRank } from "../shared/sdk/round-trip-stats.js";
+import { nearestRank } from "../shared/sdk/election/round-trip-stats.js";
 
 const rounds = Number(process.argv[2] ?? 300);
 const parallel = Number(process.argv[3] ?? 16);

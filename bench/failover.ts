@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { PrimaryElector } from "../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../shared/sdk/election/primary-elector.js";
 
 const CLI = fileURLToPath(new URL("../shared/cli/main.js", import.meta.url));
 const rounds = Number(process.argv[2] ?? 5);

@@ -17,7 +17,7 @@ import { METER_NAME } from "../shared/http/metric-names.js";
 import { createPrometheusMetrics } from "../shared/host/prometheus-metrics.js";
 import { createTableStore } from "../shared/store/create-table-store.js";
 import type { LeaseStore } from "../shared/lease/lease-store.js";
-import { nearestRank } from "../shared/sdk/round-trip-stats.js";
+import { nearestRank } from "../shared/sdk/election/round-trip-stats.js";
 
 const args = process.argv.slice(2);
 const withMetrics = !args.includes("--no-metrics");

@@ -1,7 +1,7 @@
 import { MAX_PARTICIPANT_BODY_BYTES } from "../shared/contract/input-rules.js";
 import type { OperationDoc } from "../shared/contract/operation-doc.js";
 import type { PartAnswer, PartResult, ParticipantHeartbeatAnswer } from "../shared/contract/participant.js";
-import type { Granted } from "../shared/http/access.js";
+import type { Granted } from "../shared/http/granted.js";
 import { json } from "../shared/http/answers.js";
 import type { HttpResponseInit } from "../shared/http/azure-functions.js";
 import { failureAnswer, internalErrorAnswer } from "../shared/http/failure-answer.js";

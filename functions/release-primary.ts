@@ -3,7 +3,7 @@ import type { HttpResponseInit } from "../shared/http/azure-functions.js";
 import type { HandlerRequest } from "../shared/http/handler-request.js";
 import { rejectUnknownQuery } from "../shared/http/request-parts.js";
 import type { Runtime } from "../shared/http/runtime.js";
-import type { Granted } from "../shared/http/access.js";
+import type { Granted } from "../shared/http/granted.js";
 import type { RouteLog } from "../shared/http/route.js";
 import { parseId, parseLease } from "../shared/http/validation.js";
 import type { RequestArrival } from "../shared/service/request-budget.js";

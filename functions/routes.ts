@@ -10,7 +10,7 @@ import { listGroups, listGroupsDoc } from "./list-groups.js";
 import { listMembers, listMembersDoc } from "./list-members.js";
 import { listPrimaries, listPrimariesDoc } from "./list-primaries.js";
 import { metrics, metricsDoc } from "./metrics.js";
-import { openApi, openApiDoc } from "./open-api.js";
+import { openApiDoc, openApiOf } from "./open-api.js";
 import { participantHeartBeat, participantHeartBeatDoc } from "./participant-heart-beat.js";
 import { releasePrimary, releasePrimaryDoc } from "./release-primary.js";
 import { updateHeartBeat, updateHeartBeatDoc } from "./update-heart-beat.js";
@@ -33,7 +33,7 @@ export const operations: readonly Operation[] = [
   { name: "getPrimaryHistory", route: "primary/{utype}/history", method: "GET", handler: getPrimaryHistory, doc: getPrimaryHistoryDoc },
   { name: "listPrimaries", route: "primary", method: "GET", handler: listPrimaries, doc: listPrimariesDoc },
   { name: "health", route: "health", method: "GET", handler: health, doc: healthDoc },
-  { name: "openApi", route: "openapi.json", method: "GET", handler: openApi, doc: openApiDoc },
+  { name: "openApi", route: "openapi.json", method: "GET", handler: openApiOf(() => operations), doc: openApiDoc },
   { name: "updateMemberHeartBeat", route: "members/{group}/{member}", method: "PUT", handler: updateMemberHeartBeat, doc: updateMemberHeartBeatDoc },
   { name: "leaveGroup", route: "members/{group}/{member}", method: "DELETE", handler: leaveGroup, doc: leaveGroupDoc },
   { name: "listMembers", route: "members/{group}", method: "GET", handler: listMembers, doc: listMembersDoc },

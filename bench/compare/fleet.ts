@@ -7,9 +7,9 @@
  * stdin with {"event":"stats", failures, heartbeats, p99Ms} over every elector.
  */
 import { createInterface } from "node:readline";
-import { HaClient } from "../../shared/sdk/ha-client.js";
-import type { LeaseTransport } from "../../shared/sdk/lease-transport.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { HaClient } from "../../shared/sdk/transport/ha-client.js";
+import type { LeaseTransport } from "../../shared/sdk/transport/lease-transport.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 
 const [endpoint, prefix, countText] = process.argv.slice(2);
 const count = Number(countText);

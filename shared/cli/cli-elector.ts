@@ -1,9 +1,9 @@
 import { hostname } from "node:os";
-import { checkId } from "../sdk/option-checks.js";
-import { PrimaryElector } from "../sdk/primary-elector.js";
+import { checkId } from "../sdk/loop/option-checks.js";
+import { PrimaryElector } from "../sdk/election/primary-elector.js";
 import { clientOf, type ClientSettings } from "./client-flags.js";
 import type { OptionSpec } from "./command-spec.js";
-import { UsageError } from "./usage.js";
+import { UsageError } from "./usage-error.js";
 
 /** Options `elect` and `run` share, besides the client's. */
 export const CANDIDATE_OPTIONS: readonly OptionSpec[] = [

@@ -1,7 +1,7 @@
 import type { OptionSpec } from "./command-spec.js";
-import { UsageError } from "./usage.js";
-import { HaClient } from "../sdk/ha-client.js";
-import { ManagedIdentityCredential, type BearerTokenProvider } from "../sdk/managed-identity.js";
+import { UsageError } from "./usage-error.js";
+import { HaClient } from "../sdk/transport/ha-client.js";
+import { ManagedIdentityCredential, type BearerTokenProvider } from "../sdk/auth/managed-identity.js";
 
 export const DEFAULT_ENDPOINT = "http://127.0.0.1:7071/api";
 

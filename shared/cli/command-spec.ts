@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { UsageError } from "./usage.js";
+import { UsageError } from "./usage-error.js";
 
 /** One option of a command, declared once: the parser and `--help` both read it. */
 export interface OptionSpec {

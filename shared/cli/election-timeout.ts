@@ -1,5 +1,5 @@
 import type { PrimaryView } from "../contract/lease-view.js";
-import type { ElectorClock } from "../sdk/elector-clock.js";
+import type { ElectorClock } from "../sdk/loop/elector-clock.js";
 
 /** What it reads of the elector: its events, and which uuid is its own. */
 export interface Candidate {

@@ -16,7 +16,8 @@ import { releaseCommand, releaseSpec } from "./commands/release.js";
 import { handoverCommand, handoverSpec } from "./commands/handover.js";
 import { runCommand, runSpec } from "./commands/run.js";
 import { serveSpec } from "./commands/serve-spec.js";
-import { renderCommandHelp, renderUsage, renderUsageLine, UsageError } from "./usage.js";
+import { renderCommandHelp, renderUsage, renderUsageLine } from "./usage.js";
+import { UsageError } from "./usage-error.js";
 import { packageVersion } from "../config/package-version.js";
 
 interface Command {

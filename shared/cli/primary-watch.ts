@@ -1,6 +1,6 @@
 import type { LeaseView, PrimaryView } from "../contract/lease-view.js";
-import type { ElectorClock, TimerHandle } from "../sdk/elector-clock.js";
-import type { CallOptions } from "../sdk/lease-transport.js";
+import type { ElectorClock, TimerHandle } from "../sdk/loop/elector-clock.js";
+import type { CallOptions } from "../sdk/transport/lease-transport.js";
 
 export interface PrimaryWatchOptions {
   readonly getPrimary: (utype: string, options: CallOptions) => Promise<LeaseView>;

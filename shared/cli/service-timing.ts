@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { LeaseTransport } from "../sdk/index.js";
 import type { LeaseTiming } from "../contract/timing.js";
-import { isRefusal } from "../sdk/poll-delays.js";
+import { isRefusal } from "../sdk/loop/poll-delays.js";
 
 const RETRY_DELAY_MS = 1000;
 /** After answers that retrying cannot fix (401, 404): 2 s, 4 s, … up to this, as the elector backs off up to T. */

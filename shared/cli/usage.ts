@@ -1,11 +1,6 @@
 import type { CommandSpec, OptionSpec } from "./command-spec.js";
 import { EXIT_CODE_HELP } from "./exit-codes.js";
 
-/** A command line that cannot be run: the CLI prints the message and the usage, and exits 2. */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
-
 /** `ha-module --help`: every command with its one-line summary, then the exit codes. */
 export function renderUsage(commands: readonly CommandSpec[]): string {
   const rows = commands.map((command) => [`${command.name} ${command.synopsis}`.trim(), command.summary] as const);

@@ -4,6 +4,7 @@ import { errorResponse } from "./answers.js";
 import type { HttpResponseInit } from "./azure-functions.js";
 import type { HandlerRequest } from "./handler-request.js";
 import { parseLease } from "./validation.js";
+import type { Granted } from "./granted.js";
 import type { Operation } from "./route.js";
 import { IdentityProviderUnavailableError, TokenRefusedError, TokenVerifier, type TokenVerifierOptions } from "./token-verifier.js";
 
@@ -22,19 +23,6 @@ export interface Need {
   readonly action: "hold" | "revoke" | "join";
   readonly on: "role" | "group";
   readonly name: string;
-}
-
-/** What the grants allow a granted request to do beyond its Need. */
-export interface Granted {
-  /** Release asks: may a DELETE that turns out a revoke go ahead? */
-  readonly mayRevoke: boolean;
-  /**
-   * The participant heartbeat asks for each of its parts (docs/api.md#participant-heartbeat):
-   * the 403 that `operation` (the route the part stands for: updateHeartBeat for a role,
-   * updateMemberHeartBeat for a member) would answer with these path parameters, the same
-   * body from the same row of WRITE_NEEDS, or undefined when the part may go ahead.
-   */
-  refusal(operation: string, params: Readonly<Record<string, string>>): HttpResponseInit | undefined;
 }
 
 /** What a row of WRITE_NEEDS reads of a request: its path parameters and query. */

@@ -4,7 +4,7 @@ import type { HttpMethod, HttpResponseInit } from "./azure-functions.js";
 import type { HandlerRequest } from "./handler-request.js";
 import type { RequestArrival } from "../service/request-budget.js";
 import type { Runtime } from "./runtime.js";
-import type { Granted } from "./access.js";
+import type { Granted } from "./granted.js";
 
 /** Where a handler logs what the caller is not told: the invocation's log (Application Insights in Azure). */
 export interface RouteLog {

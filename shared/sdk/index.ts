@@ -4,14 +4,14 @@
  * and Cosmos items with the caller's own clients, and the contract's wire types. It imports nothing of the server, so a worker needs
  * none of the Azure packages (install with `--omit=optional`).
  */
-export { HaClient, type HaClientOptions } from "./ha-client.js";
-export { PrimaryElector, type DemotionReason, type ElectorEvents, type ElectorStats, type PrimaryElectorOptions } from "./primary-elector.js";
-export type { ElectorMeter } from "./elector-meter.js";
-export { systemElectorClock, type ElectorClock, type TimerHandle } from "./elector-clock.js";
-export { MemberSession, type LostReason, type MemberSessionEvents, type MemberSessionOptions } from "./member-session.js";
-export { MembersWatcher, type MemberEvent, type MemberEventName, type MembersWatcherEvents, type MembersWatcherOptions } from "./members-watcher.js";
-export { ElectorMembership, type ElectorMembershipOptions } from "./elector-membership.js";
-export type { MembersTransport } from "./members-transport.js";
+export { HaClient, type HaClientOptions } from "./transport/ha-client.js";
+export { PrimaryElector, type DemotionReason, type ElectorEvents, type ElectorStats, type PrimaryElectorOptions } from "./election/primary-elector.js";
+export type { ElectorMeter } from "./election/elector-meter.js";
+export { systemElectorClock, type ElectorClock, type TimerHandle } from "./loop/elector-clock.js";
+export { MemberSession, type LostReason, type MemberSessionEvents, type MemberSessionOptions } from "./membership/member-session.js";
+export { MembersWatcher, type MemberEvent, type MemberEventName, type MembersWatcherEvents, type MembersWatcherOptions } from "./membership/members-watcher.js";
+export { ElectorMembership, type ElectorMembershipOptions } from "./election/elector-membership.js";
+export type { MembersTransport } from "./transport/members-transport.js";
 export type {
   GroupList,
   GroupSummary,
@@ -25,24 +25,24 @@ export type {
   MemberView,
   PreviousSession,
 } from "../contract/members.js";
-export type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
+export type { CallOptions, LeaseTransport, ReleaseOptions } from "./transport/lease-transport.js";
 export type { HeartbeatBody } from "../contract/heartbeat-body.js";
 export type { HandoverView, HealthView, LeaseView, PrimaryList, PrimaryView, StandbyView } from "../contract/lease-view.js";
 export type { HandoverResult, HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
 export type { ErrorCode } from "../contract/error-codes.js";
 export type { LeaseTiming } from "../contract/timing.js";
-export { CorruptedMessageError } from "./corrupted-message-error.js";
-export { HaRequestError } from "./ha-request-error.js";
-export { UnauthorizedError } from "./unauthorized-error.js";
-export { ForbiddenError } from "./forbidden-error.js";
-export { ManagedIdentityCredential, type BearerTokenProvider, type ManagedIdentityOptions } from "./managed-identity.js";
-export { EndpointNotFoundError } from "./endpoint-not-found-error.js";
-export { SlowRoundTripWarning } from "./slow-round-trip-warning.js";
-export { TermEndedError } from "./term-ended-error.js";
-export { FencedOutError, FencedWriteContendedError } from "./fenced-out-error.js";
-export type { FencedWriteOptions, FencedWriteResult, FencedWriterOptions } from "./fenced-write.js";
-export { fencedTableEntity, type FenceableTableClient, type FenceableTableEntity, type FencedTableEntities, type FencedTableWriteOptions } from "./fenced-table-entity.js";
-export { fencedBlob, type FenceableBlobHeaders, type FenceableBlockBlobClient, type FencedBlob, type FencedBlobUploadOptions } from "./fenced-blob.js";
+export { CorruptedMessageError } from "./transport/corrupted-message-error.js";
+export { HaRequestError } from "./transport/ha-request-error.js";
+export { UnauthorizedError } from "./auth/unauthorized-error.js";
+export { ForbiddenError } from "./auth/forbidden-error.js";
+export { ManagedIdentityCredential, type BearerTokenProvider, type ManagedIdentityOptions } from "./auth/managed-identity.js";
+export { EndpointNotFoundError } from "./transport/endpoint-not-found-error.js";
+export { SlowRoundTripWarning } from "./election/slow-round-trip-warning.js";
+export { TermEndedError } from "./election/term-ended-error.js";
+export { FencedOutError, FencedWriteContendedError } from "./fencing/fenced-out-error.js";
+export type { FencedWriteOptions, FencedWriteResult, FencedWriterOptions } from "./fencing/fenced-write.js";
+export { fencedTableEntity, type FenceableTableClient, type FenceableTableEntity, type FencedTableEntities, type FencedTableWriteOptions } from "./fencing/fenced-table-entity.js";
+export { fencedBlob, type FenceableBlobHeaders, type FenceableBlockBlobClient, type FencedBlob, type FencedBlobUploadOptions } from "./fencing/fenced-blob.js";
 export {
   fencedCosmosItem,
   type FenceableCosmosContainer,
@@ -50,4 +50,4 @@ export {
   type FenceablePartitionKey,
   type FencedCosmosItems,
   type FencedCosmosWriteOptions,
-} from "./fenced-cosmos-item.js";
+} from "./fencing/fenced-cosmos-item.js";

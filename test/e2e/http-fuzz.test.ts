@@ -2,7 +2,7 @@ import { TableClient } from "@azure/data-tables";
 import { randomInt } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { startTestAzurite } from "../helpers/azurite.js";
 import { FuzzCaseGenerator, type FuzzCase } from "../helpers/http-fuzz-cases.js";
 import { answerProblems } from "../helpers/http-fuzz-checks.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HaClient } from "../../shared/sdk/ha-client.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { HaClient } from "../../shared/sdk/transport/ha-client.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { startRecordingProxy, type RecordingProxy } from "../helpers/recording-proxy.js";
 import { CliProcess, realDelay, waitUntil } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HaClient } from "../../shared/sdk/ha-client.js";
+import { HaClient } from "../../shared/sdk/transport/ha-client.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { call, errorCodeOf, primaryOf, type Reply } from "../helpers/e2e-http.js";
 import { checkRecordedResponses } from "../helpers/openapi-responses.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";

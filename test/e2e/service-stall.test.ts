@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import type { PrimaryView } from "../../shared/sdk/index.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 

@@ -1,4 +1,4 @@
-import type { ElectorClock, TimerHandle } from "../../shared/sdk/elector-clock.js";
+import type { ElectorClock, TimerHandle } from "../../shared/sdk/loop/elector-clock.js";
 
 /** Lets every pending promise continuation run; not a sleep: no time passes on any clock. */
 export function settle(): Promise<void> {

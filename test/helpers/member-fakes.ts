@@ -1,9 +1,9 @@
 import { expect } from "vitest";
 import type { MemberAnswer, MemberHeartbeatBody, MemberHeartbeatResult, MemberLeaveResult, MemberList, MemberView } from "../../shared/contract/members.js";
-import type { TimerHandle } from "../../shared/sdk/elector-clock.js";
-import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
-import type { CallOptions } from "../../shared/sdk/lease-transport.js";
-import type { MembersTransport } from "../../shared/sdk/members-transport.js";
+import type { TimerHandle } from "../../shared/sdk/loop/elector-clock.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
+import type { CallOptions } from "../../shared/sdk/transport/lease-transport.js";
+import type { MembersTransport } from "../../shared/sdk/transport/members-transport.js";
 import type { FakeClock } from "./fake-clock.js";
 
 export const MI = 200;

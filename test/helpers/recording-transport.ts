@@ -1,7 +1,7 @@
 import type { HeartbeatBody } from "../../shared/contract/heartbeat-body.js";
 import type { LeaseView } from "../../shared/contract/lease-view.js";
 import type { HeartbeatResult, ReleaseResult } from "../../shared/contract/outcomes.js";
-import type { CallOptions, LeaseTransport, ReleaseOptions } from "../../shared/sdk/lease-transport.js";
+import type { CallOptions, LeaseTransport, ReleaseOptions } from "../../shared/sdk/transport/lease-transport.js";
 
 /** One UpdateHeartBeat as the elector sent it: when (performance.now()), and what came of it. */
 export interface SentHeartbeat {

@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import type { TimerHandle } from "../../shared/sdk/elector-clock.js";
+import type { TimerHandle } from "../../shared/sdk/loop/elector-clock.js";
 import type { FakeClock } from "./fake-clock.js";
-import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, PrimaryView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
 
 export const I = 1000;

@@ -9,7 +9,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HaClient } from "../../shared/sdk/ha-client.js";
+import { HaClient } from "../../shared/sdk/transport/ha-client.js";
 import { head, rawExchange, type RawExchange } from "../helpers/raw-http.js";
 import { startTestHost, type TestHost } from "../helpers/local-host.js";
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { leaseView, ScriptedTransport } from "../helpers/sdk-fakes.js";
 

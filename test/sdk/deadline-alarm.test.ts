@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { TimerHandle } from "../../shared/sdk/elector-clock.js";
-import { DeadlineAlarm } from "../../shared/sdk/deadline-alarm.js";
+import type { TimerHandle } from "../../shared/sdk/loop/elector-clock.js";
+import { DeadlineAlarm } from "../../shared/sdk/election/deadline-alarm.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
 /** Node's whole-millisecond timers can fire a fraction early against performance.now(). */

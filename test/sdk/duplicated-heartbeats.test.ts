@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LeaseService } from "../../shared/lease/lease-service.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { I, T } from "../helpers/sdk-fakes.js";
 import { FakeClock } from "../helpers/fake-clock.js";

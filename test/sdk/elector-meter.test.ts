@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { METER_NAME } from "../../shared/http/metric-names.js";
 import { createPrometheusMetrics } from "../../shared/host/prometheus-metrics.js";
 import type { ElectorMeter } from "../../shared/sdk/index.js";
-import { PrimaryElector, type PrimaryElectorOptions } from "../../shared/sdk/primary-elector.js";
+import { PrimaryElector, type PrimaryElectorOptions } from "../../shared/sdk/election/primary-elector.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { sumOf } from "../helpers/prometheus-text.js";
 import { I, leaseView, primaryView, ScriptedTransport, T } from "../helpers/sdk-fakes.js";

@@ -7,7 +7,7 @@ import {
   type FenceableCosmosContainer,
   type FenceableTableClient,
 } from "../../shared/sdk/index.js";
-import { parseStoredEpoch } from "../../shared/sdk/fenced-write.js";
+import { parseStoredEpoch } from "../../shared/sdk/fencing/fenced-write.js";
 
 /** A TableClient stand-in over one entity in memory, recording every call. */
 function memoryTable(stored?: Record<string, unknown>, { failRead }: { failRead?: unknown } = {}) {

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operations } from "../../functions/routes.js";
 import { startLocalHost, type LocalHost } from "../../shared/host/local-host.js";
 import { createRuntime } from "../../shared/http/runtime.js";
-import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
-import { HaClient } from "../../shared/sdk/ha-client.js";
-import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { CorruptedMessageError } from "../../shared/sdk/transport/corrupted-message-error.js";
+import { HaClient } from "../../shared/sdk/transport/ha-client.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { MemoryMemberStore } from "../../shared/store/members-memory-store.js";
 

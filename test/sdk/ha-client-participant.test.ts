@@ -2,10 +2,10 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ParticipantHeartbeatBody, PartResult } from "../../shared/contract/participant.js";
-import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
-import { ForbiddenError } from "../../shared/sdk/forbidden-error.js";
-import { HaClient } from "../../shared/sdk/ha-client.js";
-import type { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { CorruptedMessageError } from "../../shared/sdk/transport/corrupted-message-error.js";
+import { ForbiddenError } from "../../shared/sdk/auth/forbidden-error.js";
+import { HaClient } from "../../shared/sdk/transport/ha-client.js";
+import type { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
 import { memberAnswer, memberList, memberView } from "../helpers/member-fakes.js";
 import { leaseView, primaryView } from "../helpers/sdk-fakes.js";
 

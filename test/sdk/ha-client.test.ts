@@ -4,12 +4,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { operations } from "../../functions/routes.js";
 import { startLocalHost, type LocalHost } from "../../shared/host/local-host.js";
 import { createRuntime } from "../../shared/http/runtime.js";
-import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
-import { HaClient } from "../../shared/sdk/ha-client.js";
-import { EndpointNotFoundError } from "../../shared/sdk/endpoint-not-found-error.js";
-import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
-import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
+import { CorruptedMessageError } from "../../shared/sdk/transport/corrupted-message-error.js";
+import { HaClient } from "../../shared/sdk/transport/ha-client.js";
+import { EndpointNotFoundError } from "../../shared/sdk/transport/endpoint-not-found-error.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
+import { UnauthorizedError } from "../../shared/sdk/auth/unauthorized-error.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 
 const timing = { intervalMs: 200, timeoutMs: 1500 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Listeners } from "../../shared/sdk/listeners.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { Listeners } from "../../shared/sdk/loop/listeners.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { leaseView, primaryView, ScriptedTransport } from "../helpers/sdk-fakes.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { collectUncaught } from "../helpers/uncaught.js";

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { MemberView } from "../../shared/contract/members.js";
-import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
-import { MemberSession, type MemberSessionEvents } from "../../shared/sdk/member-session.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
+import { MemberSession, type MemberSessionEvents } from "../../shared/sdk/membership/member-session.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { MI, MT, MTTL, memberAnswer, memberView, ScriptedMembersTransport, type PendingMemberCall } from "../helpers/member-fakes.js";
 

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { MemberView } from "../../shared/contract/members.js";
-import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
-import { MembersWatcher, type MemberEventName } from "../../shared/sdk/members-watcher.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
+import { MembersWatcher, type MemberEventName } from "../../shared/sdk/membership/members-watcher.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { MI, MT, memberList, memberView, ScriptedMembersTransport } from "../helpers/member-fakes.js";
 

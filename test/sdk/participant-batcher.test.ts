@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { ParticipantHeartbeatBody, ParticipantResults } from "../../shared/contract/participant.js";
-import type { CallOptions } from "../../shared/sdk/lease-transport.js";
-import type { HaRequestError } from "../../shared/sdk/ha-request-error.js";
-import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
-import { align } from "../../shared/sdk/participant/cadence.js";
-import { batcherOf, GATHER_WINDOW_MS, MAX_PARTS_PER_LIST, PARTICIPANT_BATCHER } from "../../shared/sdk/participant/participant-batcher.js";
+import type { CallOptions } from "../../shared/sdk/transport/lease-transport.js";
+import type { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
+import { UnauthorizedError } from "../../shared/sdk/auth/unauthorized-error.js";
+import { align } from "../../shared/sdk/transport/cadence.js";
+import { batcherOf, GATHER_WINDOW_MS, MAX_PARTS_PER_LIST, PARTICIPANT_BATCHER } from "../../shared/sdk/transport/participant-batcher.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { leaseView, primaryView } from "../helpers/sdk-fakes.js";
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
-import { MembersWatcher, type MemberEvent } from "../../shared/sdk/members-watcher.js";
-import { MemberSession } from "../../shared/sdk/member-session.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
-import type { ElectorClock } from "../../shared/sdk/elector-clock.js";
-import type { LeaseTransport } from "../../shared/sdk/lease-transport.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
+import { MembersWatcher, type MemberEvent } from "../../shared/sdk/membership/members-watcher.js";
+import { MemberSession } from "../../shared/sdk/membership/member-session.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
+import type { ElectorClock } from "../../shared/sdk/loop/elector-clock.js";
+import type { LeaseTransport } from "../../shared/sdk/transport/lease-transport.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { ParticipantServiceTransport } from "../helpers/participant-fakes.js";
 import { I } from "../helpers/sdk-fakes.js";

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CorruptedMessageError } from "../../shared/sdk/corrupted-message-error.js";
-import { EndpointNotFoundError } from "../../shared/sdk/endpoint-not-found-error.js";
-import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { CorruptedMessageError } from "../../shared/sdk/transport/corrupted-message-error.js";
+import { EndpointNotFoundError } from "../../shared/sdk/transport/endpoint-not-found-error.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
 import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk/index.js";
-import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/primary-elector.js";
-import { SlowRoundTripWarning } from "../../shared/sdk/slow-round-trip-warning.js";
-import { UnauthorizedError } from "../../shared/sdk/unauthorized-error.js";
+import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/election/primary-elector.js";
+import { SlowRoundTripWarning } from "../../shared/sdk/election/slow-round-trip-warning.js";
+import { UnauthorizedError } from "../../shared/sdk/auth/unauthorized-error.js";
 import { I, T, leaseView, primaryView, ScriptedTransport, type PendingCall } from "../helpers/sdk-fakes.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { collectUncaught } from "../helpers/uncaught.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { renewalCeilingMs, renewalFloorMs } from "../../shared/sdk/budgets.js";
-import { RenewalTimer } from "../../shared/sdk/renewal-timer.js";
+import { renewalCeilingMs, renewalFloorMs } from "../../shared/sdk/loop/budgets.js";
+import { RenewalTimer } from "../../shared/sdk/election/renewal-timer.js";
 
 const DEFAULTS = { intervalMs: 1000, timeoutMs: 5000 };
 

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HaClient, parseRetryAfter } from "../../shared/sdk/ha-client.js";
-import { HaRequestError } from "../../shared/sdk/ha-request-error.js";
+import { HaClient, parseRetryAfter } from "../../shared/sdk/transport/ha-client.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
 
 describe("HaClient reads Retry-After, so the elector can honour it", () => {
   let server: Server;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nearestRank, RoundTripWindow } from "../../shared/sdk/round-trip-stats.js";
+import { nearestRank, RoundTripWindow } from "../../shared/sdk/election/round-trip-stats.js";
 
 describe("the nearest-rank percentile (the elector's stats and the benchmarks)", () => {
   it("is the smallest sample that at least p % of the samples do not exceed", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HeartbeatResult } from "../../shared/sdk/index.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { leaseView, primaryView, ScriptedTransport, T } from "../helpers/sdk-fakes.js";
 

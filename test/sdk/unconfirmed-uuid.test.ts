@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judgeUuid, type UuidEvent } from "../../shared/sdk/unconfirmed-uuid.js";
+import { judgeUuid, type UuidEvent } from "../../shared/sdk/election/unconfirmed-uuid.js";
 
 /**
  * The follower's uuid rule, case by case: (unconfirmed before, event) → (unconfirmed after,

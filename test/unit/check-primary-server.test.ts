@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { localHostFor, startCheckPrimaryServer } from "../../shared/cli/supervise/check-primary-server.js";
-import { UsageError } from "../../shared/cli/usage.js";
+import { UsageError } from "../../shared/cli/usage-error.js";
 
 /** One raw request, so that a HEAD answer's (absent) body can be seen. */
 function send(url: string, method: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { printElectorEvents } from "../../shared/cli/elector-event-lines.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { ParticipantServiceTransport } from "../helpers/participant-fakes.js";
 import { createCliElector } from "../../shared/cli/cli-elector.js";
@@ -8,7 +8,8 @@ import { clientSettings } from "../../shared/cli/client-flags.js";
 import { parseCommandLine, type CommandLine } from "../../shared/cli/command-spec.js";
 import { electSpec } from "../../shared/cli/commands/elect.js";
 import { runSpec } from "../../shared/cli/commands/run.js";
-import { renderCommandHelp, UsageError } from "../../shared/cli/usage.js";
+import { renderCommandHelp } from "../../shared/cli/usage.js";
+import { UsageError } from "../../shared/cli/usage-error.js";
 
 const env = { HA_ENDPOINT: "http://127.0.0.1:9/api" };
 

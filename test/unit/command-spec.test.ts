@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { closest, parseCommandLine, type CommandSpec } from "../../shared/cli/command-spec.js";
 import { parseDuration } from "../../shared/cli/client-flags.js";
-import { UsageError } from "../../shared/cli/usage.js";
+import { UsageError } from "../../shared/cli/usage-error.js";
 
 const spec: CommandSpec = {
   name: "run",

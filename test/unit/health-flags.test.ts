@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chooseCooldownMs, parseHealthFlags } from "../../shared/cli/supervise/health-flags.js";
-import { UsageError } from "../../shared/cli/usage.js";
+import { UsageError } from "../../shared/cli/usage-error.js";
 
 /** `run`'s health flags: Docker's names, defaults and duration syntax, each refused where it enters with what to change. */
 const parse = (values: Record<string, string>) => parseHealthFlags(values);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ChildSupervisor } from "../../shared/cli/supervise/child-supervisor.js";
 import { LeaseBoundCommand } from "../../shared/cli/supervise/lease-bound-command.js";
 import type { HeartbeatResult } from "../../shared/sdk/index.js";
-import { PrimaryElector } from "../../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { FakeProcessGroups, type GroupBehaviour } from "../helpers/fake-process-groups.js";
 import { I, T, leaseView, primaryView, ScriptedTransport } from "../helpers/sdk-fakes.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { systemProcessGroups } from "../../shared/cli/supervise/process-group.js";
-import { systemElectorClock } from "../../shared/sdk/elector-clock.js";
+import { systemElectorClock } from "../../shared/sdk/loop/elector-clock.js";
 import { isRunning, waitUntil } from "../helpers/sdk-cli-process.js";
 
 const groups = systemProcessGroups(systemElectorClock);

@@ -37,7 +37,7 @@ function optionNames(file: string, name: string): string[] {
   if (found === null) throw new Error(`${file} has no interface ${name}`);
   const [, base, body] = found;
   if (base !== undefined && base !== "LoopOptions") throw new Error(`${file}: ${name} extends ${base}, which this test does not read`);
-  const inherited = base === undefined ? [] : optionNames("shared/sdk/loop-setup.ts", base);
+  const inherited = base === undefined ? [] : optionNames("shared/sdk/loop/loop-setup.ts", base);
   return [...inherited, ...[...body!.matchAll(/^ {2}readonly (\w+)\??:/gm)].map((option) => option[1]!)];
 }
 
@@ -64,10 +64,10 @@ describe("the reference pages in docs/", () => {
     const page = read("docs/configuration.md");
     const section = page.slice(page.indexOf("## The SDK"), page.indexOf("## The command line"));
     const options = [
-      ["shared/sdk/elector-options.ts", "PrimaryElectorOptions"],
-      ["shared/sdk/ha-client.ts", "HaClientOptions"],
-      ["shared/sdk/member-session.ts", "MemberSessionOptions"],
-      ["shared/sdk/members-watcher.ts", "MembersWatcherOptions"],
+      ["shared/sdk/election/elector-options.ts", "PrimaryElectorOptions"],
+      ["shared/sdk/transport/ha-client.ts", "HaClientOptions"],
+      ["shared/sdk/membership/member-session.ts", "MemberSessionOptions"],
+      ["shared/sdk/membership/members-watcher.ts", "MembersWatcherOptions"],
     ].flatMap(([file, name]) => optionNames(file!, name!).map((option) => `${name}.${option}`));
     expect(options.length).toBeGreaterThan(25);
     expect(options.filter((option) => !section.includes(`\`${option.split(".")[1]}\``))).toEqual([]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chooseGraceMs, defaultGraceMs, graceLimitMs } from "../../shared/cli/supervise/run-grace.js";
-import { UsageError } from "../../shared/cli/usage.js";
+import { UsageError } from "../../shared/cli/usage-error.js";
 
 const DEFAULTS = { intervalMs: 1000, timeoutMs: 5000 };
 

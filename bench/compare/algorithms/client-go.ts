@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { HaClient } from "../../../shared/sdk/ha-client.js";
+import { HaClient } from "../../../shared/sdk/transport/ha-client.js";
 import { sleep, type AlgorithmContext, type RunningAlgorithm } from "./algorithm.js";
 
 /**

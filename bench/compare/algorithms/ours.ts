@@ -1,4 +1,4 @@
-import { PrimaryElector } from "../../../shared/sdk/primary-elector.js";
+import { PrimaryElector } from "../../../shared/sdk/election/primary-elector.js";
 import type { AlgorithmContext, RunningAlgorithm } from "./algorithm.js";
 
 /** ours: `PrimaryElector` exactly as shipped (shared/sdk), nothing tuned for the bench. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { LeaseView } from "../../../shared/contract/lease-view.js";
-import { HaClient } from "../../../shared/sdk/ha-client.js";
+import { HaClient } from "../../../shared/sdk/transport/ha-client.js";
 import { sleep, type AlgorithmContext, type RunningAlgorithm } from "./algorithm.js";
 
 /**

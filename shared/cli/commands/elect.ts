@@ -1,4 +1,4 @@
-import { systemElectorClock } from "../../sdk/elector-clock.js";
+import { systemElectorClock } from "../../sdk/loop/elector-clock.js";
 import { exitWhenUnfixable, FailureReport, untilUnfixable } from "../call-failures.js";
 import { CANDIDATE_OPTIONS, createCliElector, identityLine } from "../cli-elector.js";
 import { CLIENT_OPTIONS, clientSettings, onlyUtype, parseDuration } from "../client-flags.js";

@@ -1,5 +1,5 @@
 import type { HandoverResult } from "../../contract/outcomes.js";
-import { checkId, checkOptionalString } from "../../sdk/option-checks.js";
+import { checkId, checkOptionalString } from "../../sdk/loop/option-checks.js";
 import { describeUnfixable, unfixableCallHint } from "../call-failures.js";
 import { asUsageError } from "../cli-elector.js";
 import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype, type ClientSettings } from "../client-flags.js";

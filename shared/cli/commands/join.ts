@@ -5,7 +5,7 @@ import type { CommandLine, CommandSpec } from "../command-spec.js";
 import { printSessionEvents } from "../member-event-lines.js";
 import { note } from "../output-lines.js";
 import { runForOutput } from "../run-for-output.js";
-import { UsageError } from "../usage.js";
+import { UsageError } from "../usage-error.js";
 
 export const joinSpec: CommandSpec = {
   name: "join",

@@ -1,5 +1,5 @@
 import { MembersWatcher } from "../../sdk/index.js";
-import { checkId } from "../../sdk/option-checks.js";
+import { checkId } from "../../sdk/loop/option-checks.js";
 import { describeUnfixable, unfixableCallHint } from "../call-failures.js";
 import { asUsageError } from "../cli-elector.js";
 import { CLIENT_OPTIONS, clientOf, clientSettings } from "../client-flags.js";
@@ -9,7 +9,7 @@ import { printWatcherEvents } from "../member-event-lines.js";
 import { groupTable, memberTable } from "../member-table.js";
 import { note } from "../output-lines.js";
 import { runForOutput } from "../run-for-output.js";
-import { UsageError } from "../usage.js";
+import { UsageError } from "../usage-error.js";
 
 export const membersSpec: CommandSpec = {
   name: "members",

@@ -1,6 +1,6 @@
-import { systemElectorClock } from "../../sdk/elector-clock.js";
-import { type HaClient } from "../../sdk/ha-client.js";
-import { checkId } from "../../sdk/option-checks.js";
+import { systemElectorClock } from "../../sdk/loop/elector-clock.js";
+import { type HaClient } from "../../sdk/transport/ha-client.js";
+import { checkId } from "../../sdk/loop/option-checks.js";
 import { describeUnfixable, unfixableCallHint } from "../call-failures.js";
 import { asUsageError } from "../cli-elector.js";
 import { CLIENT_OPTIONS, clientOf, clientSettings, type ClientSettings } from "../client-flags.js";
@@ -11,7 +11,7 @@ import { primarySummary } from "../primary-summary.js";
 import { watchPrimary } from "../primary-watch.js";
 import { guardOutput, stdoutLost } from "../stdout-guard.js";
 import { untilSignal } from "../supervise/stop-signals.js";
-import { UsageError } from "../usage.js";
+import { UsageError } from "../usage-error.js";
 
 export const primarySpec: CommandSpec = {
   name: "primary",

@@ -1,11 +1,11 @@
-import { checkId, checkOptionalString } from "../../sdk/option-checks.js";
+import { checkId, checkOptionalString } from "../../sdk/loop/option-checks.js";
 import { describeUnfixable, unfixableCallHint } from "../call-failures.js";
 import { asUsageError } from "../cli-elector.js";
 import { CLIENT_OPTIONS, clientOf, clientSettings, onlyUtype } from "../client-flags.js";
 import type { CommandLine, CommandSpec } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";
 import { note } from "../output-lines.js";
-import { UsageError } from "../usage.js";
+import { UsageError } from "../usage-error.js";
 import { requestHandover } from "./handover.js";
 
 export const releaseSpec: CommandSpec = {

@@ -1,4 +1,4 @@
-import { systemElectorClock } from "../../sdk/elector-clock.js";
+import { systemElectorClock } from "../../sdk/loop/elector-clock.js";
 import { exitWhenUnfixable, FailureReport, untilUnfixable } from "../call-failures.js";
 import { CHECK_HOST_DEFAULT, startCheckPrimaryServer } from "../supervise/check-primary-server.js";
 import { ChildSupervisor, type CommandExit } from "../supervise/child-supervisor.js";
@@ -19,7 +19,7 @@ import { chooseGraceMs } from "../supervise/run-grace.js";
 import { learnServiceTiming } from "../service-timing.js";
 import { exitWhenStdoutLost, guardOutput } from "../stdout-guard.js";
 import { untilSignal } from "../supervise/stop-signals.js";
-import { UsageError } from "../usage.js";
+import { UsageError } from "../usage-error.js";
 
 export const runSpec: CommandSpec = {
   name: "run",

@@ -21,7 +21,7 @@ import { createCosmosStore } from "../../store/create-cosmos-store.js";
 import { createTableStore } from "../../store/create-table-store.js";
 import type { CommandLine } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";
-import { UsageError } from "../usage.js";
+import { UsageError } from "../usage-error.js";
 
 export interface RunningService {
   readonly url: string;

@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
-import { UsageError } from "../usage.js";
+import { UsageError } from "../usage-error.js";
 
 /** CheckPrimary listens on this host only unless told otherwise: it is for co-located services. */
 export const CHECK_HOST_DEFAULT = "127.0.0.1";

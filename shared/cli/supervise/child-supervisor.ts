@@ -1,5 +1,5 @@
 import { constants } from "node:os";
-import type { ElectorClock, TimerHandle } from "../../sdk/elector-clock.js";
+import type { ElectorClock, TimerHandle } from "../../sdk/loop/elector-clock.js";
 
 /** The command's first process, the leader of its process group. */
 export interface CommandProcess {

@@ -1,4 +1,4 @@
-import type { ElectorClock, TimerHandle } from "../../sdk/elector-clock.js";
+import type { ElectorClock, TimerHandle } from "../../sdk/loop/elector-clock.js";
 import type { CommandExit, StartRequest } from "./child-supervisor.js";
 import type { CommandSlot } from "./lease-bound-command.js";
 

@@ -2,7 +2,7 @@ import type { LeaseTiming } from "../../contract/timing.js";
 import { parseDuration } from "../client-flags.js";
 import type { OptionSpec } from "../command-spec.js";
 import type { HealthSettings } from "./health-check.js";
-import { UsageError } from "../usage.js";
+import { UsageError } from "../usage-error.js";
 
 /** `run`'s health-check options, with Docker's HEALTHCHECK names and defaults. */
 export const HEALTH_OPTIONS: readonly OptionSpec[] = [

@@ -1,5 +1,5 @@
-import type { ElectorClock, TimerHandle } from "../../sdk/elector-clock.js";
-import type { DemotionReason } from "../../sdk/elector-events.js";
+import type { ElectorClock, TimerHandle } from "../../sdk/loop/elector-clock.js";
+import type { DemotionReason } from "../../sdk/election/elector-events.js";
 import type { CommandExit, StartRequest } from "./child-supervisor.js";
 
 /** What it reads of the elector: the term held now and the time left on it. */

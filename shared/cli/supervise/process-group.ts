@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { ElectorClock } from "../../sdk/elector-clock.js";
+import type { ElectorClock } from "../../sdk/loop/elector-clock.js";
 import type { CommandProcess, LeaderExit, Lifeline, ProcessGroups } from "./child-supervisor.js";
 
 const WATCHDOG_PATH = fileURLToPath(new URL("./watchdog.js", import.meta.url));

@@ -1,5 +1,5 @@
 import type { LeaseTiming } from "../../contract/timing.js";
-import { UsageError } from "../usage.js";
+import { UsageError } from "../usage-error.js";
 
 /**
  * The grace period of `ha-module run`: how long the command gets between SIGTERM and

@@ -1,4 +1,4 @@
-import type { ElectorClock, TimerHandle } from "../../sdk/elector-clock.js";
+import type { ElectorClock, TimerHandle } from "../../sdk/loop/elector-clock.js";
 
 /**
  * The decision of the watchdog that `ha-module run` starts beside each command (see

@@ -6,7 +6,7 @@
  * ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT. Only its pid can stop it, and only `run`
  * does that, once the command's group is gone.
  */
-import { systemElectorClock } from "../../sdk/elector-clock.js";
+import { systemElectorClock } from "../../sdk/loop/elector-clock.js";
 import { WatchdogCore, parseKillAt } from "./watchdog-core.js";
 
 const [pgidText = "", killAtText = ""] = process.argv.slice(2);

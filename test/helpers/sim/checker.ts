@@ -1,5 +1,5 @@
 import type { LeaseRecord } from "../../../shared/lease/lease.js";
-import type { DemotionReason, PrimaryElector } from "../../../shared/sdk/primary-elector.js";
+import type { DemotionReason, PrimaryElector } from "../../../shared/sdk/election/primary-elector.js";
 import type { SimProcess } from "./process.js";
 import type { RecordingStore, StoreWrite } from "./recording-store.js";
 import { DEFAULT_INVARIANTS, type Invariant, type Scenario } from "./scenario.js";

@@ -1,6 +1,6 @@
-import { MemberSession } from "../../../shared/sdk/member-session.js";
-import { MembersWatcher } from "../../../shared/sdk/members-watcher.js";
-import { PrimaryElector } from "../../../shared/sdk/primary-elector.js";
+import { MemberSession } from "../../../shared/sdk/membership/member-session.js";
+import { MembersWatcher } from "../../../shared/sdk/membership/members-watcher.js";
+import { PrimaryElector } from "../../../shared/sdk/election/primary-elector.js";
 import { SimParticipantTransport } from "./participant-link.js";
 import type { Checker, Participant } from "./checker.js";
 import { SimTransport, type NetworkDeps } from "./network.js";

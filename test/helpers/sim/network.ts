@@ -1,8 +1,8 @@
 import type { LeaseService } from "../../../shared/lease/lease-service.js";
 import type { MemberService } from "../../../shared/members/member-service.js";
 import type { RequestArrival } from "../../../shared/service/request-budget.js";
-import { HaRequestError } from "../../../shared/sdk/ha-request-error.js";
-import type { TimerHandle } from "../../../shared/sdk/elector-clock.js";
+import { HaRequestError } from "../../../shared/sdk/transport/ha-request-error.js";
+import type { TimerHandle } from "../../../shared/sdk/loop/elector-clock.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../../shared/sdk/index.js";
 import type { SimInstance } from "./instance.js";
 import type { SimProcess } from "./process.js";

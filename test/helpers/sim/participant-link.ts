@@ -2,10 +2,10 @@ import type { MemberHeartbeatBody, MemberHeartbeatResult, MemberLeaveResult, Mem
 import type { ParticipantHeartbeatBody, ParticipantResults, PartResult } from "../../../shared/contract/participant.js";
 import type { LeaseService } from "../../../shared/lease/lease-service.js";
 import { participantHeartbeat } from "../../../shared/participant/participant-service.js";
-import { HaRequestError } from "../../../shared/sdk/ha-request-error.js";
-import type { CallOptions } from "../../../shared/sdk/lease-transport.js";
-import type { MembersTransport } from "../../../shared/sdk/members-transport.js";
-import type { ParticipantTransport } from "../../../shared/sdk/participant/participant-transport.js";
+import { HaRequestError } from "../../../shared/sdk/transport/ha-request-error.js";
+import type { CallOptions } from "../../../shared/sdk/transport/lease-transport.js";
+import type { MembersTransport } from "../../../shared/sdk/transport/members-transport.js";
+import type { ParticipantTransport } from "../../../shared/sdk/transport/participant-transport.js";
 import { SimTransport } from "./network.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { ElectorClock, TimerHandle } from "../../../shared/sdk/elector-clock.js";
+import type { ElectorClock, TimerHandle } from "../../../shared/sdk/loop/elector-clock.js";
 import type { SimWorld } from "./world.js";
 
 /**

@@ -1,6 +1,6 @@
 import { operatingAgeMs, serviceGaps } from "../../../../shared/members/member-age.js";
 import { ageRulesOf } from "../../../../shared/members/membership-rules.js";
-import type { MemberEventName } from "../../../../shared/sdk/members-watcher.js";
+import type { MemberEventName } from "../../../../shared/sdk/membership/members-watcher.js";
 import type { ReceivedList } from "./member-network.js";
 import { membershipRules } from "./member-instance.js";
 import type { MemberScenario, SlotKind } from "./member-scenario.js";

@@ -2,10 +2,10 @@ import type { MemberHeartbeatBody, MemberHeartbeatResult, MemberLeaveResult, Mem
 import type { RequestArrival } from "../../../../shared/service/request-budget.js";
 import type { MemberService } from "../../../../shared/members/member-service.js";
 import type { SweepMarkerRecord } from "../../../../shared/members/member.js";
-import type { TimerHandle } from "../../../../shared/sdk/elector-clock.js";
-import { HaRequestError } from "../../../../shared/sdk/ha-request-error.js";
-import type { CallOptions } from "../../../../shared/sdk/lease-transport.js";
-import type { MembersTransport } from "../../../../shared/sdk/members-transport.js";
+import type { TimerHandle } from "../../../../shared/sdk/loop/elector-clock.js";
+import { HaRequestError } from "../../../../shared/sdk/transport/ha-request-error.js";
+import type { CallOptions } from "../../../../shared/sdk/transport/lease-transport.js";
+import type { MembersTransport } from "../../../../shared/sdk/transport/members-transport.js";
 import type { SimProcess } from "../process.js";
 import type { Prng } from "../prng.js";
 import type { SimWorld } from "../world.js";

@@ -1,6 +1,6 @@
 import { MemberTokenSigner } from "../../../../shared/members/member-token.js";
-import { MemberSession } from "../../../../shared/sdk/member-session.js";
-import { MembersWatcher, type MemberEventName } from "../../../../shared/sdk/members-watcher.js";
+import { MemberSession } from "../../../../shared/sdk/membership/member-session.js";
+import { MembersWatcher, type MemberEventName } from "../../../../shared/sdk/membership/members-watcher.js";
 import { SimProcess } from "../process.js";
 import { Prng } from "../prng.js";
 import { SimWorld } from "../world.js";

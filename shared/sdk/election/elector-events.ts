@@ -1,0 +1,35 @@
+import type { PrimaryView } from "../../contract/lease-view.js";
+
+/**
+ * Why a primary stopped being one. `rejected`: a heartbeat got 409, another uuid holds the
+ * lease. `revoked`: a heartbeat got 409 LeaseRevoked, someone revoked the lease (DELETE
+ * without its token); nobody takes over before it expires. `lease-expired`: the deadline
+ * passed without an accepted renewal (slow or failing calls, or a process pause).
+ * `stopped`: stop() or the abort signal. `affinity-lost`: the primary of the affinity utype
+ * is no longer at this elector's address. `epoch-changed`: a renewal was accepted with
+ * another epoch than the one held, which only happens when the service lost its state;
+ * `elected` with the new epoch follows at once. `resigned`: resign() gave the term up; the
+ * lease is released and a new uuid competes, so the next term has a new epoch. `handover`:
+ * an operator asked for a planned handover (docs/protocol.md#planned-handover); as with
+ * `stopped` the handlers are awaited, then the lease is released with its token (the named
+ * standby takes over at once) and a new uuid competes after T.
+ */
+export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed" | "resigned" | "handover";
+
+export interface ElectorEvents {
+  /**
+   * This elector became primary; `epoch` is the fencing token for its writes. `signal` is
+   * aborted when this term ends, before `demoted` is emitted, with a TermEndedError that
+   * names the reason: hand it to the work done for this term.
+   */
+  elected: { readonly uuid: string; readonly epoch: number; readonly signal: AbortSignal };
+  /** It is no longer primary. Handlers of a `stopped` or `handover` demotion are awaited before release. */
+  demoted: { readonly reason: DemotionReason; readonly uuid: string; readonly epoch: number };
+  /**
+   * The primary this elector observes changed (another uuid or epoch, or none). `epoch` is
+   * the role's epoch from the same answer: the holder's, or the last term's when none holds it.
+   */
+  primaryChanged: { readonly primary: PrimaryView | null; readonly epoch: number };
+  /** Non-fatal: a failed call, a corrupted answer, slow round trips. The elector keeps going. */
+  error: Error;
+}

@@ -1,0 +1,86 @@
+import { randomUUID } from "node:crypto";
+import type { ElectorMembershipOptions } from "./elector-membership.js";
+import { checkOptionalMeter, type ElectorMeter } from "./elector-meter.js";
+import type { LeaseTransport } from "../transport/lease-transport.js";
+import { LoopSetup, type LoopOptions } from "../loop/loop-setup.js";
+import type { TransportKind } from "../loop/transport-kind.js";
+import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionsObject } from "../loop/option-checks.js";
+
+export interface PrimaryElectorOptions extends LoopOptions<LeaseTransport> {
+  /** The role to compete for. */
+  readonly utype: string;
+  /** Where this participant can be reached; GetPrimary shows it to everyone. */
+  readonly address?: string;
+  /** Compete only while this other utype's primary is at our `address` (co-located services). */
+  readonly affinity?: string;
+  /** A new incarnation id; defaults to crypto.randomUUID. */
+  readonly newUuid?: () => string;
+  /** Uniform draws in [0, 1) that spread the standby polls (see POLL_JITTER); defaults to Math.random. */
+  readonly random?: () => number;
+  /**
+   * Also be a member of a group (the utype by default) and watch it: `elector.membership`
+   * then gives the leader and the members from this one object.
+   */
+  readonly membership?: ElectorMembershipOptions;
+  /**
+   * An OpenTelemetry Meter (`metrics.getMeter("my-app")`): stats() is then also exported as
+   * metrics, from start() until stop() ends, labelled `ha.role` = utype (see elector-meter.ts
+   * and docs/operations.md). None by default.
+   */
+  readonly meter?: ElectorMeter;
+  /**
+   * Announce this participant as a standby while another holds the role (docs/protocol.md#standbys):
+   * about every T/2 one poll is a heartbeat with `announce` instead of a GetPrimary, so that
+   * operators see it (and can name it in a handover). Default true.
+   */
+  readonly announce?: boolean;
+}
+
+/** The options, checked, with every default filled in. */
+export interface ElectorSettings {
+  readonly utype: string;
+  readonly address: string | undefined;
+  readonly affinity: string | undefined;
+  /** The transport, retryDelayInMs, abortSignal and clock, as every SDK loop takes them. */
+  readonly setup: LoopSetup<LeaseTransport>;
+  readonly announce: boolean;
+  readonly newUuid: () => string;
+  readonly random: () => number;
+  readonly meter: ElectorMeter | undefined;
+}
+
+/** The elector's transport must at least heartbeat; its `endpoint` may come from HA_ENDPOINT (docs/configuration.md). */
+const LEASE_TRANSPORT: TransportKind<LeaseTransport> = {
+  described: "LeaseTransport (getPrimary, heartbeat, release)",
+  accepts: (value): value is LeaseTransport => typeof (value as Partial<LeaseTransport> | null | undefined)?.heartbeat === "function",
+  endpointFromEnvironment: true,
+};
+
+/** Checks every option where it enters, one rule per `if`, with a message that says what to change. */
+export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSettings {
+  checkOptionsObject("the PrimaryElector options", options, '{ utype: "scheduler", endpoint: "http://127.0.0.1:7071/api" }');
+  const utype = checkId("utype", options.utype);
+  const address = checkOptionalAddress("address", options.address);
+  const affinity = options.affinity === undefined ? undefined : checkId("affinity", options.affinity);
+  if (affinity !== undefined && address === undefined) {
+    throw new TypeError("Expected `address` to be set when `affinity` is: the elector competes only while the affinity utype's primary has this address.");
+  }
+  if (affinity === utype) {
+    throw new TypeError("Expected `affinity` to name another utype than `utype` itself.");
+  }
+  return {
+    utype,
+    address,
+    affinity,
+    setup: new LoopSetup(options, LEASE_TRANSPORT),
+    newUuid: checkOptionalFunction("newUuid", options.newUuid) ?? randomUUID,
+    random: checkOptionalFunction("random", options.random) ?? Math.random,
+    meter: checkOptionalMeter(options.meter),
+    announce: checkOptionalBoolean("announce", options.announce) ?? true,
+  };
+}
+
+function checkOptionalBoolean(name: string, value: unknown): boolean | undefined {
+  if (value === undefined || typeof value === "boolean") return value;
+  throw new TypeError(`Expected \`${name}\` to be true or false, got ${typeof value}.`);
+}

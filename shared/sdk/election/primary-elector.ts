@@ -1,0 +1,699 @@
+import { callWithin } from "../loop/bounded-call.js";
+import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs } from "../loop/budgets.js";
+import { CorruptedMessageError } from "../transport/corrupted-message-error.js";
+import { DeadlineAlarm } from "./deadline-alarm.js";
+import { sleep } from "../loop/elector-clock.js";
+import type { ElectorEvents } from "./elector-events.js";
+import { resolveElectorOptions, type PrimaryElectorOptions } from "./elector-options.js";
+import { observeElectorStats, type ElectorMeter } from "./elector-meter.js";
+import { epochHeldBy, takeoverTime, type AcquireOutcome, type Elected, type FollowStart, type LeadEnd, type Role, type Term } from "./elector-role.js";
+import { ElectorStatistics, type ElectorStats } from "./elector-stats.js";
+import type { HeartbeatBody } from "../../contract/heartbeat-body.js";
+import type { LeaseView } from "../../contract/lease-view.js";
+import type { LeaseTiming } from "../../contract/timing.js";
+import type { CallOptions, LeaseTransport } from "../transport/lease-transport.js";
+import { ElectorMembership } from "./elector-membership.js";
+import { Evented } from "../loop/listeners.js";
+import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "../loop/poll-delays.js";
+import { planFrom } from "../transport/cadence.js";
+import { checkId, checkNonNegativeMs } from "../loop/option-checks.js";
+import { TermEndedError } from "./term-ended-error.js";
+import type { LoopSetup } from "../loop/loop-setup.js";
+import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
+import { RenewalTimer } from "./renewal-timer.js";
+import { renewHedged } from "./hedged-renewal.js";
+import { HaRequestError } from "../transport/ha-request-error.js";
+import type { HeartbeatResult } from "../../contract/outcomes.js";
+
+export type { DemotionReason, ElectorEvents } from "./elector-events.js";
+export type { PrimaryElectorOptions } from "./elector-options.js";
+export type { ElectorStats } from "./elector-stats.js";
+
+/**
+ * The client side of the lease protocol (docs/protocol.md#the-clients-side) for one utype.
+ *
+ * Guarantees, given the service's guarantee that a takeover needs the lease to be older
+ * than T on its clock:
+ * - isPrimary() is true only before `sentAt + (T − I)`, where sentAt is when the last
+ *   accepted heartbeat was sent, on this process's monotonic clock. The write happened
+ *   after sentAt, so no other uuid can take over before sentAt + T: the I left over absorbs
+ *   clock skew between function hosts and clock rate error here (docs/protocol.md#the-assumptions).
+ * - It is computed, not stored: a process resuming from a pause longer than the lease
+ *   reads false at once, and its next event is `demoted`.
+ * Not guaranteed: that your work stops the instant isPrimary() turns false. Fence your
+ * writes with `epoch` so that downstream systems refuse a stale primary.
+ *
+ * The loop is client-go's shape: follow until elected, lead until demoted, follow again
+ * as a new uuid; stop() ends it, awaits the `demoted` handlers, then releases. Every wait
+ * is on the injected clock, and after every wait the loop looks at the deadline and at
+ * stop() before it acts on what it waited for.
+ */
+export class PrimaryElector extends Evented<ElectorEvents> {
+  readonly utype: string;
+  readonly address: string | undefined;
+  readonly affinity: string | undefined;
+  /** The membership session and watcher, when the `membership` option was given. */
+  readonly membership: ElectorMembership | undefined;
+  /** The transport, clock, first retry delay, abort signal and participant part, as every SDK loop has them. */
+  readonly #setup: LoopSetup<LeaseTransport>;
+  readonly #newUuid: () => string;
+  readonly #random: () => number;
+  readonly #stats = new ElectorStatistics();
+  /** The renewals' budget, from the heartbeats' round trips (renewal-timer.ts). */
+  /** The renewal budget's estimate, shared by the electors on one transport (RenewalTimer.of). */
+  readonly #renewalTimer: RenewalTimer;
+  /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
+  readonly #halt = new AbortController();
+
+  #uuid: string;
+  #role: Role = { kind: "following" };
+  #timing: LeaseTiming | undefined;
+  #observedPrimary: string | null | undefined;
+  /** Failed calls in a row that no retry can fix (see isRefusal); any answer resets it. */
+  #refusals = 0;
+  /** Failed calls in a row of any kind (timeouts, 503s, refusals); any answer resets it. */
+  #failures = 0;
+  /** No follower call before this time: the service's last Retry-After. Renewals ignore it. */
+  #notBefore = Number.NEGATIVE_INFINITY;
+  #loop: Promise<void> | undefined;
+  #stopped: Promise<void> | undefined;
+  readonly #meter: ElectorMeter | undefined;
+  /** Unregisters the stats' instruments; set from start() until stop() ends. */
+  #unobserve: (() => void) | undefined;
+  /** Aborted by resign(): ends the lead phase of the term held. A new one for every acquired term. */
+  #resignation = new AbortController();
+  /** The cool-down the last resign() asked for: how long after its release this elector only watches. */
+  #resignCooldownMs = 0;
+  /** No acquire or takeover before this time (monotonic): a resign()'s cool-down. Polls go on. */
+  #competeAt = Number.NEGATIVE_INFINITY;
+  readonly #announce: boolean;
+  /** The uuid last announced as a standby, and when (monotonic): see #announceDue. */
+  #announced: { readonly uuid: string; readonly at: number } | undefined;
+
+  constructor(options: PrimaryElectorOptions) {
+    super();
+    const settings = resolveElectorOptions(options);
+    this.utype = settings.utype;
+    this.address = settings.address;
+    this.affinity = settings.affinity;
+    this.#setup = settings.setup;
+    this.#renewalTimer = RenewalTimer.of(settings.setup.transport);
+    this.#newUuid = settings.newUuid;
+    this.#random = settings.random;
+    this.#announce = settings.announce;
+    this.#meter = settings.meter;
+    this.#uuid = checkId("newUuid()", this.#newUuid());
+    this.membership =
+      options.membership === undefined
+        ? undefined
+        : new ElectorMembership(options.membership, { utype: this.utype, address: this.address, transport: this.#setup.transport, clock: options.clock, retryDelayInMs: options.retryDelayInMs });
+  }
+
+
+  /** This incarnation's id; a new one is drawn after every demotion. */
+  get uuid(): string {
+    return this.#uuid;
+  }
+
+  /** The fencing token of the lease held now, or undefined when not primary. */
+  get epoch(): number | undefined {
+    return this.#termHeldNow()?.epoch;
+  }
+
+  /** I and T as the service last reported them, or undefined before its first answer. */
+  get timing(): LeaseTiming | undefined {
+    return this.#timing;
+  }
+
+  /** True only while leading and before the deadline of the last accepted heartbeat. */
+  isPrimary(): boolean {
+    return this.#termHeldNow() !== undefined;
+  }
+
+  /**
+   * Milliseconds left before this elector stops being primary unless a renewal is accepted
+   * first (its deadline, sentAt + (T − I), minus now); 0 when not primary. Work that needs
+   * time to wind down must begin stopping while this is still larger than that time.
+   */
+  leaseTimeLeftMs(): number {
+    const term = this.#termHeldNow();
+    return term === undefined ? 0 : Math.max(0, term.deadline - this.#setup.clock.now());
+  }
+
+  stats(): ElectorStats {
+    return this.#stats.snapshot(this.#setup.clock.now());
+  }
+
+  /** Joins the election. Call once. */
+  start(): this {
+    if (this.#loop !== undefined || this.#stopped !== undefined) {
+      throw new Error("This PrimaryElector was already started; create a new one to compete again.");
+    }
+    if (this.#setup.abortSignal?.aborted) {
+      this.#role = { kind: "stopped" };
+      this.#loop = this.#stopped = Promise.resolve();
+      return this;
+    }
+    this.#setup.abortSignal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.#setup.join();
+    this.#stats.startClock(this.#setup.clock.now());
+    if (this.#meter !== undefined) this.#unobserve = observeElectorStats(this.#meter, this.utype, () => this.stats());
+    this.#loop = this.#run().catch((error: unknown) => this.#report(error));
+    this.membership?.start();
+    return this;
+  }
+
+  /**
+   * Gives up the term held now and competes on as a new incarnation: `demoted`
+   * {reason: "resigned"}, then the lease is released with its token (a standby may take
+   * over at its next poll) and a new uuid competes. Whoever is elected next, this elector
+   * included, holds a new epoch: for work that must never run twice under one fencing
+   * token (`ha-module run` after it stopped its command). Returns false, and does nothing,
+   * when no term is held (or stop() is under way).
+   *
+   * `cooldownMs`: after the release, the new incarnation only watches (GetPrimary every I,
+   * `primaryChanged` as usual) and neither acquires nor takes over for that long, so that a
+   * standby wins the role: for a primary whose work stalled (`ha-module run --health-cmd`).
+   * 0 (the default) competes again at once.
+   */
+  resign(options: { readonly cooldownMs?: number } = {}): boolean {
+    const cooldownMs = checkNonNegativeMs("cooldownMs", options.cooldownMs, 0);
+    if (this.#termHeldNow() === undefined || this.#resignation.signal.aborted) return false;
+    this.#resignCooldownMs = cooldownMs;
+    this.#resignation.abort();
+    return true;
+  }
+
+  /**
+   * Leaves the election. If primary: emits `demoted` {reason: "stopped"} and awaits its
+   * handlers (the lease is kept, unused, meanwhile), then releases the lease so that a
+   * standby can take over at its next poll instead of waiting for expiry.
+   */
+  stop(): Promise<void> {
+    if (this.#stopped !== undefined) return this.#stopped;
+    if (this.#loop === undefined) {
+      this.#role = { kind: "stopped" };
+      this.#stopped = Promise.resolve();
+      return this.#stopped;
+    }
+    this.#setup.leave();
+    this.#stopped = this.#stop();
+    return this.#stopped;
+  }
+
+  async #stop(): Promise<void> {
+    const role = this.#role;
+    // An acquire in flight is not cut off (the service would carry it out anyway): the loop
+    // ends only once it is answered, so an accepted one is released below with its token.
+    // Only one that went unanswered leaves its uuid to release without a token.
+    const acquiring = role.kind === "acquiring" ? this.#uuid : undefined;
+    // A term whose deadline has passed is not stopped but expired: the loop says so when it wakes.
+    if (role.kind === "leading" && this.#setup.clock.now() < role.term.deadline) {
+      const { term } = role;
+      this.#role = { kind: "releasing", term };
+      this.#stats.demoted();
+      term.ended.abort(new TermEndedError("stopped", term.uuid, term.epoch));
+      await this.listeners.emit("demoted", { reason: "stopped", uuid: term.uuid, epoch: term.epoch });
+    }
+    this.#halt.abort();
+    await this.#loop;
+    const last = this.#role;
+    this.#role = { kind: "stopped" };
+    const term = last.kind === "releasing" ? last.term : undefined;
+    // With the token the release is proven and a standby may take over at once. Without
+    // one (an acquire was in flight and its answer did not elect us: refused, or lost and
+    // perhaps applied) the service retires the uuid, or revokes the lease that acquire
+    // created, reading again if the two race: that acquire cannot leave a lease behind
+    // that nobody renews, nor one that stays live.
+    const uuid = term?.uuid ?? acquiring;
+    if (uuid !== undefined) {
+      try {
+        const released = await this.#setup.transport.release(this.utype, uuid, {
+          timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs),
+          ...(term === undefined ? {} : { lease: term.lease }),
+        });
+        if (released.outcome === "released") this.#observe(released.view);
+      } catch (error) {
+        this.#fail(error);
+      }
+    }
+    this.#stats.stopClock(this.#setup.clock.now());
+    await this.membership?.stop();
+    this.#unobserve?.();
+    this.#unobserve = undefined;
+  }
+
+  /** Follow until elected, lead until demoted, and again as a new uuid, until stop(). */
+  async #run(): Promise<void> {
+    let start: FollowStart = { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
+    for (;;) {
+      const elected = await this.#follow(start);
+      if (elected === undefined) return;
+      if (this.#halt.signal.aborted) {
+        // Accepted by a transport that ignored the abort: held only so that stop() releases it.
+        this.#role = { kind: "releasing", term: elected.term };
+        return;
+      }
+      const end = await this.#lead(elected);
+      const next = end.reason === "handover" ? await this.#handOver(end.term) : this.#afterTerm(end);
+      if (next === undefined || this.#halt.signal.aborted) return;
+      start = next;
+    }
+  }
+
+  /**
+   * Follower: GetPrimary every I. No primary (or ourselves, after a lost answer) → send
+   * UpdateHeartBeat now. A live other primary → take over at its expiresInMs.
+   */
+  async #follow(start: FollowStart): Promise<Elected | undefined> {
+    const halt = this.#halt.signal;
+    let { pollAt, takeoverAt } = start;
+    // Whether this uuid may hold a term this elector does not lead (see judgeUuid).
+    let unconfirmed = false;
+    const judge = (event: UuidEvent): void => {
+      const judgement = judgeUuid(unconfirmed, event);
+      unconfirmed = judgement.unconfirmed;
+      if (judgement.drawNew) this.#uuid = this.#newUuid();
+    };
+    const shown = (view: LeaseView): UuidEvent => ({ kind: "shown", holder: view.primary === null ? "none" : view.primary.uuid === this.#uuid ? "self" : "other" });
+    for (;;) {
+      // A resign()'s cool-down holds back a takeover (it only watches until then).
+      if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
+      // Retry-After holds back the takeover too: the service said it would refuse it.
+      // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
+      // quick one: a standby polling fast for a handover to it); a takeover never waits.
+      const quick = this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2;
+      const planned = pollAt;
+      const pollWake = this.#align(pollAt, !quick);
+      const wakeAt = Math.max(takeoverAt === undefined ? pollWake : Math.min(pollWake, takeoverAt), this.#notBefore);
+      await sleep(this.#setup.clock, wakeAt - this.#setup.clock.now(), halt);
+      if (halt.aborted) return undefined;
+      const startedAt = this.#setup.clock.now();
+      const pollMs = pollBudgetMs(this.#timing, this.#setup.retryDelayMs);
+      const stretch = pollStretch(this.#random);
+      // On a participant's grid the next poll is planned from this one's plan (planFrom), so the
+      // standby polls every 1.1·I on average, as alone. A lone elector, or a quick poll, plans from now.
+      const cadenceFrom = this.#setup.part !== undefined && !quick ? planFrom(planned, startedAt, pollMs) : startedAt;
+      // After calls no retry can fix (a wrong key or endpoint): later and later, up to T.
+      pollAt = this.#refusals > 0 ? startedAt + backoffMs(this.#refusals, this.#timing, this.#setup.retryDelayMs) * stretch : cadenceFrom + pollMs * stretch;
+      if (this.affinity !== undefined) {
+        const holds = await this.#affinityHolds(this.affinity, pollMs, halt, false);
+        if (halt.aborted) return undefined;
+        if (!holds) {
+          takeoverAt = undefined;
+          continue;
+        }
+      }
+      let attempt: AcquireOutcome | undefined;
+      if (takeoverAt !== undefined && this.#setup.clock.now() >= takeoverAt) {
+        takeoverAt = undefined;
+        attempt = await this.#acquire();
+      } else if (this.#announceDue()) {
+        // A standby's announcement: a heartbeat that, refused, records it (docs/protocol.md#standbys).
+        // It never acquires (Conflict where it would): a free role is acquired at once by a plain one.
+        attempt = await this.#acquire(true);
+        if (attempt.kind === "unanswered") {
+          // An announcement never starts a term, so its uuid holds nothing unseen: a failed poll.
+          pollAt = this.#afterFailure(pollAt, startedAt);
+          continue;
+        }
+        if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
+          judge(shown(attempt.view));
+          attempt = await this.#acquire();
+        }
+      } else {
+        // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
+        const takeoverAlarm = new DeadlineAlarm(this.#setup.clock);
+        if (takeoverAt !== undefined) takeoverAlarm.arm(takeoverAt);
+        const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#calls.getPrimary(this.utype, options));
+        takeoverAlarm.disarm();
+        if (halt.aborted) return undefined;
+        if (view === undefined) {
+          pollAt = this.#afterFailure(pollAt, startedAt);
+          continue;
+        }
+        this.#observe(view);
+        judge(shown(view));
+        pollAt = handoverFor(view, this.#uuid) ? startedAt + fastPollMs(view) : cadenceFrom + view.intervalMs * stretch;
+        takeoverAt = takeoverTime(view, this.#uuid, this.#setup.clock.now());
+        if (view.primary === null || view.primary.uuid === this.#uuid) {
+          if (this.#setup.clock.now() >= this.#competeAt) attempt = await this.#acquire();
+          else pollAt = Math.min(pollAt, this.#competeAt);
+        }
+      }
+      switch (attempt?.kind) {
+        case "elected":
+          return attempt.elected;
+        case "refused":
+          // Ended: an earlier acquire of ours landed and was revoked or taken over, or a
+          // release retired it: compete on as a new incarnation.
+          judge(attempt.ended ? { kind: "ended" } : shown(attempt.view));
+          takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#setup.clock.now());
+          if (handoverFor(attempt.view, this.#uuid)) pollAt = Math.min(pollAt, startedAt + fastPollMs(attempt.view));
+          break;
+        case "too-late":
+          judge({ kind: "too-late" });
+          pollAt = this.#setup.clock.now();
+          break;
+        case "unanswered":
+          judge({ kind: "unanswered" });
+          pollAt = this.#afterFailure(pollAt, startedAt);
+          break;
+      }
+      if (halt.aborted) return undefined;
+    }
+  }
+
+  /**
+   * UpdateHeartBeat without a token: acquire a free lease, or take over an expired one.
+   * stop() does not cut it off: the service may apply it whatever the elector does, so
+   * stop() waits for its answer (bounded by its budget) to release what it got, with the
+   * token. Accepted after stop(): no `elected`, only the release.
+   */
+  async #acquire(announce = false): Promise<AcquireOutcome> {
+    const sentAt = this.#setup.clock.now();
+    const uuid = this.#uuid;
+    this.#role = { kind: "acquiring" };
+    const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce } : { uuid, address: this.address ?? null };
+    // Only its own budget ends it: a signal nobody aborts, one per call (a shared one would
+    // gather a listener per acquire in flight across every elector of the process).
+    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#setup.retryDelayMs), new AbortController().signal, (options) => this.#calls.heartbeat(this.utype, body, options));
+    this.#role = { kind: "following" };
+    // Made, answered or not (it may have landed): the next attempts are plain polls and
+    // acquires, so that a service too slow to answer within the budget still gets an acquire.
+    if (announce) this.#announced = { uuid, at: sentAt };
+    if (result === undefined) return { kind: "unanswered" };
+    const epoch = epochHeldBy(result.view, uuid);
+    if (result.outcome === "accepted" && epoch === undefined) {
+      this.#fail(acceptedForAnother(this.utype));
+      return { kind: "unanswered" };
+    }
+    this.#roundTrip(this.#setup.clock.now() - sentAt, result.view, "acquisition");
+    this.#observe(result.view);
+    if (result.outcome !== "accepted" || epoch === undefined) return { kind: "refused", ended: result.outcome === "revoked", view: result.view };
+    const term: Term = { uuid, epoch, lease: result.lease, deadline: sentAt + (result.view.timeoutMs - result.view.intervalMs), ended: new AbortController() };
+    const elected: Elected = { term, sentAt, view: result.view };
+    if (this.#halt.signal.aborted) return { kind: "elected", elected };
+    if (this.#setup.clock.now() >= term.deadline) {
+      // Accepted, but answered after its own deadline: it proves nothing about now. The
+      // lease is probably still ours on the server, so ask again at once (same uuid).
+      this.#report(new Error(`UpdateHeartBeat(${this.utype}) was accepted only after its deadline (round trip ${Math.round(this.#setup.clock.now() - sentAt)} ms); trying again at once.`));
+      return { kind: "too-late" };
+    }
+    this.#role = { kind: "leading", term };
+    this.#resignation = new AbortController();
+    this.#stats.elected();
+    void this.listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
+    return { kind: "elected", elected };
+  }
+
+  /**
+   * Primary: one fast-path heartbeat per I. Accepted → deadline = sentAt + (T − I).
+   * 409 → the term ends, unless the answer names this uuid as the live holder at the held
+   * epoch (our own echo won a race). A failure → try again, each call bounded by the time
+   * left. While stop() awaits its handlers (`releasing`) the lease is renewed the same way.
+   */
+  async #lead({ term: first, sentAt: acquiredAt, view: acquired }: Elected): Promise<LeadEnd> {
+    let term = first;
+    let renewAt = acquiredAt + acquired.intervalMs;
+    // Whether renewAt is I after an accepted renewal's sentAt: only then may it go at once when
+    // its grid point has just passed (transport/cadence.ts); after a failure it waits.
+    let answered = true;
+    // Renewals omit the address (the service keeps the stored one, and the body stays
+    // small); after an answer showing another address than ours, the next one sends it.
+    let sendAddress = acquired.primary?.address !== (this.address ?? null);
+    const alarm = new DeadlineAlarm(this.#setup.clock);
+    alarm.arm(term.deadline);
+    const resignation = this.#resignation;
+    const wake = AbortSignal.any([this.#halt.signal, alarm.signal, resignation.signal]);
+    const ended = (): LeadEnd | undefined => {
+      if (this.#setup.clock.now() >= term.deadline) return { reason: "lease-expired", term };
+      if (this.#halt.signal.aborted) return { reason: "halted", term };
+      if (resignation.signal.aborted) return { reason: "resigned", term };
+      return undefined;
+    };
+    try {
+      for (;;) {
+        await sleep(this.#setup.clock, this.#align(renewAt, false, answered) - this.#setup.clock.now(), wake);
+        answered = false;
+        const beforeRenewal = ended();
+        if (beforeRenewal !== undefined) return beforeRenewal;
+        const timing = this.#timing ?? acquired;
+        renewAt = this.#setup.clock.now() + timing.intervalMs;
+        const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: this.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
+        const answer = await this.#renew(timing, term, request, wake);
+        const afterRenewal = ended();
+        if (afterRenewal !== undefined) return afterRenewal;
+        if (answer === undefined) {
+          renewAt = Math.max(renewAt, this.#setup.clock.now());
+          continue;
+        }
+        const { value: result, sentAt } = answer;
+        const epoch = epochHeldBy(result.view, term.uuid);
+        if (result.outcome === "accepted" && epoch === undefined) {
+          this.#fail(acceptedForAnother(this.utype));
+          renewAt = Math.max(renewAt, this.#setup.clock.now());
+          continue;
+        }
+        this.#roundTrip(this.#setup.clock.now() - sentAt, result.view, "renewal");
+        if (result.outcome !== "accepted" || epoch === undefined) {
+          if (epoch !== term.epoch) return { reason: result.outcome === "revoked" ? "revoked" : "rejected", term, view: result.view };
+          // Our own echo (a retry, a duplicate) won the race: the lease is still ours, but
+          // this answer says nothing about when it was renewed. Keep the deadline, do not
+          // extend it, and renew again at once.
+          this.#observe(result.view);
+          renewAt = this.#setup.clock.now();
+          continue;
+        }
+        this.#observe(result.view);
+        sendAddress = result.view.primary?.address !== (this.address ?? null);
+        if (epoch !== term.epoch) term = this.#changeTerm(term, epoch);
+        term.lease = result.lease;
+        term.deadline = sentAt + (result.view.timeoutMs - result.view.intervalMs);
+        renewAt = sentAt + result.view.intervalMs;
+        answered = true;
+        alarm.arm(term.deadline);
+        // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
+        if (result.view.handover?.phase === "pending" && this.#role.kind === "leading") return { reason: "handover", term };
+        if (this.affinity !== undefined && this.#role.kind === "leading") {
+          const holds = await this.#affinityHolds(this.affinity, Math.max(1, term.deadline - this.#setup.clock.now()), wake, true);
+          const afterAffinity = ended();
+          if (afterAffinity !== undefined) return afterAffinity;
+          if (!holds) return { reason: "affinity-lost", term };
+        }
+      }
+    } finally {
+      alarm.disarm();
+    }
+  }
+
+  /**
+   * One renewal, sent again at once whenever the renewal budget passes without an answer
+   * (renewal-timer.ts: the budget doubles each time, an answer resets it), earlier copies
+   * left running: the first answer counts, with the sentAt of its copy. Undefined when the
+   * term ended meanwhile, or when the newest copy failed fast (the cadence I goes on).
+   */
+  #renew(timing: LeaseTiming, term: Term, request: HeartbeatBody, wake: AbortSignal): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
+    return renewHedged({
+      clock: this.#setup.clock,
+      deadline: term.deadline,
+      signal: wake,
+      budgetMs: () => this.#renewalTimer.budgetMs(timing, this.#setup.clock.now()),
+      send: (options) => this.#calls.heartbeat(this.utype, request, options),
+      onUnanswered: (budgetMs) => {
+        this.#renewalTimer.unanswered();
+        this.#fail(new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined));
+      },
+      onFailure: (error) => this.#fail(error),
+    });
+  }
+
+  /**
+   * A term is one (uuid, epoch) (docs/protocol.md#the-epoch-as-a-fencing-token). A renewal accepted at another epoch (the service
+   * lost its state and the lease was created afresh) ends the old term and starts a new
+   * one: never a silent change of the fencing token the user's writes carry.
+   */
+  #changeTerm(old: Term, epoch: number): Term {
+    const term: Term = { uuid: old.uuid, epoch, lease: old.lease, deadline: old.deadline, ended: new AbortController() };
+    if (this.#role.kind === "releasing") {
+      // stop() already told the user the term ended; only the lease to release changes.
+      this.#role = { kind: "releasing", term };
+      return term;
+    }
+    this.#role = { kind: "leading", term };
+    this.#stats.demoted();
+    this.#stats.elected();
+    old.ended.abort(new TermEndedError("epoch-changed", old.uuid, old.epoch));
+    void this.listeners.emit("demoted", { reason: "epoch-changed", uuid: old.uuid, epoch: old.epoch });
+    void this.listeners.emit("elected", { uuid: term.uuid, epoch, signal: term.ended.signal });
+    return term;
+  }
+
+  /**
+   * A planned handover (docs/protocol.md#planned-handover): the holder steps down exactly as
+   * stop() does — no longer primary at once, the term's signal aborted, `demoted`
+   * {reason: "handover"} with its handlers awaited (no renewal meanwhile: the work must end
+   * within the time left, as `run` ends its command before the deadline) — then releases with
+   * its token, awaited, so that the named standby takes over at once. A new uuid then only
+   * watches for T (the resign cool-down), so that a handover to any goes to a standby rather
+   * than back to this process. Undefined when stop() came meanwhile (the release is done).
+   */
+  async #handOver(term: Term): Promise<FollowStart | undefined> {
+    this.#role = { kind: "releasing", term };
+    this.#uuid = this.#newUuid();
+    this.#stats.demoted();
+    term.ended.abort(new TermEndedError("handover", term.uuid, term.epoch));
+    await this.listeners.emit("demoted", { reason: "handover", uuid: term.uuid, epoch: term.epoch });
+    try {
+      const released = await this.#setup.transport.release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs), lease: term.lease });
+      this.#observe(released.view);
+    } catch (error) {
+      this.#fail(error);
+    }
+    // Released (or tried): nothing is left for stop() to release.
+    this.#role = this.#halt.signal.aborted ? { kind: "releasing", term: undefined } : { kind: "following" };
+    if (this.#halt.signal.aborted) return undefined;
+    const now = this.#setup.clock.now();
+    this.#competeAt = now + (this.#timing?.timeoutMs ?? 0);
+    return { pollAt: now, takeoverAt: undefined };
+  }
+
+  /** A standby announces itself on its first poll as this uuid and about every T/2 after; never while it may not compete. */
+  #announceDue(): boolean {
+    if (!this.#announce || this.#setup.clock.now() < this.#competeAt) return false;
+    const last = this.#announced;
+    if (last === undefined || last.uuid !== this.#uuid) return true;
+    return this.#timing !== undefined && this.#setup.clock.now() - last.at >= this.#timing.timeoutMs / 2;
+  }
+
+  /**
+   * The term is over: a new incarnation (new uuid) follows from here on. After an expiry
+   * or a lost affinity the old uuid's lease is released in the background, so a standby
+   * need not wait out the rest of T. Undefined when the loop ends instead (stop()).
+   */
+  #afterTerm(end: LeadEnd): FollowStart | undefined {
+    const { term, reason } = end;
+    if (reason === "halted") return undefined;
+    // Refused (another holder, or revoked): the lease is not ours to release, and a revoked
+    // one must run out on its own because our user's work may still be winding down.
+    const refused = reason === "rejected" || reason === "revoked";
+    if (this.#role.kind !== "leading") {
+      // stop() is winding down and told the user already: keep only a lease still to release.
+      this.#role = { kind: "releasing", term: refused ? undefined : term };
+      if (refused) this.#observe(end.view);
+      return undefined;
+    }
+    this.#role = { kind: "following" };
+    this.#uuid = this.#newUuid();
+    this.#stats.demoted();
+    term.ended.abort(new TermEndedError(reason, term.uuid, term.epoch));
+    // The deadline passed because the renewals got no answer: the service is down or past
+    // its capacity. A release would most likely go unanswered too and only add to its load,
+    // and competing again at once is the release-and-reacquire churn of a retry storm. So
+    // the lease is left to run out, and the new incarnation first waits out a backoff.
+    const unanswered = reason === "lease-expired" && this.#failures > 0;
+    if (unanswered) {
+      void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
+      const now = this.#setup.clock.now();
+      return { pollAt: this.#afterFailure(now, now), takeoverAt: undefined };
+    }
+    if (!refused) {
+      this.#setup.transport
+        .release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs), lease: term.lease })
+        .catch((error: unknown) => this.#fail(error));
+    }
+    void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
+    const now = this.#setup.clock.now();
+    if (reason === "resigned") this.#competeAt = now + this.#resignCooldownMs;
+    if (!refused) return { pollAt: now, takeoverAt: undefined };
+    this.#observe(end.view);
+    return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
+  }
+
+  /** Affinity: the other utype's live primary is at our address. A failed read proves nothing: `onFailure`. */
+  async #affinityHolds(affinity: string, budgetMs: number, signal: AbortSignal, onFailure: boolean): Promise<boolean> {
+    const view = await this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(affinity, options));
+    if (view === undefined) return onFailure;
+    return view.primary !== null && view.primary.address === this.address;
+  }
+
+  /** Where polls, acquires and renewals go: the participant's part when the transport batches, else the transport. */
+  get #calls(): Pick<LeaseTransport, "getPrimary" | "heartbeat"> {
+    return this.#setup.part ?? this.#setup.transport;
+  }
+
+  /** A wake time on the participant's grid (transport/cadence.ts); unchanged for a lone elector. */
+  #align(at: number, mayDelay: boolean, mayAdvance = false): number {
+    return this.#setup.part?.align(at, this.#timing?.intervalMs, mayDelay, mayAdvance) ?? at;
+  }
+
+  /** The term held now: leading, and before its deadline. */
+  #termHeldNow(): Term | undefined {
+    const role = this.#role;
+    return role.kind === "leading" && this.#setup.clock.now() < role.term.deadline ? role.term : undefined;
+  }
+
+  /** Keeps I and T, the primaryChanged event and the time spent without a primary. */
+  #observe(view: LeaseView): void {
+    this.#refusals = 0;
+    this.#failures = 0;
+    this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
+    this.#stats.observed(this.#setup.clock.now(), view.primary?.expiresInMs);
+    const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
+    if (key !== this.#observedPrimary) {
+      this.#observedPrimary = key;
+      void this.listeners.emit("primaryChanged", { primary: view.primary, epoch: view.epoch });
+    }
+  }
+
+  /**
+   * A follower's next call after one that got no answer: a jittered backoff from when it
+   * started (failureBackoffMs), and not before the service's Retry-After. Never earlier
+   * than `pollAt`, the time already planned. (A call cut off by the elector itself is no
+   * failure and changes nothing.)
+   */
+  #afterFailure(pollAt: number, startedAt: number): number {
+    if (this.#failures === 0) return pollAt;
+    return Math.max(pollAt, startedAt + failureBackoffMs(this.#failures, this.#timing, this.#setup.retryDelayMs, this.#random), this.#notBefore);
+  }
+
+  #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>): Promise<T | undefined> {
+    return callWithin(budgetMs, signal, send, (error) => this.#fail(error));
+  }
+
+  #roundTrip(ms: number, timing: LeaseTiming, call: "renewal" | "acquisition"): void {
+    this.#renewalTimer.answered(ms, this.#setup.clock.now(), call, timing);
+    const warning = this.#stats.roundTrip(ms, timing);
+    if (warning !== undefined) this.#report(warning);
+  }
+
+  #fail(error: unknown): void {
+    this.#stats.failed();
+    this.#failures += 1;
+    if (isRefusal(error)) this.#refusals += 1;
+    const retryAfterMs = retryAfterOf(error);
+    if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#setup.clock.now() + retryAfterMs);
+    this.#report(error);
+  }
+
+  #report(error: unknown): void {
+    this.listeners.report(error);
+  }
+}
+
+/** A pending handover to this uuid or to any: the standby polls fast so that the gap after the release stays far below I. */
+function handoverFor(view: LeaseView, uuid: string): boolean {
+  const handover = view.handover;
+  return handover !== null && handover !== undefined && handover.phase === "pending" && (handover.to === null || handover.to === uuid);
+}
+
+/** A standby's poll while a handover to it (or to any) is pending: max(50 ms, I/10), never more than T. */
+function fastPollMs(view: LeaseTiming): number {
+  return Math.min(view.timeoutMs, Math.max(50, view.intervalMs / 10));
+}
+
+/** A transport that is not an HaClient may skip the check HaClient makes of an accepted answer. */
+function acceptedForAnother(utype: string): CorruptedMessageError {
+  return new CorruptedMessageError(`UpdateHeartBeat(${utype}): corrupted message (the accepted heartbeat names another primary).`, 200);
+}
+

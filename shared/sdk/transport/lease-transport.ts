@@ -1,0 +1,29 @@
+import type { HeartbeatBody } from "../../contract/heartbeat-body.js";
+import type { LeaseView } from "../../contract/lease-view.js";
+import type { HeartbeatResult, ReleaseResult } from "../../contract/outcomes.js";
+
+/** Every call takes these: `abortSignal` cancels, `timeoutInMs` bounds the whole call. */
+export interface CallOptions {
+  readonly abortSignal?: AbortSignal;
+  readonly timeoutInMs?: number;
+}
+
+/**
+ * Release's options. With `lease` (the holder's token from its last accepted heartbeat)
+ * the release is proven and a standby may take over at once; without it the lease is
+ * revoked and runs out on its own.
+ */
+export interface ReleaseOptions extends CallOptions {
+  readonly lease?: string;
+}
+
+/**
+ * The three lease calls the elector makes. HaClient implements it over HTTP; tests and the
+ * simulation implement it over an in-memory lease service. Anything other than a typed
+ * outcome (a timeout, a 503, a corrupted body) is thrown.
+ */
+export interface LeaseTransport {
+  getPrimary(utype: string, options?: CallOptions): Promise<LeaseView>;
+  heartbeat(utype: string, body: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult>;
+  release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult>;
+}
