@@ -73,6 +73,19 @@ export interface HealthView {
   readonly status: "ok" | "unavailable";
   /** The store's kind: "table", "cosmos" or "memory". */
   readonly store: string;
+  /** Only when the app's telemetry could not start: the service runs without it (docs/deploy.md#when-it-does-not-start). */
+  readonly telemetry?: TelemetryFailure;
+}
+
+/** Telemetry that could not start at the app's start: why, and what to change. */
+export interface TelemetryFailure {
+  readonly status: "failed";
+  /** The setting that asked for telemetry: APPLICATIONINSIGHTS_CONNECTION_STRING. */
+  readonly setting: string;
+  /** What the set-up threw. */
+  readonly error: string;
+  /** What to change, in words. */
+  readonly fix: string;
 }
 
 export const PRIMARY_VIEW_SCHEMA: ObjectSchema<PrimaryView> = {
@@ -139,6 +152,20 @@ export const HEALTH_VIEW_SCHEMA: ObjectSchema<HealthView> = {
   properties: {
     status: { enum: ["ok", "unavailable"] },
     store: { type: "string", description: '"table", "cosmos" or "memory".' },
+    telemetry: ref("TelemetryFailure"),
   },
   required: ["status", "store"],
+};
+
+export const TELEMETRY_FAILURE_SCHEMA: ObjectSchema<TelemetryFailure> = {
+  type: "object",
+  description: "Only when the app's telemetry could not start: the service serves as usual without it.",
+  properties: {
+    status: { const: "failed" },
+    setting: { type: "string", description: "The setting that asked for telemetry." },
+    error: { type: "string", description: "Why the set-up failed." },
+    fix: { type: "string", description: "What to change." },
+  },
+  required: ["status", "setting", "error", "fix"],
+  additionalProperties: false,
 };

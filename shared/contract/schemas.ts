@@ -1,7 +1,7 @@
 import { ERROR_STATUS, errorBodySchema, type ErrorCode } from "./error-codes.js";
 import { HANDOVER_BODY_SCHEMA, HEARTBEAT_BODY_SCHEMA } from "./heartbeat-body.js";
 import type { JsonSchema } from "./json-schema.js";
-import { HANDOVER_VIEW_SCHEMA, HEALTH_VIEW_SCHEMA, LEASE_VIEW_SCHEMA, PRIMARY_LIST_SCHEMA, PRIMARY_VIEW_SCHEMA, STANDBY_VIEW_SCHEMA } from "./lease-view.js";
+import { HANDOVER_VIEW_SCHEMA, HEALTH_VIEW_SCHEMA, LEASE_VIEW_SCHEMA, PRIMARY_LIST_SCHEMA, PRIMARY_VIEW_SCHEMA, STANDBY_VIEW_SCHEMA, TELEMETRY_FAILURE_SCHEMA } from "./lease-view.js";
 import {
   GROUP_LIST_SCHEMA,
   GROUP_SUMMARY_SCHEMA,
@@ -33,6 +33,7 @@ export const SCHEMAS = {
   StandbyView: STANDBY_VIEW_SCHEMA,
   PrimaryList: PRIMARY_LIST_SCHEMA,
   HealthView: HEALTH_VIEW_SCHEMA,
+  TelemetryFailure: TELEMETRY_FAILURE_SCHEMA,
   HeartbeatBody: HEARTBEAT_BODY_SCHEMA,
   HandoverBody: HANDOVER_BODY_SCHEMA,
   TermView: TERM_VIEW_SCHEMA,

@@ -1,4 +1,5 @@
 import type { Meter } from "@opentelemetry/api";
+import type { TelemetryFailure } from "../contract/lease-view.js";
 import { ConfigError } from "../config/config-error.js";
 import { checksCallersItself, loadAuthConfig, type AuthConfig } from "../config/auth-config.js";
 import { createAccess, PLATFORM_KEYS, type Access } from "./access.js";
@@ -10,7 +11,7 @@ import type { MemberStore } from "../members/member-store.js";
 import { registerFunctions, type FunctionsApp } from "./register-functions.js";
 import { registerTimers, type TimerApp } from "./register-timers.js";
 import type { Operation } from "./route.js";
-import { createRuntime, type Runtime } from "./runtime.js";
+import { createRuntime, type Runtime, type RuntimeTelemetry } from "./runtime.js";
 import type { TimerOperation } from "./timer.js";
 
 /** The configured store as the runtime takes it (shared/store/create-table-store.ts and create-cosmos-store.ts make one). */
@@ -42,20 +43,22 @@ export interface AzureAppParts {
  *     settings cannot throw here (a bad one is kept as the error to answer with), so the
  *     Functions host always indexes as many functions as functions/routes.ts declares;
  *  2. telemetry is set up; a set-up that throws (a host without log hooks, a connection
- *     string the exporter refuses) is a bad setting of APPLICATIONINSIGHTS_CONNECTION_STRING,
- *     never a throw out of the entry point (which would leave the host an app of no functions);
+ *     string the exporter refuses) is never a throw out of the entry point (which would leave
+ *     the host an app of no functions);
  *  3. the store's clients and the runtime are made.
  *
  * With any auth setting (HA_AUTH_TENANT_ID, HA_AUTH_AUDIENCE, HA_API_KEYS, HA_GRANTS) the
  * functions are registered anonymous and this code checks every caller and its grants
  * (shared/http/access.ts); without, the Functions host checks its function keys, as before.
  *
- * A bad or missing setting, or telemetry that cannot start, is logged once, here, and every
- * request, health included, is then answered 503 Misconfigured with the message that names
- * the setting and what to change (dispatch.ts); the timers skip their runs. A deployment that
- * asked for telemetry and silently ran without it would be blind exactly when an operator
- * needs to see, so it fails loudly and at once; unsetting the connection string is the way to
- * run without telemetry. A fixed setting restarts the app.
+ * A bad or missing setting is logged once, here, and every request, health included, is then
+ * answered 503 Misconfigured with the message that names the setting and what to change
+ * (dispatch.ts); the timers skip their runs. A fixed setting restarts the app.
+ *
+ * Telemetry that cannot start is the exception: monitoring must never stop the primaries it
+ * watches. The app then serves as usual without the service's metrics; the failure is logged
+ * once, here, and every health answer carries it with its fix (`telemetry`), so a deployment
+ * that asked for telemetry never runs blind without saying so where a probe looks.
  *
  * Resolves when start-up is over (the entry point awaits it, so the worker reports the app
  * loaded only then); the runtime it gives, or the error, is what each request waits for.
@@ -86,17 +89,15 @@ export async function startAzureApp(parts: AzureAppParts): Promise<void> {
   registerTimers(parts.app, parts.timers, runtime, schedule);
 
   let meter: Meter | undefined;
-  let telemetryError: ConfigError | undefined;
+  let telemetryFailure: TelemetryFailure | undefined;
   try {
     meter = await parts.setUpTelemetry(parts.env);
   } catch (error) {
-    telemetryError = new ConfigError(
-      TELEMETRY_SETTING,
-      `telemetry could not start: ${messageOf(error)} Run on Functions host 4.34 or later, fix ${TELEMETRY_SETTING}, or unset it to run without telemetry.`,
-    );
+    telemetryFailure = telemetryFailureOf(error);
+    logError(`ha-module: the service runs without telemetry: ${telemetryFailure.error} ${telemetryFailure.fix} GET /api/health shows this too.`);
   }
 
-  const made = settings instanceof ConfigError ? settings : (telemetryError ?? (await makeRuntime(settings, meter, parts.createStore)));
+  const made = settings instanceof ConfigError ? settings : await makeRuntime(settings, { ...(meter === undefined ? {} : { meter }), ...(telemetryFailure === undefined ? {} : { failure: telemetryFailure }) }, parts.createStore);
   if (made instanceof ConfigError) {
     logError(`ha-module: every request is answered 503 Misconfigured until ${made.setting} is fixed: ${made.message}`);
     serve = () => Promise.reject(made);
@@ -111,12 +112,12 @@ export async function startAzureApp(parts: AzureAppParts): Promise<void> {
  * the first request and retried after a failure. Making the store's clients does no I/O; a
  * client that refuses its settings names the store setting it came from.
  */
-async function makeRuntime(config: ServerConfig, meter: Meter | undefined, createStore: AzureAppParts["createStore"]): Promise<ConfigError | (() => Promise<Runtime>)> {
+async function makeRuntime(config: ServerConfig, telemetry: RuntimeTelemetry, createStore: AzureAppParts["createStore"]): Promise<ConfigError | (() => Promise<Runtime>)> {
   let configured: ConfiguredStore;
   let runtime: Runtime;
   try {
     configured = await createStore(config.store);
-    runtime = createRuntime(config, { leases: configured.store, members: configured.members, telemetry: meter === undefined ? {} : { meter } });
+    runtime = createRuntime(config, { leases: configured.store, members: configured.members, telemetry });
   } catch (error) {
     return asConfigError(error, storeSetting(config.store));
   }
@@ -138,6 +139,24 @@ const UNTIL_FIXED: Access = { authLevel: "anonymous", authenticate: () => Promis
 
 /** The setting that turns telemetry on (Bicep always sets it). */
 const TELEMETRY_SETTING = "APPLICATIONINSIGHTS_CONNECTION_STRING";
+
+/**
+ * What health shows of a telemetry set-up that threw. A host without log hooks (older than
+ * 4.34, whose worker is older than 3.10) is told to move on, since no setting of ours fixes
+ * it; anything else is the connection string (or its authentication string) being refused.
+ */
+function telemetryFailureOf(error: unknown): TelemetryFailure {
+  const message = messageOf(error);
+  const unsetIt = `or unset ${TELEMETRY_SETTING} to run without telemetry.`;
+  return {
+    status: "failed",
+    setting: TELEMETRY_SETTING,
+    error: `Telemetry could not start: ${message}`,
+    fix: /log hooks/i.test(message)
+      ? `Run the app on Functions host 4.34 or later (Node.js worker 3.10 or later), whose log hooks the Functions OpenTelemetry instrumentation needs, ${unsetIt}`
+      : `Fix ${TELEMETRY_SETTING} (and APPLICATIONINSIGHTS_AUTHENTICATION_STRING, if set), ${unsetIt}`,
+  };
+}
 
 /** The setting a store client's own refusal comes from. */
 function storeSetting(store: StoreConfig): string {

@@ -14,6 +14,7 @@ import { MemberTokenSigner } from "../members/member-token.js";
 import { defaultMembershipRules, type MembershipRules } from "../members/membership-rules.js";
 import { noMemberStore } from "../members/no-member-store.js";
 import type { Meter } from "@opentelemetry/api";
+import type { TelemetryFailure } from "../contract/lease-view.js";
 import { meteredLeaseStore, meteredMemberStore } from "./metered-stores.js";
 import { createServiceMetrics } from "./service-metrics.js";
 
@@ -30,6 +31,8 @@ export interface Runtime {
    * process to scrape.
    */
   readonly metricsText?: () => Promise<string>;
+  /** Telemetry that could not start: the service runs without it, and health names it with its fix. */
+  readonly telemetryFailure?: TelemetryFailure;
 }
 
 /** Where the runtime's metrics go. Without a meter nothing is measured and the stores are not wrapped. */
@@ -38,6 +41,8 @@ export interface RuntimeTelemetry {
   readonly meter?: Meter;
   /** The process's metrics as Prometheus text, when this host can serve them. */
   readonly metricsText?: () => Promise<string>;
+  /** Why telemetry asked for could not start (there is then no meter): health shows it. */
+  readonly failure?: TelemetryFailure;
   /** How busy the process is and how late it runs what is due, as the admission gate reads them; processLoad() by default (tests give their own). */
   readonly load?: ProcessLoad;
 }
@@ -114,7 +119,14 @@ export function createRuntime(config: RuntimeConfig, parts: RuntimeParts): Runti
     storeTimeoutMs: config.storeTimeoutMs,
     metrics: metrics?.members,
   });
-  return { service, members, sweeper, membership, ...(telemetry.metricsText === undefined ? {} : { metricsText: telemetry.metricsText }) };
+  return {
+    service,
+    members,
+    sweeper,
+    membership,
+    ...(telemetry.metricsText === undefined ? {} : { metricsText: telemetry.metricsText }),
+    ...(telemetry.failure === undefined ? {} : { telemetryFailure: telemetry.failure }),
+  };
 }
 
 /**

@@ -94,6 +94,26 @@ describe("GET /api/openapi.json", () => {
     expect(checker.problems({ ...ok, method: "GET", path: "/api/primary/scheduler/history", body: badTerm }).join("\n")).toMatch(/endedBy must be equal to one of the allowed values/);
   });
 
+  it("documents health's `telemetry`: real answers of a runtime whose telemetry could not start validate (200 and 503), a planted one without its fix fails", async () => {
+    const checker = new ResponseChecker(document as never);
+    const failure = { status: "failed", setting: "APPLICATIONINSIGHTS_CONNECTION_STRING", error: "Telemetry could not start: no log hooks.", fix: "Run on host 4.34 or later." } as const;
+    const withFailure = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET }, { leases: new MemoryLeaseStore(), clock: new FakeClock(WALL_START), telemetry: { failure } });
+    const ok = await send(withFailure, "GET", "/health");
+    expect(ok).toEqual({ status: 200, body: { status: "ok", store: "memory", telemetry: failure } });
+    const answer = { method: "GET", path: "/api/health", contentType: "application/json" };
+    expect(checker.problems({ ...answer, status: 200, body: ok.body })).toEqual([]);
+    const down = createRuntime({ timing: TIMING, storeTimeoutMs: 60_000, leaseSecret: SECRET }, { leases: unreachable(new MemoryLeaseStore()), clock: new FakeClock(WALL_START), telemetry: { failure } });
+    const unavailable = await send(down, "GET", "/health");
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.body["telemetry"]).toEqual(failure);
+    expect(checker.problems({ ...answer, status: 503, body: unavailable.body })).toEqual([]);
+    const withoutFix: Record<string, string> = { ...failure };
+    delete withoutFix["fix"];
+    expect(checker.problems({ ...answer, status: 200, body: { ...ok.body, telemetry: withoutFix } }).join("\n")).toMatch(/required property 'fix'/);
+    // Without a failure there is no `telemetry` at all.
+    expect((await send(runtime, "GET", "/health")).body).not.toHaveProperty("telemetry");
+  });
+
   it("describes the security schemes (keys and Entra bearer tokens) and a 403 on every write, which a real refusal matches", async () => {
     const schemes = (document["components"] as { securitySchemes: Record<string, Record<string, unknown>> }).securitySchemes;
     expect(schemes["entraToken"]).toMatchObject({ type: "http", scheme: "bearer", bearerFormat: "JWT" });
@@ -184,3 +204,8 @@ describe("GET /api/openapi.json", () => {
     expect(() => buildOpenApi([{ ...more[0]!, route: "dashboard/{file}" }], "0")).toThrow(/\{file\} its doc does not describe/);
   });
 });
+
+/** A store whose ping fails as an unreachable one's does. */
+function unreachable(store: MemoryLeaseStore): MemoryLeaseStore {
+  return new Proxy(store, { get: (target, property, receiver) => (property === "ping" ? () => Promise.reject(new StoreUnavailableError("down")) : Reflect.get(target, property, receiver)) });
+}

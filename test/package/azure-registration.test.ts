@@ -7,8 +7,9 @@
  * library's invocation model, as the worker invokes them.
  *
  * No setting and no telemetry failure may leave the app with fewer functions than the route
- * table declares: a bad setting, or telemetry that cannot start, makes every request answer
- * 503 Misconfigured naming the setting; each is logged once.
+ * table declares: a bad setting makes every request answer 503 Misconfigured naming the
+ * setting; telemetry that cannot start leaves the service serving as usual, with health
+ * naming the failure and its fix. Each is logged once.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -21,6 +22,7 @@ import { operations } from "../../functions/routes.js";
 import { timers } from "../../functions/timers.js";
 import { DEFAULT_SWEEP_SCHEDULE } from "../../shared/config/members-config.js";
 import { allowedMethods, ROUTE_METHODS, routesOf } from "../../shared/http/route.js";
+import { startTestAzurite } from "../helpers/azurite.js";
 import { BICEP_COSMOS_SETTINGS, BICEP_TABLE_SETTINGS } from "../helpers/bicep-settings.js";
 import { GRANTS, KEYS } from "../helpers/grants-fixture.js";
 
@@ -194,19 +196,65 @@ describe("the packaged app registers with the Functions worker", () => {
     expect(loaded.stderr).not.toMatch(/ha-module:/);
   }, 90_000);
 
-  it("keeps every function when telemetry cannot start (a host without log hooks): each request, health included, answers 503 Misconfigured naming APPLICATIONINSIGHTS_CONNECTION_STRING, logged once", async () => {
-    const loaded = await load({ ...BICEP_SETTINGS, FUNCTIONS_CORE_STAND_IN_HOST: "old" }, [get("health", "health"), get("getPrimary", "primary/scheduler", { utype: "scheduler" })]);
-    expect(loaded.loaded).toBe("ok");
+  it("serves as usual when telemetry cannot start (a host without log hooks): health answers 200 naming the failure and its fix, a heartbeat is accepted, logged once", async () => {
+    // A store that answers, so that health's 200 is the store's and not a guess.
+    const azurite = await startTestAzurite();
+    try {
+      // The store by connection string instead of the Bicep's managed identity endpoint.
+      const settings = Object.fromEntries(Object.entries(BICEP_SETTINGS).filter(([name]) => name !== "HA_TABLE_ENDPOINT"));
+      const env = { ...settings, HA_TABLE_CONNECTION_STRING: azurite.connectionString, HA_STORE_CREATE: "true", FUNCTIONS_CORE_STAND_IN_HOST: "old" };
+      const body = JSON.stringify({ uuid: "worker-1", address: "10.0.0.1:5800" });
+      const loaded = await load(env, [
+        get("health", "health"),
+        [
+          "updateHeartBeat",
+          {
+            method: "PUT",
+            url: "https://app.azurewebsites.net/api/primary/scheduler",
+            params: { utype: "scheduler" },
+            headers: { "content-type": "application/json", "content-length": String(body.length) },
+            body,
+          },
+        ],
+        get("getPrimary", "primary/scheduler", { utype: "scheduler" }),
+      ]);
+      expect(loaded.loaded).toBe("ok");
+      expect(registered(loaded)).toEqual(declared(BICEP_SETTINGS["HA_SWEEP_SCHEDULE"]!));
+      // The instrumentation's hooks never got in: this is the host without log hooks.
+      expect(loaded.hooks).not.toContain("log");
+      const [health, heartbeat, primary] = loaded.answers;
+      expect(health?.status).toBe(200);
+      expect(JSON.parse(health!.body)).toEqual({
+        status: "ok",
+        store: "table",
+        telemetry: {
+          status: "failed",
+          setting: "APPLICATIONINSIGHTS_CONNECTION_STRING",
+          error: expect.stringMatching(/^Telemetry could not start: Log hooks require Azure Functions Host v4\.34 or higher\.$/),
+          fix: expect.stringMatching(/Functions host 4\.34 or later .*or unset APPLICATIONINSIGHTS_CONNECTION_STRING to run without telemetry\.$/),
+        },
+      });
+      expect(heartbeat?.status).toBe(200);
+      expect(JSON.parse(heartbeat!.body)).toMatchObject({ utype: "scheduler", primary: { uuid: "worker-1", epoch: 1 } });
+      expect(primary?.status).toBe(200);
+      expect(JSON.parse(primary!.body)).toMatchObject({ primary: { uuid: "worker-1" } });
+      expect(loaded.stderr).not.toContain("503 Misconfigured");
+      expect(linesWith(loaded.stderr, "ha-module:")).toBe(1);
+      expect(linesWith(loaded.stderr, "runs without telemetry")).toBe(1);
+    } finally {
+      await azurite.close();
+    }
+  }, 90_000);
+
+  it("still answers 503 Misconfigured for a bad setting of its own when telemetry cannot start too: both logged once", async () => {
+    const loaded = await load({ ...BICEP_SETTINGS, HA_TIMEOUT_MS: "1500", FUNCTIONS_CORE_STAND_IN_HOST: "old" }, [get("health", "health"), get("getPrimary", "primary/scheduler", { utype: "scheduler" })]);
     expect(registered(loaded)).toEqual(declared(BICEP_SETTINGS["HA_SWEEP_SCHEDULE"]!));
     for (const answer of loaded.answers) {
       expect(answer.status).toBe(503);
-      const body = JSON.parse(answer.body) as { error: { code: string; message: string } };
-      expect(body.error.code).toBe("Misconfigured");
-      expect(body.error.message).toContain("APPLICATIONINSIGHTS_CONNECTION_STRING");
-      expect(body.error.message).toMatch(/Log hooks require Azure Functions Host v4\.34 or higher/);
+      expect(JSON.parse(answer.body)).toMatchObject({ error: { code: "Misconfigured", message: expect.stringContaining("HA_TIMEOUT_MS") } });
     }
     expect(linesWith(loaded.stderr, "503 Misconfigured")).toBe(1);
-    expect(loaded.stderr).toContain("APPLICATIONINSIGHTS_CONNECTION_STRING");
+    expect(linesWith(loaded.stderr, "runs without telemetry")).toBe(1);
   }, 90_000);
 
   // Each way a setting can be missing or wrong, and the setting the answer must name.
