@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   Unauthorized: 401,
   /** The caller is authenticated, but no grant of HA_GRANTS lets it do this write; nothing was written. */
   Forbidden: 403,
+  /** A write (PUT, DELETE, POST) a browser sent from a page of another origin than the service's; nothing was done. */
+  CrossOrigin: 403,
   NotFound: 404,
   MethodNotAllowed: 405,
   /** Local host: the request's headers or body did not arrive in time. */

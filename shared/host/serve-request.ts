@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:ht
 import type { HttpResponseInit } from "../http/azure-functions.js";
 import type { HandlerContext } from "../http/handler-request.js";
 import { announcesBody, codingRefusal } from "../http/content-coding.js";
+import { crossOriginRefusal } from "../http/cross-origin.js";
 import { handleRoute, methodNotAllowed } from "../http/dispatch.js";
 import { bodyLimitOf, operationFor } from "../http/route.js";
 import type { Runtime } from "../http/runtime.js";
@@ -28,7 +29,7 @@ export interface HostContext {
 
 /**
  * One request, checked in the order a caller can fix it: the target, the caller (a key or a token), the
- * route, the method, the body's coding and size; only then is the request handed to
+ * route, the method, the body's coding, the origin a browser sent a write from, the body's size; only then is the request handed to
  * the route's handler, as a LocalRequest: what the Functions HttpRequest would show it. Whatever the host refuses it answers with the contract's
  * JSON error before reading the body, and then drops the body so the client can read it.
  */
@@ -65,6 +66,9 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
   const limitBytes = bodyLimitOf(operation);
   const coding = codingRefusal(header, announcesBody(header), limitBytes);
   if (coding !== undefined) return refuse(hostError(coding.code, coding.message));
+  // handleRoute's own refusal, given before the body is read: a cross-origin write's body is never read.
+  const crossOrigin = crossOriginRefusal(method, header);
+  if (crossOrigin !== undefined) return refuse(crossOrigin);
   if (declaredLength(request) > limitBytes) return refuse(tooLarge(`${declaredLength(request)} bytes`, limitBytes));
 
   const body = await readBody(request, { limitBytes, timeoutMs: host.timeouts.bodyTimeoutMs });

@@ -2,6 +2,7 @@ import type { HttpResponseInit } from "./azure-functions.js";
 import type { HandlerContext, HandlerRequest } from "./handler-request.js";
 import { errorResponse } from "./answers.js";
 import { announcesBody, codingRefusal } from "./content-coding.js";
+import { crossOriginRefusal } from "./cross-origin.js";
 import { failureAnswer } from "./failure-answer.js";
 import { isCaller, PLATFORM_KEYS, type Access, type Caller } from "./access.js";
 import { allowedMethods, bodyLimitOf, operationFor, type Route, type RouteLog } from "./route.js";
@@ -39,6 +40,10 @@ export async function handleRoute(
   const hasBody = announcesBody(header) || (header("content-length") === undefined && request.body !== null);
   const refused = codingRefusal(header, hasBody, bodyLimitOf(operation));
   if (refused !== undefined) return errorResponse(refused.code, refused.message);
+  // A write a browser sent from a page of another origin (a form post to 127.0.0.1 from any
+  // site the operator has open) goes no further: here, so that both hosts refuse it alike.
+  const crossOrigin = crossOriginRefusal(request.method, header);
+  if (crossOrigin !== undefined) return crossOrigin;
   // Before the runtime and any store call: a write outside the caller's grants writes nothing.
   const granted = access.authorize(operation, request, caller);
   if (!("mayRevoke" in granted)) return granted;

@@ -86,9 +86,14 @@ function operationObject({ name, route, method, doc }: Operation): JsonSchema {
     ...(doc.body === undefined ? {} : { requestBody: { required: doc.bodyRequired ?? true, content: { "application/json": { schema: closed(ref(doc.body)) } } } }),
     // Every write may be outside the caller's grants (HA_GRANTS): 403 Forbidden, nothing written
     // (a participant heartbeat's refused parts are 403 in their entries, never the request).
+    // Every write a browser sends from another origin is 403 CrossOrigin (cross-origin.ts).
     responses: {
       [String("json" in doc.ok ? (doc.ok.status ?? 200) : 200)]: success(doc),
-      ...errorResponses([...(doc.errors ?? []), ...(method === "GET" || doc.forbidden === false ? [] : [{ code: "Forbidden" as const }])]),
+      ...errorResponses([
+        ...(doc.errors ?? []),
+        ...(method === "GET" ? [] : [{ code: "CrossOrigin" as const }]),
+        ...(method === "GET" || doc.forbidden === false ? [] : [{ code: "Forbidden" as const }]),
+      ]),
     },
   };
 }

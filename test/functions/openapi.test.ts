@@ -121,8 +121,17 @@ describe("GET /api/openapi.json", () => {
     expect(document["security"]).toEqual(expect.arrayContaining([{ entraToken: [] }, { functionKey: [] }]));
     const responses = (operation: Operation): Record<string, unknown> =>
       (document.paths[`/api/${operation.route}`]?.[operation.method.toLowerCase()] as unknown as { responses: Record<string, unknown> }).responses;
-    // Every write but the participant heartbeat, whose refused parts are 403 in their own entries.
-    for (const operation of operations) expect(Object.hasOwn(responses(operation), "403"), operation.name).toBe(operation.method !== "GET" && operation.name !== "participantHeartbeat");
+    // Every write may be 403: Forbidden (every write but the participant heartbeat, whose
+    // refused parts are 403 in their own entries) and CrossOrigin (every write).
+    const codes403 = (operation: Operation): string =>
+      String((responses(operation)["403"] as { description?: string } | undefined)?.description ?? "")
+        .split(", ")
+        .sort()
+        .join(", ");
+    for (const operation of operations) {
+      expect(Object.hasOwn(responses(operation), "403"), operation.name).toBe(operation.method !== "GET");
+      if (operation.method !== "GET") expect(codes403(operation), operation.name).toBe(operation.name === "participantHeartbeat" ? "CrossOrigin" : "CrossOrigin, Forbidden");
+    }
     const access = createAccess(loadAuthConfig({ HA_API_KEYS: "head-a=head-a-key-0123456789", HA_GRANTS: '[{"callers":["key:head-a"],"hold":["mine"]}]' }));
     const headers = { "x-functions-key": "head-a-key-0123456789" };
     const checker = new ResponseChecker(document as never);
@@ -134,6 +143,13 @@ describe("GET /api/openapi.json", () => {
     expect(checker.problems({ ...answer, method: "PUT", path: "/api/primary/theirs", body: forbidden.body })).toEqual([]);
     expect(checker.problems({ ...answer, method: "DELETE", path: "/api/primary/mine", body: revoke.body })).toEqual([]);
     expect(checker.problems({ ...answer, method: "PUT", path: "/api/primary/theirs", body: { ...forbidden.body, surprise: 1 } }).join("\n")).toMatch(/unevaluated properties/);
+    // A write a browser sent from another origin: 403 CrossOrigin, on every write route.
+    const fromElsewhere = { origin: "https://evil.example", "sec-fetch-site": "cross-site" };
+    for (const [method, path, body] of [["PUT", "/primary/mine", { uuid: "a" }], ["POST", "/primary/mine/handover", {}], ["POST", "/heartbeat", { roles: [] }], ["DELETE", "/members/g/m?session=s"]] as const) {
+      const refused = await sendWithHeaders(runtime, method, path, body, undefined, fromElsewhere);
+      expect(refused.status, `${method} ${path}`).toBe(403);
+      expect(checker.problems({ ...answer, method, path: `/api${path}`, body: refused.body }), `${method} ${path}`).toEqual([]);
+    }
   });
 
   it("describes the participant heartbeat: its answers validate, every part's outcome included (200, 409, 403, 503 with retryAfter, unchanged), and a planted wrong part fails", async () => {
