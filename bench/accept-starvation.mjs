@@ -5,13 +5,22 @@
 // about once a second with a 1 s timeout. Below capacity nothing fails; above it the
 // listen socket's accept queue stands full while the server accepts a few connections per
 // second, and a client whose call timed out (its connection closed) cannot get back in.
-//
-//   node bench/accept-starvation.mjs [--burn 1.6] [--clients 800] [--seconds 15]
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { parseArgs } from "node:util";
+import { readArgs } from "../dist/bench/helpers/args.js";
 
-const { values } = parseArgs({ options: { burn: { type: "string", default: "1.6" }, clients: { type: "string", default: "800" }, seconds: { type: "string", default: "15" }, role: { type: "string", default: "main" }, port: { type: "string" } } });
+const USAGE = `Usage: npm run bench -- accept-starvation [--burn 1.6] [--clients 800] [--seconds 15]
+
+Why a CPU-saturated Node HTTP server starves callers that must reconnect, with nothing of
+ha-module: a plain node:http server burning --burn ms of CPU per request, and --clients
+keep-alive clients in another process calling about once a second with a 1 s timeout.
+Prints, every second, the answers and timeouts, and what the server served and accepted.
+
+Options:
+  --burn MS       CPU per request (default 1.6)
+  --clients N     clients (default 800)
+  --seconds S     seconds to report (default 15)`;
+const { values } = readArgs(USAGE, { burn: { type: "string", default: "1.6" }, clients: { type: "string", default: "800" }, seconds: { type: "string", default: "15" }, role: { type: "string", default: "main" }, port: { type: "string" } });
 
 if (values.role === "server") {
   const burn = Number(values.burn);

@@ -6,19 +6,26 @@
 // of CPU work (every 10 ms, a loop calibrated to `--load` of a core when alone), so
 // whatever changes between the phases is the machine, not the work. Also a phase past
 // capacity (work due faster than it can be done), alone and with the hogs. Needs `npm run build`.
-//
-//   node bench/busy-signal.mjs [--load 0.3] [--hogs 2] [--seconds 8]
 import { spawn } from "node:child_process";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LoopLag } from "../dist/shared/service/loop-lag.js";
 import { LoopLoad } from "../dist/shared/service/loop-load.js";
+import { readArgs } from "../dist/bench/helpers/args.js";
 
-const { values } = parseArgs({
-  options: { load: { type: "string", default: "0.3" }, hogs: { type: "string", default: String(os.availableParallelism()) }, seconds: { type: "string", default: "8" } },
-});
+const USAGE = `Usage: npm run bench -- busy-signal [--load 0.3] [--hogs N] [--seconds 8]
+
+What each overload signal reads in a process doing a paced, fixed amount of CPU work:
+event-loop utilization, the busy time the shedding gate reads (the smaller of utilization
+and the process's CPU time) and the event loop's lag; alone, past capacity (work due at
+150 % of a core), and both again with CPU hogs beside it. Prints one table row per phase.
+
+Options:
+  --load F        the work, as a fraction of a core when alone (default 0.3)
+  --hogs N        busy loops beside it in the later phases (default: one per core)
+  --seconds S     each phase's length (default 8)`;
+const { values } = readArgs(USAGE, { load: { type: "string", default: "0.3" }, hogs: { type: "string", default: String(os.availableParallelism()) }, seconds: { type: "string", default: "8" } });
 const load = Number(values.load);
 const hogCount = Number(values.hogs);
 const seconds = Number(values.seconds);

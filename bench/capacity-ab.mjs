@@ -1,25 +1,35 @@
 /* global console, process */
-// Capacity at I = 1 s, builds side by side in one run: each tree gets what `npm run bench`
+// Capacity at I = 1 s, builds side by side in one run: each tree gets what `compare`
 // measures capacity against — its own Azurite process (durable, as `npm start` embeds it)
 // and its own `ha-module serve` over it — and, at each size, the trees' fleets take turns
 // (bench/compare/capacity.ts of each tree: two fleet processes of PrimaryElectors, a primary
 // and a standby per role, one window each), the order reversed every round, so that the
 // machine's drift falls on both. A step is clean with no leader change, no demotion and a
 // primary for every role at every sample. Only one fleet runs at a time. Needs
-// `npm run build` in each tree.
-//
-//   node bench/capacity-ab.mjs [--rounds 3] [--seconds 60] --tree old=/tmp/old --tree new=. 50 200 400
+// `npm run build` in each tree. The trees' Azurite and service are started with this tree's
+// helpers; each tree's own capacity step (dist/bench/compare/capacity.js) drives its fleet.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseArgs } from "node:util";
-import { treesOf } from "./serve-child.mjs";
+import { readArgs } from "../dist/bench/helpers/args.js";
+import { startLineProcess, startService } from "../dist/bench/helpers/processes.js";
+import { treesOf } from "../dist/bench/helpers/trees.js";
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { tree: { type: "string", multiple: true, default: ["."] }, rounds: { type: "string", default: "3" }, seconds: { type: "string", default: "60" } },
-});
+const USAGE = `Usage: npm run bench -- capacity-ab [--tree [LABEL=]DIR]... [--rounds 3] [--seconds 60] [SIZE...]
+
+Capacity at I = 1 s, builds side by side in one run: each tree its own Azurite (durable)
+and its own \`ha-module serve\`; at each size the trees' fleets of PrimaryElectors (a
+primary and a standby per role) take turns, one at a time, the order reversed every round.
+A step is clean with no leader change, no demotion and a primary for every role at every
+sample. Prints a JSON line per window and a table per size and tree.
+
+Arguments and options:
+  SIZE...              roles per step, each with two participants (default 50 200 400)
+  --tree [LABEL=]DIR   a built checkout; more than one side by side (default .)
+  --rounds N           windows per tree and size (default 3)
+  --seconds S          each window's length (default 60)`;
+const { values, positionals } = readArgs(USAGE, { tree: { type: "string", multiple: true, default: ["."] }, rounds: { type: "string", default: "3" }, seconds: { type: "string", default: "60" } }, { allowPositionals: true });
 const sizes = positionals.length === 0 ? [50, 200, 400] : positionals.map(Number);
 const rounds = Number(values.rounds);
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
@@ -31,7 +41,6 @@ process.on("exit", () => started.forEach((child) => child.kill("SIGKILL")));
 
 /** The tree's Azurite and service, started from its own build. */
 async function startTree({ label, dir }, index) {
-  const { startLineProcess, startService } = await import(path.join(dir, "dist/bench/compare/processes.js"));
   const { measureCapacity } = await import(path.join(dir, "dist/bench/compare/capacity.js"));
   const azurite = startLineProcess(path.join(dir, "dist/test/chaos/azurite-process.js"), [path.join(dataDir, `store-${index}`), "0"]);
   started.push(azurite.child);

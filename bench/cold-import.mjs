@@ -5,13 +5,9 @@
 // (test/helpers/bicep-settings.json: telemetry on, an ingestion endpoint nothing listens on)
 // and the stand-in for the Node.js worker's @azure/functions-core preloaded, as Azure loads it,
 // `--runs` times per tree, interleaved so that every tree sees the same machine load.
-//
-//   npm run bench:cold-import -- --tree before=main [--tree after=.] [--runs 11] [--work DIR]
-//
-// --tree LABEL=SOURCE: SOURCE is a directory holding the sources, `.` for this working tree,
-// or a git ref, whose sources are taken with `git archive` into a temporary directory and
+// A tree given as a git ref is taken with `git archive` into a temporary directory and
 // packaged there with its own scripts/package.mjs (this tree's node_modules lent to it).
-// Without a tree for `.`, `after=.` is added. Reported per tree: the zip's size and file
+// Reported per tree: the zip's size and file
 // count, the median and spread of the import (performance.now() around `await import`), the
 // CPU time the process spent on it (process.cpuUsage(): what a busy machine inflates least),
 // the whole process (spawn to exit), and the connections the import opened, by destination
@@ -24,7 +20,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL, URL } from "node:url";
-import { parseArgs } from "node:util";
+import { readArgs } from "../dist/bench/helpers/args.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SETTINGS = JSON.parse(readFileSync(path.join(ROOT, "test", "helpers", "bicep-settings.json"), "utf8")).table;
@@ -33,12 +29,24 @@ const MARK = "cold-import:";
 /** The worker's @azure/functions-core, stood in for: the app registers its functions as in Azure (not @azure/functions' test mode, which warns for each). */
 const STAND_IN = pathToFileURL(path.join(ROOT, "test", "helpers", "functions-core-stand-in.mjs")).href;
 
-const { values } = parseArgs({
-  options: {
-    tree: { type: "string", multiple: true, default: [] },
-    runs: { type: "string", default: "11" },
-    work: { type: "string" },
-  },
+const USAGE = `Usage: npm run bench -- cold-import [--tree LABEL=SOURCE]... [--runs 11] [--work DIR]
+
+Cold import of the deploy package's entry, the part of a Flex Consumption cold start the
+app decides: each tree's \`npm run package\` zip, unpacked as Azure unpacks it, its "main"
+imported in a fresh Node process with the Bicep's app settings (telemetry on), --runs times
+per tree, interleaved. Prints per tree the zip's size and files, the import's median and
+range, its CPU time, the whole process, and the connections opened while importing (none
+may go to the telemetry ingestion endpoint: the exit code is 1 if one does).
+
+Options:
+  --tree LABEL=SOURCE   SOURCE a directory of sources (. for this working tree) or a git ref;
+                        without a tree for ., after=. is added
+  --runs N              fresh processes per tree (default 11)
+  --work DIR            keep the packages there; a ref's package found there is not built again`;
+const { values } = readArgs(USAGE, {
+  tree: { type: "string", multiple: true, default: [] },
+  runs: { type: "string", default: "11" },
+  work: { type: "string" },
 });
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number of at least 1 (got ${values.runs})`);

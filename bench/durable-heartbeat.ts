@@ -1,13 +1,10 @@
 /**
  * What `npm start`'s on-disk store costs a heartbeat: the service exactly as `serve`
  * composes it (embedded Azurite with its data in a temporary HA_DATA_DIR), in process,
- * driven over loopback HTTP.
- *
- *   npm run bench:durable [-- rounds] [parallel]
- *
- * Reports round-trip p50/p99 of sequential fast-path renewals, of slow-path renewals and
- * of GetPrimary, then of `parallel` holders renewing at once (each waits for its answer
- * before the next renewal), which is where writes share a flush of the data file.
+ * driven over loopback HTTP. Reports round-trip p50/p99 of sequential fast-path renewals,
+ * of slow-path renewals and of GetPrimary, then of `parallel` holders renewing at once (each
+ * waits for its answer before the next renewal), which is where writes share a flush of
+ * the data file.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,9 +14,21 @@ import { operations } from "../functions/routes.js";
 import { startService } from "../shared/cli/commands/serve.js";
 import { loadServerConfig } from "../shared/config/server-config.js";
 import { nearestRank } from "../shared/sdk/election/round-trip-stats.js";
+import { readArgs } from "./helpers/args.js";
 
-const rounds = Number(process.argv[2] ?? 300);
-const parallel = Number(process.argv[3] ?? 16);
+const USAGE = `Usage: npm run bench -- durable-heartbeat [rounds] [parallel]
+
+What \`npm start\`'s on-disk store costs a heartbeat: the service as \`serve\` composes it
+(embedded Azurite, its data in a temporary directory), in process, over loopback HTTP.
+Round trips (p50, p99) of sequential renewals with and without a token and of GetPrimary,
+then of \`parallel\` holders renewing at once (where writes share a flush of the file).
+
+Arguments:
+  rounds     requests per line, at least 10 (default 300)
+  parallel   holders renewing at once (default 16)`;
+const [roundsArg = "300", parallelArg = "16"] = readArgs(USAGE, {}, { allowPositionals: true }).positionals;
+const rounds = Number(roundsArg);
+const parallel = Number(parallelArg);
 if (!Number.isSafeInteger(rounds) || rounds < 10) throw new Error("Expected `rounds` to be an integer of at least 10.");
 if (!Number.isSafeInteger(parallel) || parallel < 1) throw new Error("Expected `parallel` to be a positive integer.");
 

@@ -3,9 +3,6 @@
  * two `ha-module elect` processes per round. The primary is either SIGKILLed (a crash: the
  * standby waits for the lease to expire) or SIGTERMed (graceful: it releases the lease).
  * Also the heartbeat round trip an in-process PrimaryElector sees, from its stats().
- *
- *   npm run build && node dist/bench/failover.js [rounds] [intervalMs] [timeoutMs]
- *
  * Times are from sending the signal to the standby's `elected` line arriving here.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -13,11 +10,23 @@ import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { PrimaryElector } from "../shared/sdk/election/primary-elector.js";
+import { readArgs } from "./helpers/args.js";
 
 const CLI = fileURLToPath(new URL("../shared/cli/main.js", import.meta.url));
-const rounds = Number(process.argv[2] ?? 5);
-const intervalMs = Number(process.argv[3] ?? 500);
-const timeoutMs = Number(process.argv[4] ?? 2500);
+const USAGE = `Usage: npm run bench -- failover [rounds] [intervalMs] [timeoutMs]
+
+Crash (SIGKILL) and graceful (SIGTERM) failover with real processes: one \`ha-module serve\`
+(in-memory embedded Azurite) and two \`ha-module elect\` per round, timed from the signal
+to the standby's \`elected\` line; then an in-process elector's heartbeat round trip.
+
+Arguments:
+  rounds       rounds of each kind (default 5)
+  intervalMs   the service's I (default 500)
+  timeoutMs    the service's T, more than 2·I (default 2500)`;
+const [roundsArg = "5", intervalArg = "500", timeoutArg = "2500"] = readArgs(USAGE, {}, { allowPositionals: true }).positionals;
+const rounds = Number(roundsArg);
+const intervalMs = Number(intervalArg);
+const timeoutMs = Number(timeoutArg);
 if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error("Expected `rounds` to be a positive integer.");
 if (!Number.isSafeInteger(intervalMs) || !Number.isSafeInteger(timeoutMs) || timeoutMs <= 2 * intervalMs) {
   throw new Error("Expected `intervalMs` and `timeoutMs` to be integers with timeoutMs > 2 × intervalMs.");

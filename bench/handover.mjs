@@ -13,17 +13,14 @@
 //             the lease runs out (T)
 //
 // Needs `npm run build`.
-//
-//   node bench/handover.mjs [--trials 20] [--interval-ms 1000] [--timeout-ms 5000]
-//                           [--participants 3] [--modes handover,stop,revoke] [--json FILE]
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseArgs } from "node:util";
+import { readArgs } from "../dist/bench/helpers/args.js";
 
-const USAGE = `Usage: node bench/handover.mjs [options]
+const USAGE = `Usage: npm run bench -- handover [options]
 
 Gaps between the old primary's last line of work and the new primary's first, for a
 planned handover, a stop (release with the token) and a revoke, side by side in one run.
@@ -34,24 +31,16 @@ Options:
   --timeout-ms T      the service's lease timeout (default 5000)
   --participants P    run supervisors of the role, 2 or more (default 3)
   --modes LIST        which ways, comma-separated: handover,stop,revoke (default all)
-  --json FILE         also write the results as JSON
-  --help              show this help`;
+  --json FILE         also write the results as JSON`;
 
-const { values } = parseArgs({
-  options: {
-    trials: { type: "string", default: "20" },
-    "interval-ms": { type: "string", default: "1000" },
-    "timeout-ms": { type: "string", default: "5000" },
-    participants: { type: "string", default: "3" },
-    modes: { type: "string", default: "handover,stop,revoke" },
-    json: { type: "string" },
-    help: { type: "boolean", default: false },
-  },
+const { values } = readArgs(USAGE, {
+  trials: { type: "string", default: "20" },
+  "interval-ms": { type: "string", default: "1000" },
+  "timeout-ms": { type: "string", default: "5000" },
+  participants: { type: "string", default: "3" },
+  modes: { type: "string", default: "handover,stop,revoke" },
+  json: { type: "string" },
 });
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
 const positive = (name) => {
   const value = Number(values[name]);
   if (!Number.isSafeInteger(value) || value < 1) {

@@ -1,8 +1,5 @@
 /**
  * Heartbeat cost and latency through the real local host over an embedded Azurite.
- *
- *   npm run bench:heartbeat [-- rounds] [--no-metrics]
- *
  * Reports, per kind of request, round-trip p50/p99 over loopback HTTP and the number of
  * store operations each one cost (counted by a wrapper around the real Table store).
  * The service measures its metrics as `ha-module serve` does (a Prometheus reader, scraped
@@ -18,10 +15,20 @@ import { createPrometheusMetrics } from "../shared/host/prometheus-metrics.js";
 import { createTableStore } from "../shared/store/create-table-store.js";
 import type { LeaseStore } from "../shared/lease/lease-store.js";
 import { nearestRank } from "../shared/sdk/election/round-trip-stats.js";
+import { readArgs } from "./helpers/args.js";
 
-const args = process.argv.slice(2);
-const withMetrics = !args.includes("--no-metrics");
-const rounds = Number(args.find((arg) => !arg.startsWith("--")) ?? 500);
+const USAGE = `Usage: npm run bench -- heartbeat [rounds] [--no-metrics]
+
+Round trips (p50, p99) over loopback HTTP and store operations per request, for each kind
+of request (a renewal with its token, one without, a GetPrimary), through the local host
+over an embedded Azurite (in memory), its metrics wired as \`ha-module serve\` wires them.
+
+Arguments and options:
+  rounds         sequential requests of each kind, at least 10 (default 500)
+  --no-metrics   run the service without a meter, to show what metrics cost`;
+const { values, positionals } = readArgs(USAGE, { "no-metrics": { type: "boolean", default: false } }, { allowPositionals: true });
+const withMetrics = !values["no-metrics"];
+const rounds = Number(positionals[0] ?? 500);
 if (!Number.isSafeInteger(rounds) || rounds < 10) throw new Error("Expected `rounds` to be an integer of at least 10.");
 
 function counted(inner: LeaseStore): { store: LeaseStore; take(): number } {

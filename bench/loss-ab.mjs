@@ -2,7 +2,7 @@
 // Spurious leader changes under message loss, builds and the seed client side by side in one
 // run. Each client runs in a process of its own (so that one client's event loop does not
 // delay another's timers), with its own `ha-module serve` (in-memory embedded Azurite)
-// behind the bench's lossy wire proxy (bench/compare/wire-proxy.ts: half the lost calls never
+// behind the bench's lossy wire proxy (bench/helpers/wire-proxy.ts: half the lost calls never
 // reach the service, half lose the answer after it applied them), and N roles × 2
 // participants: each tree's PrimaryElectors, and with --seed the protocol's original client
 // (bench/compare/algorithms/seed.ts, this tree's build) against a service of this tree.
@@ -11,27 +11,41 @@
 // samples every 20 ms, per role, whether no participant or two act as primary (from their
 // own events, as bench/compare does). --runs R repeats it with fresh processes. Needs
 // `npm run build` in each tree.
-//
-//   node bench/loss-ab.mjs [--roles 30] [--seconds 60] [--runs 3] [--loss 0.1] [--seed] --tree old=/tmp/old --tree new=.
 import { fork } from "node:child_process";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseArgs } from "node:util";
-import { startServe, treesOf } from "./serve-child.mjs";
+import { readArgs } from "../dist/bench/helpers/args.js";
+import { startServe, treesOf } from "../dist/bench/helpers/trees.js";
 
-const { values } = parseArgs({
-  options: {
-    roles: { type: "string", default: "30" },
-    seconds: { type: "string", default: "60" },
-    runs: { type: "string", default: "1" },
-    loss: { type: "string", default: "0.1" },
-    seed: { type: "boolean", default: false },
-    tree: { type: "string", multiple: true, default: ["."] },
-    // Internal: this process is one client's side (label=dir, "seed=dir" for the seed client).
-    child: { type: "string" },
-  },
+const USAGE = `Usage: npm run bench -- loss-ab [--tree [LABEL=]DIR]... [--seed] [--roles 30] [--seconds 60]
+                                [--runs 1] [--loss 0.1]
+
+Spurious leader changes under message loss, builds (and the protocol's seed client) side
+by side in one run: each client in its own process with its own \`ha-module serve\` behind
+a lossy proxy (half the lost calls never reach the service, half lose the answer), N roles
+× 2 participants; once every role has a primary, the loss starts in all of them at once.
+Counts leader changes and demotions (nobody is killed: every one is spurious) and the time
+without a primary or with two, sampled every 20 ms. Prints a JSON line per client and run,
+and a table per client.
+
+Options:
+  --tree [LABEL=]DIR   a built checkout's PrimaryElector; more than one side by side (default .)
+  --seed               also the seed client (this tree's bench/compare/algorithms/seed.ts)
+  --roles N            roles per client, two participants each (default 30)
+  --seconds S          the lossy window (default 60)
+  --runs N             repeats, with fresh processes (default 1)
+  --loss P             the share of calls lost (default 0.1)`;
+const { values } = readArgs(USAGE, {
+  roles: { type: "string", default: "30" },
+  seconds: { type: "string", default: "60" },
+  runs: { type: "string", default: "1" },
+  loss: { type: "string", default: "0.1" },
+  seed: { type: "boolean", default: false },
+  tree: { type: "string", multiple: true, default: ["."] },
+  // Internal: this process is one client's side (label=dir, "seed=dir" for the seed client).
+  child: { type: "string" },
 });
 const roles = Number(values.roles);
 const seconds = Number(values.seconds);
@@ -45,7 +59,7 @@ else await runParent();
 
 /** One client, N roles × 2, its own service and lossy proxy; driven by the parent over IPC. */
 async function runChild({ label, dir }, seed) {
-  const { startWireProxy } = await import(new URL("../dist/bench/compare/wire-proxy.js", import.meta.url).href);
+  const { startWireProxy } = await import(new URL("../dist/bench/helpers/wire-proxy.js", import.meta.url).href);
   const serve = await startServe(dir);
   const proxy = await startWireProxy(serve.url.replace(/\/api$/, ""));
   const counts = { elections: 0, demotions: {} };

@@ -8,17 +8,27 @@
 // `--node-args "--cpu-prof --cpu-prof-dir=/tmp/p"` is passed to each serve process.
 // `--out DIR` also writes DIR/overload.json and DIR/overload.svg (roles with a primary, one
 // bar per tree at each N; needs `npm run build` first).
-//
-//   node bench/overload-curve.mjs [--tree [LABEL=]DIR]... [--out DIR] [--seconds 20] [--warmup 8] 400 1000 1500
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startServe, treesOf } from "./serve-child.mjs";
+import { readArgs } from "../dist/bench/helpers/args.js";
+import { startServe, treesOf } from "../dist/bench/helpers/trees.js";
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { tree: { type: "string", multiple: true, default: ["."] }, out: { type: "string" }, seconds: { type: "string", default: "20" }, warmup: { type: "string", default: "8" }, "node-args": { type: "string", default: "" } },
-});
+const USAGE = `Usage: npm run bench -- overload-curve [--tree [LABEL=]DIR]... [--out DIR] [--seconds 20]
+                                       [--warmup 8] [--node-args ARGS] N...
+
+Black-box overload: one \`ha-module serve\` (in-memory embedded Azurite) and N roles × 2
+PrimaryElectors in one client process, ramped in over half the warm-up. Prints accepted
+heartbeats/s, calls/s, 503s/s, other failures/s, demotions/s and the share of roles with
+a primary (mean and lowest sample, every 0.5 s), per tree and N.
+
+Arguments and options:
+  N...                 roles per step, two electors each (e.g. 400 1000)
+  --tree [LABEL=]DIR   a built checkout; more than one take turns at each N (default .)
+  --out DIR            also write DIR/overload.json and DIR/overload.svg
+  --seconds S          the measured window (default 20)
+  --warmup S           warm-up before it, the ramp included (default 8)
+  --node-args ARGS     passed to each serve's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"`;
+const { values, positionals } = readArgs(USAGE, { tree: { type: "string", multiple: true, default: ["."] }, out: { type: "string" }, seconds: { type: "string", default: "20" }, warmup: { type: "string", default: "8" }, "node-args": { type: "string", default: "" } }, { allowPositionals: true });
 const trees = treesOf(values.tree);
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
@@ -100,7 +110,7 @@ for (const r of rows) {
 }
 if (values.out !== undefined) {
   const { mkdir, writeFile } = await import("node:fs/promises");
-  const { barChart } = await import(new URL("../dist/bench/compare/svg.js", import.meta.url).href);
+  const { barChart } = await import(new URL("../dist/bench/helpers/svg.js", import.meta.url).href);
   const sizes = [...new Set(rows.map((r) => r.roles))];
   const series = trees.map(({ label }) => ({ name: label, values: sizes.map((n) => 100 * (rows.find((r) => r.tree === label && r.roles === n)?.withPrimary ?? Number.NaN)) }));
   await mkdir(values.out, { recursive: true });

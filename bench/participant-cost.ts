@@ -11,44 +11,52 @@
  * Counted over the window, per participant: requests to the service per I, store
  * operations per second (the store proxy), and the service process's CPU per second.
  * Needs `npm run build` in each tree.
- *
- *   npm run build && node dist/bench/participant-cost.js --tree before=/tmp/old --tree after=.
- *       [--clusters 10] [--warmup-ms 8000] [--window-ms 20000] [--json] [--profile-dir DIR]
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
-import { cpuSeconds, startLineProcess, startService, type LineProcess } from "./compare/processes.js";
-import { startWireProxy, type WireProxy, type WireRecord } from "./compare/wire-proxy.js";
-import { positiveFlag } from "./compare/args.js";
+import { cpuSeconds, startLineProcess, startService, type LineProcess } from "./helpers/processes.js";
+import { startWireProxy, type WireProxy, type WireRecord } from "./helpers/wire-proxy.js";
+import { positiveFlag, readArgs } from "./helpers/args.js";
+import { treesOf } from "./helpers/trees.js";
 
 const AZURITE = fileURLToPath(new URL("../test/chaos/azurite-process.js", import.meta.url));
 const INTERVAL_MS = 1000;
 const TIMEOUT_MS = 5000;
 
-const { values } = parseArgs({
-  options: {
-    tree: { type: "string", multiple: true, default: ["."] },
-    clusters: { type: "string", default: "10" },
-    "warmup-ms": { type: "string", default: "8000" },
-    "window-ms": { type: "string", default: "20000" },
-    json: { type: "boolean", default: false },
-    // Write a CPU profile of each tree's service into this folder (node --cpu-prof).
-    "profile-dir": { type: "string" },
-    // Also print, per tree and kind, the store operations by method and row kind, and the
-    // participants that sent more requests than intervals passed.
-    kinds: { type: "boolean", default: false },
-  },
+const USAGE = `Usage: npm run bench -- participant-cost [--tree [LABEL=]DIR]... [--clusters 10]
+                                         [--warmup-ms 8000] [--window-ms 20000] [--json]
+                                         [--kinds] [--profile-dir DIR]
+
+What one participant costs, builds side by side in one run: per tree its own Azurite and
+\`ha-module serve\`, each behind a counting proxy, and a fleet of that tree's SDK
+participants, one phase per kind: HPC head nodes (three roles on one HaClient, one with
+membership and a watch; two heads per cluster) and plain single-role electors (two per
+role). Per participant: requests per I, store operations per second, service CPU per second.
+
+Options:
+  --tree [LABEL=]DIR   a built checkout to measure; more than one side by side (default .)
+  --clusters N         clusters of two head nodes, and roles of two plain electors (default 10)
+  --warmup-ms MS       settling time before counting (default 8000)
+  --window-ms MS       the counted window (default 20000)
+  --json               print the figures as one JSON line instead of the table
+  --kinds              also print the store operations by method and row kind, and the
+                       participants that sent more requests than intervals passed
+  --profile-dir DIR    write a CPU profile of each tree's service there (node --cpu-prof)`;
+const { values } = readArgs(USAGE, {
+  tree: { type: "string", multiple: true, default: ["."] },
+  clusters: { type: "string", default: "10" },
+  "warmup-ms": { type: "string", default: "8000" },
+  "window-ms": { type: "string", default: "20000" },
+  json: { type: "boolean", default: false },
+  "profile-dir": { type: "string" },
+  kinds: { type: "boolean", default: false },
 });
 const clusters = positiveFlag("clusters", values.clusters);
 const warmupMs = positiveFlag("warmup-ms", values["warmup-ms"]);
 const windowMs = positiveFlag("window-ms", values["window-ms"]);
-const trees = values.tree.map((tree) => {
-  const at = tree.indexOf("=");
-  return at < 0 ? { label: tree, dir: resolve(tree) } : { label: tree.slice(0, at), dir: resolve(tree.slice(at + 1)) };
-});
+const trees = treesOf(values.tree);
 
 /** The part of a tree's SDK the bench drives. */
 interface Sdk {

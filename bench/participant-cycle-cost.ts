@@ -4,9 +4,6 @@
  * its token, a group poll) as five single requests, against the same five parts as one
  * POST /api/heartbeat, through `ha-module serve` on one Azurite, alternating windows of the
  * same length and concurrency so that a loaded machine's drift falls on both sides alike.
- *
- *   npm run build && node dist/bench/participant-cycle-cost.js [--rounds 5 --window-ms 3000 --concurrency 4 --profile-dir <dir>]
- *
  * Prints, per side, cycles per second, requests per cycle and the service's CPU ms per
  * cycle (from /proc, Linux only), and the ratio of CPU per cycle, singles ÷ batched.
  * --profile-dir runs the service under `node --cpu-prof` and leaves its .cpuprofile there.
@@ -15,21 +12,32 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { cpuSeconds, startLineProcess, startService } from "./compare/processes.js";
-import { positiveFlag } from "./compare/args.js";
+import { cpuSeconds, startLineProcess, startService } from "./helpers/processes.js";
+import { positiveFlag, readArgs } from "./helpers/args.js";
 
 const CLI = fileURLToPath(new URL("../shared/cli/main.js", import.meta.url));
 const AZURITE = fileURLToPath(new URL("../test/chaos/azurite-process.js", import.meta.url));
 const ROLES = ["scheduler", "broker", "session"];
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "5" },
-    "window-ms": { type: "string", default: "3000" },
-    concurrency: { type: "string", default: "4" },
-    "profile-dir": { type: "string" },
-  },
+const USAGE = `Usage: npm run bench -- participant-cycle-cost [--rounds 5] [--window-ms 3000]
+                                               [--concurrency 4] [--profile-dir DIR]
+
+The service's CPU per participant cycle: an HPC-like participant (3 roles renewed with
+their tokens, a member heartbeat, a group poll) as five single requests, against the same
+five parts as one POST /api/heartbeat, through one \`ha-module serve\` on one Azurite, in
+alternating windows. Prints cycles/s, requests per cycle and CPU ms per cycle per side
+(from /proc, Linux only) and the ratio singles ÷ batched.
+
+Options:
+  --rounds N          rounds of the two windows (default 5)
+  --window-ms MS      each window's length (default 3000)
+  --concurrency N     participants cycling at once (default 4)
+  --profile-dir DIR   run the service under node --cpu-prof, its .cpuprofile left in DIR`;
+const { values } = readArgs(USAGE, {
+  rounds: { type: "string", default: "5" },
+  "window-ms": { type: "string", default: "3000" },
+  concurrency: { type: "string", default: "4" },
+  "profile-dir": { type: "string" },
 });
 const rounds = positiveFlag("rounds", values.rounds);
 const windowMs = positiveFlag("window-ms", values["window-ms"]);

@@ -4,14 +4,25 @@
 // Prints the answers by status and error code (and client-side errors by name) and the
 // service's refusals by reason from its /api/metrics. The serve inherits the environment,
 // so `HA_SHED_DELAY_MS=…` tries another budget.
-//
-//   node bench/poll-flood.mjs [RATE=500] [TREE=.]
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startServe } from "./serve-child.mjs";
+import { readArgs } from "../dist/bench/helpers/args.js";
+import { startServe } from "../dist/bench/helpers/trees.js";
 
-const rate = Number(process.argv[2] ?? 500);
-const tree = path.resolve(process.argv[3] ?? ".");
+const USAGE = `Usage: npm run bench -- poll-flood [RATE] [TREE]
+
+Past capacity with polls alone: one \`ha-module serve\` (in-memory embedded Azurite) and a
+paced flood of GetPrimary polls over 50 roles for 8 s, each with a 10 s timeout. Prints
+one JSON line: the answers by status and error code (client-side errors by name) and the
+service's refusals by reason from its /api/metrics. The serve inherits the environment,
+so HA_SHED_DELAY_MS=… tries another budget.
+
+Arguments:
+  RATE   polls per second (default 500)
+  TREE   the built checkout to serve (default .)`;
+const { positionals } = readArgs(USAGE, {}, { allowPositionals: true });
+const rate = Number(positionals[0] ?? 500);
+const tree = path.resolve(positionals[1] ?? ".");
 const { url, child } = await startServe(tree);
 const counts = {};
 const count = (key) => (counts[key] = (counts[key] ?? 0) + 1);

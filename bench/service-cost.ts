@@ -2,10 +2,6 @@
  * The service's own cost, A/B in one run: heartbeats/s through `ha-module serve` against
  * raw conditional merges/s straight to the same Azurite, alternating windows of the same
  * length and concurrency so that a loaded machine's drift falls on both sides alike.
- *
- *   npm run bench:service-cost [-- --base <other tree>/dist/shared/cli/main.js]
- *       [-- --rounds 5 --window-ms 3000 --concurrency 16 --profile-dir <dir>]
- *
  * With --base, a second service (another build, e.g. the commit before a change) runs
  * next to this tree's, on the same store, and every round measures raw, this, base in a
  * rotating order. --profile-dir runs each service under `node --cpu-prof` and leaves its
@@ -15,23 +11,35 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { TableClient } from "@azure/data-tables";
-import { startLineProcess, startService, type LineProcess } from "./compare/processes.js";
+import { startLineProcess, startService, type LineProcess } from "./helpers/processes.js";
 import { heartbeatWindow, rawMergeWindow } from "./compare/service-ratio.js";
-import { positiveFlag } from "./compare/args.js";
+import { positiveFlag, readArgs } from "./helpers/args.js";
 
 const CLI = fileURLToPath(new URL("../shared/cli/main.js", import.meta.url));
 const AZURITE = fileURLToPath(new URL("../test/chaos/azurite-process.js", import.meta.url));
 
-const { values } = parseArgs({
-  options: {
-    base: { type: "string" },
-    rounds: { type: "string", default: "5" },
-    "window-ms": { type: "string", default: "3000" },
-    concurrency: { type: "string", default: "16" },
-    "profile-dir": { type: "string" },
-  },
+const USAGE = `Usage: npm run bench -- service-cost [--base CLI] [--rounds 5] [--window-ms 3000]
+                                     [--concurrency 16] [--profile-dir DIR]
+
+The service's own cost: heartbeats/s through \`ha-module serve\` against raw conditional
+merges/s straight to the same Azurite, in alternating windows of the same length and
+concurrency (closed-loop holders renewing with their token), after one unmeasured window
+each. Prints heartbeats/s, the ratio to raw and the service's CPU per heartbeat.
+
+Options:
+  --base CLI          another build's dist/shared/cli/main.js, served beside this tree's on
+                      the same store; every round measures raw, this, base in a rotating order
+  --rounds N          measured rounds (default 5)
+  --window-ms MS      each window's length (default 3000)
+  --concurrency N     holders, and raw merges in flight (default 16)
+  --profile-dir DIR   run each service under node --cpu-prof, its .cpuprofile left in DIR`;
+const { values } = readArgs(USAGE, {
+  base: { type: "string" },
+  rounds: { type: "string", default: "5" },
+  "window-ms": { type: "string", default: "3000" },
+  concurrency: { type: "string", default: "16" },
+  "profile-dir": { type: "string" },
 });
 const rounds = positiveFlag("rounds", values.rounds);
 const windowMs = positiveFlag("window-ms", values["window-ms"]);

@@ -7,25 +7,36 @@
 // default) running beside it. Reports the 503 Overloaded count, other failures, the
 // achieved rate and the holders' demotions. `--tree` as in overload-curve.mjs: given more
 // than once, the trees take turns (e.g. the build before the change against this one).
-//
-//   node bench/shed-hog.mjs [--tree [LABEL=]DIR]... [--rate 200] [--seconds 20] [--hogs 2] [--holders 20]
 import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
-import { startServe, treesOf } from "./serve-child.mjs";
+import { readArgs } from "../dist/bench/helpers/args.js";
+import { startServe, treesOf } from "../dist/bench/helpers/trees.js";
 
-const { values } = parseArgs({
-  options: {
-    tree: { type: "string", multiple: true, default: ["."] },
-    rate: { type: "string", default: "200" },
-    seconds: { type: "string", default: "20" },
-    hogs: { type: "string", default: String(os.availableParallelism()) },
-    holders: { type: "string", default: "20" },
-  },
+const USAGE = `Usage: npm run bench -- shed-hog [--tree [LABEL=]DIR]... [--rate 200] [--seconds 20] [--hogs N]
+                                 [--holders 20]
+
+Load shedding on a shared machine: one \`ha-module serve\` (in-memory embedded Azurite), a
+paced open-loop load of mixed requests (polls of held and free roles, acquisitions and
+takeover attempts) and --holders roles held by electors renewing every I, with --hogs busy
+loops beside it. Prints the 503 Overloaded count, other failures, the achieved rate, the
+holders demoted and those primary at the end, per tree.
+
+Options:
+  --tree [LABEL=]DIR   a built checkout; more than one take turns (default .)
+  --rate N             requests per second (default 200)
+  --seconds S          the load's length (default 20)
+  --hogs N             busy loops (nice -n 0) beside it (default: one per core)
+  --holders N          roles held by electors (default 20)`;
+const { values } = readArgs(USAGE, {
+  tree: { type: "string", multiple: true, default: ["."] },
+  rate: { type: "string", default: "200" },
+  seconds: { type: "string", default: "20" },
+  hogs: { type: "string", default: String(os.availableParallelism()) },
+  holders: { type: "string", default: "20" },
 });
 const trees = treesOf(values.tree);
 const rate = Number(values.rate);

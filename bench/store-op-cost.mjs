@@ -12,16 +12,25 @@
 // CPU is the process's own (user + system, process.cpuUsage) over the window, per call; the
 // idle process's is printed beside it. This is the floor under the service's CPU per store
 // operation in bench/participant-cost.ts. Needs `npm run build`.
-//
-//   node bench/store-op-cost.mjs [--seconds 10] [--rounds 2]
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseArgs } from "node:util";
 import { TableClient } from "@azure/data-tables";
+import { readArgs } from "../dist/bench/helpers/args.js";
 
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" }, rounds: { type: "string", default: "2" } } });
+const USAGE = `Usage: npm run bench -- store-op-cost [--seconds 10] [--rounds 2]
+
+What one Table call costs the process that makes it, in CPU, with nothing else in that
+process: the store's own Table client against its own Azurite, reads and If-Match merges
+of lease-like rows, in three patterns (bursts: 5 calls in parallel 20 times a second;
+paced: one call every 10 ms; busy: back to back) beside the idle process. Prints the
+process's CPU per second and per call, per round and pattern.
+
+Options:
+  --seconds S   each pattern's window (default 10)
+  --rounds N    rounds of the four patterns (default 2)`;
+const { values } = readArgs(USAGE, { seconds: { type: "string", default: "10" }, rounds: { type: "string", default: "2" } });
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 if (!(seconds > 0) || !Number.isSafeInteger(rounds) || rounds < 1) {
@@ -31,7 +40,7 @@ if (!(seconds > 0) || !Number.isSafeInteger(rounds) || rounds < 1) {
 
 const ROOT = path.resolve(new URL("..", import.meta.url).pathname);
 const { TableRest, TableConnections, sharedKeyFromConnectionString } = await import(path.join(ROOT, "dist/shared/store/table-rest.js"));
-const { startLineProcess } = await import(path.join(ROOT, "dist/bench/compare/processes.js"));
+const { startLineProcess } = await import(path.join(ROOT, "dist/bench/helpers/processes.js"));
 const dataDir = await mkdtemp(path.join(tmpdir(), "ha-store-op-cost-"));
 const azurite = startLineProcess(path.join(ROOT, "dist/test/chaos/azurite-process.js"), [path.join(dataDir, "store"), "0"]);
 process.on("exit", () => azurite.child.kill("SIGKILL"));

@@ -3,9 +3,9 @@ import { fileURLToPath } from "node:url";
 import type { LeaseView } from "../../shared/contract/lease-view.js";
 import { ALGORITHMS, type AlgorithmName } from "./algorithms/algorithm.js";
 import type { Plan } from "./plan.js";
-import { startLineProcess, type LineProcess } from "./processes.js";
+import { startLineProcess, type LineProcess } from "../helpers/processes.js";
 import { distribution, sleep, type Distribution } from "./stats.js";
-import type { WireProxy, WireRecord } from "./wire-proxy.js";
+import type { WireProxy, WireRecord } from "../helpers/wire-proxy.js";
 
 const PARTICIPANT = fileURLToPath(new URL("./participant.js", import.meta.url));
 

@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { Plan } from "./plan.js";
-import { cpuSeconds, startLineProcess, type Line, type LineProcess } from "./processes.js";
+import { cpuSeconds, startLineProcess, type Line, type LineProcess } from "../helpers/processes.js";
 import { sleep } from "./stats.js";
 
 const FLEET = fileURLToPath(new URL("./fleet.js", import.meta.url));

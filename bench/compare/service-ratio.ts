@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { TableClient } from "@azure/data-tables";
-import { cpuSeconds } from "./processes.js";
+import { cpuSeconds } from "../helpers/processes.js";
 
 export interface RatioFigures {
   readonly concurrency: number;

@@ -7,15 +7,15 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Results } from "../../bench/compare/report.js";
 
-/** The built bench; `npm test` builds before vitest runs. */
-const BENCH = fileURLToPath(new URL("../../dist/bench/compare/main.js", import.meta.url));
+/** The built bench's entry; `npm test` builds before vitest runs. */
+const BENCH = fileURLToPath(new URL("../../dist/bench/main.js", import.meta.url));
 
 /**
- * `npm run bench -- --quick` end to end: real processes, a real service and Azurite. The
- * assertions are the physics and the protocol each algorithm follows, checked on the
- * numbers the proxies counted, never constants the bench could print regardless.
+ * `npm run bench -- compare --quick` end to end: real processes, a real service and
+ * Azurite. The assertions are the physics and the protocol each algorithm follows, checked
+ * on the numbers the proxies counted, never constants the bench could print regardless.
  */
-describe("npm run bench -- --quick", () => {
+describe("npm run bench -- compare --quick", () => {
   let out = "";
   afterAll(async () => {
     if (out !== "") await rm(out, { recursive: true, force: true });
@@ -23,7 +23,7 @@ describe("npm run bench -- --quick", () => {
 
   it("writes a report, its plots and figures that follow from each algorithm", { timeout: 240_000 }, async () => {
     out = await mkdtemp(join(tmpdir(), "ha-bench-quick-"));
-    await promisify(execFile)(process.execPath, [BENCH, "--quick", "--out", out], { timeout: 220_000, maxBuffer: 10 * 2 ** 20 });
+    await promisify(execFile)(process.execPath, [BENCH, "compare", "--quick", "--out", out], { timeout: 220_000, maxBuffer: 10 * 2 ** 20 });
     const results = JSON.parse(await readFile(join(out, "results.json"), "utf8")) as Results;
     const report = await readFile(join(out, "report.md"), "utf8");
     const { intervalMs: I, timeoutMs: T } = results.plan;

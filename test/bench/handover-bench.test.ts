@@ -6,8 +6,8 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 
-/** The handover bench (docs/benchmarks.md), built (`npm test` builds before vitest runs). */
-const BENCH = fileURLToPath(new URL("../../bench/handover.mjs", import.meta.url));
+/** The bench's entry (docs/benchmarks.md), built (`npm test` builds before vitest runs). */
+const BENCH = fileURLToPath(new URL("../../dist/bench/main.js", import.meta.url));
 
 interface Figures {
   readonly trials: number;
@@ -18,11 +18,11 @@ interface Figures {
 }
 
 /**
- * `node bench/handover.mjs` end to end, two trials a way at a short I and T: real `run`
+ * `npm run bench -- handover` end to end, two trials a way at a short I and T: real `run`
  * processes and a real service. The figures are not judged here (speed lives in the
  * benchmark); what is asserted is what each way must do whatever the machine's load.
  */
-describe("bench/handover.mjs", () => {
+describe("npm run bench -- handover", () => {
   let out = "";
   afterAll(async () => {
     if (out !== "") await rm(out, { recursive: true, force: true });
@@ -35,7 +35,7 @@ describe("bench/handover.mjs", () => {
     // machine shared with the rest of the suite a process can stall for a second or more.
     const I = 500;
     const T = 4000;
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BENCH, "--trials", "2", "--interval-ms", String(I), "--timeout-ms", String(T), "--json", json], {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BENCH, "handover", "--trials", "2", "--interval-ms", String(I), "--timeout-ms", String(T), "--json", json], {
       timeout: 220_000,
       maxBuffer: 10 * 2 ** 20,
     });

@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- --quick] [-- --out <dir>]`: three client algorithms against one local
- * service in one run, the service's cost against the raw store, and its capacity; writes
- * report.md, results.json and SVG plots to the results folder (bench-results/ by default,
- * git-ignored). See docs/benchmarks.md for a committed full run.
+ * `npm run bench -- compare [--quick] [--out <dir>]`: three client algorithms against one
+ * local service in one run, the service's cost against the raw store, and its capacity;
+ * writes report.md, results.json and SVG plots to the results folder (bench-results/ by
+ * default, git-ignored). Its parts are in bench/compare/; docs/benchmarks.md has the
+ * figures of the latest full run.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
@@ -10,17 +11,17 @@ import { cpus, loadavg, tmpdir, totalmem, type } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { runAlgorithmPhase } from "./algorithms-phase.js";
-import { measureCapacity } from "./capacity.js";
-import { readPlan } from "./plan.js";
-import { startLineProcess, startService, type LineProcess } from "./processes.js";
-import { renderReport, type Results } from "./report.js";
-import { measureServiceRatio } from "./service-ratio.js";
-import { barChart, curve, stripPlot } from "./svg.js";
-import { startWireProxy, type WireProxy } from "./wire-proxy.js";
+import { runAlgorithmPhase } from "./compare/algorithms-phase.js";
+import { measureCapacity } from "./compare/capacity.js";
+import { readPlan } from "./compare/plan.js";
+import { startLineProcess, startService, type LineProcess } from "./helpers/processes.js";
+import { renderReport, type Results } from "./compare/report.js";
+import { measureServiceRatio } from "./compare/service-ratio.js";
+import { barChart, curve, stripPlot } from "./helpers/svg.js";
+import { startWireProxy, type WireProxy } from "./helpers/wire-proxy.js";
 
-const CLI = fileURLToPath(new URL("../../shared/cli/main.js", import.meta.url));
-const AZURITE = fileURLToPath(new URL("../../test/chaos/azurite-process.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../shared/cli/main.js", import.meta.url));
+const AZURITE = fileURLToPath(new URL("../test/chaos/azurite-process.js", import.meta.url));
 
 const plan = readPlan(process.argv.slice(2));
 const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
@@ -73,7 +74,7 @@ try {
 
   const results: Results = {
     plan,
-    command: `npm run bench${plan.quick ? " -- --quick" : ""}`,
+    command: `npm run bench -- compare${plan.quick ? " --quick" : ""}`,
     machine: machine(),
     loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0, cores: cpus().length },
     commit: commit(),
