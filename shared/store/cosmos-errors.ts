@@ -1,4 +1,4 @@
-import { ErrorResponse, type OperationResponse, type Response } from "@azure/cosmos";
+import { ErrorResponse, OperationType, type OperationResponse, type PluginConfig, type Response } from "@azure/cosmos";
 import type { WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { describeFailure, written } from "./store-failure.js";
@@ -65,19 +65,50 @@ const FAILED_DEPENDENCY = 424;
 
 /**
  * A transactional batch's answer as one write's: the first operation's ETag when every
- * operation succeeded; otherwise the failing operation's status thrown as the ErrorResponse
- * a single write would have thrown (so that 412 is a lost race, 429 is waited out, and
- * anything else is unavailable). Cosmos DB answers a failed batch with a status per
+ * operation succeeded; otherwise the failing status thrown as the ErrorResponse a single
+ * write would have thrown (so that 412 is a lost race, 429 is waited out, and anything else
+ * is unavailable). Cosmos DB answers a batch whose operation failed with a status per
  * operation: the failing one's own, 424 (failed dependency) for the others; the HTTP status
- * of the whole batch says no more than that.
+ * of the whole batch says no more than that. A batch refused as a whole (429 throttled, a
+ * 5xx: no operation ran) has no per-operation statuses: its own status, substatus and
+ * headers are thrown, retry-after included (see BATCH_FAILURES_AS_RESPONSES).
  */
 export function batchOutcome(response: Response<OperationResponse[]>): { etag: string | undefined } {
-  const results = response.result ?? [];
-  if (results.length > 0 && results.every((result) => result.statusCode < 300)) return { etag: results[0]?.eTag };
+  const results = Array.isArray(response.result) ? response.result : [];
+  const refusedWhole = response.code !== undefined && response.code >= 400;
+  if (!refusedWhole && results.length > 0 && results.every((result) => result.statusCode < 300)) return { etag: results[0]?.eTag };
   const failed = results.find((result) => result.statusCode >= 300 && result.statusCode !== FAILED_DEPENDENCY);
   const status = failed?.statusCode ?? response.code ?? FAILED_DEPENDENCY;
-  throw Object.assign(new ErrorResponse(`The transactional batch failed with HTTP ${status}.`), { code: status, headers: response.headers });
+  const error = Object.assign(new ErrorResponse(`The transactional batch failed with HTTP ${status}.`), { code: status, headers: response.headers });
+  if (failed === undefined && response.substatus !== undefined) error.substatus = response.substatus;
+  throw error;
 }
+
+/**
+ * A plugin for every client the Cosmos stores run on. The SDK (4.9, the last for Node 20)
+ * rethrows an HTTP error of a transactional batch as a plain Error ("Batch request error:
+ * …") with neither status nor headers, so a throttled batch (a takeover's, a release's)
+ * could not be told from a broken connection: it was a 503, its retry-after ignored. This
+ * plugin answers such an error, for batches only, as the batch's response carrying the
+ * status, substatus and headers (no per-operation results: none ran), which the SDK passes
+ * through untouched; batchOutcome then throws it as the ErrorResponse a single call would
+ * have thrown, and CosmosCaller waits out a 429 as it does a single call's. Anything
+ * without an HTTP status (a timeout, an abort, a refused connection) is rethrown as it is.
+ * The SDK's plugin hook is not in its typed options; create-cosmos-store.ts passes it anyway.
+ */
+export const BATCH_FAILURES_AS_RESPONSES: PluginConfig = {
+  on: "operation",
+  plugin: async (context, _diagnostics, next) => {
+    try {
+      return await next(context);
+    } catch (error) {
+      const status = statusOf(error);
+      if (context.operationType !== OperationType.Batch || status === undefined) throw error;
+      const failure = error as ErrorResponse;
+      return { headers: failure.headers ?? {}, code: status, ...(failure.substatus === undefined ? {} : { substatus: failure.substatus }) };
+    }
+  },
+};
 
 /** A missing database or container is a misconfiguration, never "no lease yet". */
 export function throwIfOwnerMissing(substatus: number | undefined): void {

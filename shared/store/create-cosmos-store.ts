@@ -1,8 +1,9 @@
 import { Agent } from "node:https";
-import { CosmosClient, type CosmosClientOptions } from "@azure/cosmos";
+import { CosmosClient, type CosmosClientOptions, type PluginConfig } from "@azure/cosmos";
 import { DefaultAzureCredential } from "@azure/identity";
 import { ConfigError } from "../config/config-error.js";
 import { DEFAULT_MEMBERS_CONTAINER_NAME, type StoreConfig } from "../config/server-config.js";
+import { BATCH_FAILURES_AS_RESPONSES } from "./cosmos-errors.js";
 import { CosmosLeaseStore } from "./cosmos-store.js";
 import type { ConfiguredStore, CreateConfiguredStoreOptions } from "./configured-store.js";
 import { CosmosMemberStore } from "./members-cosmos-store.js";
@@ -28,10 +29,12 @@ export function createCosmosStore(
       "HA_STORE=cosmos needs HA_COSMOS_ENDPOINT (with HA_COSMOS_KEY, or managed identity without it). Only `npm start` embeds a Cosmos emulator when it is not set.",
     );
   }
-  const clientOptions: CosmosClientOptions = {
+  // `plugins` is a hook the SDK reads but does not type (see BATCH_FAILURES_AS_RESPONSES).
+  const clientOptions: CosmosClientOptions & { plugins: PluginConfig[] } = {
     endpoint: connection.endpoint,
     connectionPolicy: COSMOS_CONNECTION_POLICY,
     agent: verifyingAgent(options.trustedCosmosCertificate),
+    plugins: [BATCH_FAILURES_AS_RESPONSES],
   };
   const client =
     connection.mode === "key"

@@ -157,6 +157,37 @@ describe("Cosmos store throttling through the real SDK", () => {
     expect(faulty.documentRequests() - before).toBe(3);
   });
 
+  it("waits out a throttled transactional batch (a takeover's entry and term row) as it does a single call's 429", async () => {
+    const utype = "batch-throttled";
+    const created = await configured.store.create({ ...lease, utype });
+    if (!created.ok) throw new Error("the lease was not created");
+    const endedTerm = { utype, epoch: 1, uuid: "u", address: null, startedAt: 1, endedAt: 2, endedBy: "taken-over" as const };
+    const before = faulty.documentRequests();
+    faulty.inject(throttle);
+    // The SDK rethrows a batch's HTTP error without status or headers unless the store's client keeps them.
+    const replaced = await configured.store.replace({ ...lease, utype, uuid: "v", epoch: 2 }, created.etag, undefined, { endedTerm });
+    expect(replaced.ok).toBe(true);
+    expect(faulty.documentRequests() - before).toBe(2);
+    expect(await configured.store.readTerms(utype)).toEqual([expect.objectContaining(endedTerm)]);
+  });
+
+  it("gives up on a batch throttled past its attempts as a 503 naming HTTP 429, and keeps a batch's 5xx status in the message", async () => {
+    const utype = "batch-throttled-out";
+    const created = await configured.store.create({ ...lease, utype });
+    if (!created.ok) throw new Error("the lease was not created");
+    const endedTerm = { utype, epoch: 1, uuid: "u", address: null, startedAt: 1, endedAt: 2, endedBy: "released" as const };
+    const before = faulty.documentRequests();
+    faulty.inject(throttle, throttle, throttle);
+    await expect(configured.store.replace({ ...lease, utype, uuid: "", epoch: 1 }, created.etag, undefined, { endedTerm })).rejects.toThrow(/HTTP 429/);
+    expect(faulty.documentRequests() - before).toBe(3);
+    faulty.inject({ status: 503 });
+    const error = await configured.store.replace({ ...lease, utype, uuid: "", epoch: 1 }, created.etag, undefined, { endedTerm }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/HTTP 503/);
+    // Nothing was written by the refused batches.
+    expect(await configured.store.readTerms(utype)).toEqual([]);
+  });
+
   it("maps service errors to StoreUnavailableError", async () => {
     for (const status of [500, 503]) {
       faulty.inject({ status });

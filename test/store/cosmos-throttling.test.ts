@@ -38,6 +38,7 @@ function fakeContainer(answers: Answer[]): { container: Container; calls: string
   });
   const items = {
     create: () => answer("create"),
+    batch: () => answer("batch"),
     readAll: () => ({ fetchAll: () => answer("readAll") }),
   };
   return { container: { item, items } as unknown as Container, calls };
@@ -131,6 +132,17 @@ describe("Cosmos store throttling (429)", () => {
       StoreUnavailableError,
     );
     expect(calls).toEqual([]);
+  });
+
+  it("waits out a transactional batch refused as a whole with 429, as the store's client answers it, and retries it", async () => {
+    const endedTerm = { utype: "scheduler", epoch: 1, uuid: "holder-1", address: null, startedAt: 1, endedAt: 2, endedBy: "taken-over" as const };
+    // What the SDK answers for a throttled batch on the store's client (BATCH_FAILURES_AS_RESPONSES): no per-operation results.
+    const refused: Answer = { response: { code: 429, headers: { "x-ms-retry-after-ms": "40" } } };
+    const applied: Answer = { response: { code: 200, headers: {}, result: [{ statusCode: 200, eTag: '"e3"' }, { statusCode: 201 }] } };
+    const { store, calls, waits } = storeWith([refused, applied]);
+    expect(await store.replace({ ...lease, uuid: "holder-2", epoch: 2 }, '"e1"', undefined, { endedTerm })).toEqual({ ok: true, etag: '"e3"' });
+    expect(calls).toEqual(["batch", "batch"]);
+    expect(waits).toEqual([40]);
   });
 
   it("rejects nonsense limits with a message naming the option", () => {
