@@ -6,6 +6,7 @@ import { processLoopLoad } from "../service/loop-load.js";
 import { LeaseService } from "../lease/lease-service.js";
 import { AdmissionGate, type AdmissionLimits, type ProcessLoad } from "../service/admission.js";
 import { LeaseTokenSigner } from "../lease/lease-token.js";
+import { StandbySweeper } from "../lease/standby-sweeper.js";
 import type { LeaseStore } from "../lease/lease-store.js";
 import { MemberService } from "../members/member-service.js";
 import type { MemberStore } from "../members/member-store.js";
@@ -23,6 +24,8 @@ export interface Runtime {
   readonly service: LeaseService;
   readonly members: MemberService;
   readonly sweeper: MemberSweeper;
+  /** Deletes the lease standby rows gone stale (the sweepStandbys timer): reads never do. */
+  readonly standbySweeper: StandbySweeper;
   /** Membership's durations and the sweep period, as configured. */
   readonly membership: MembershipRules;
   /**
@@ -119,10 +122,12 @@ export function createRuntime(config: RuntimeConfig, parts: RuntimeParts): Runti
     storeTimeoutMs: config.storeTimeoutMs,
     metrics: metrics?.members,
   });
+  const standbySweeper = new StandbySweeper({ store, clock, timing: config.timing, storeTimeoutMs: config.storeTimeoutMs });
   return {
     service,
     members,
     sweeper,
+    standbySweeper,
     membership,
     ...(telemetry.metricsText === undefined ? {} : { metricsText: telemetry.metricsText }),
     ...(telemetry.failure === undefined ? {} : { telemetryFailure: telemetry.failure }),

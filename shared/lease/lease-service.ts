@@ -173,7 +173,6 @@ export class LeaseService {
       this.deps.store.readStandbys(utype, budget.forStoreCall("read")),
     ]);
     const haTime = this.deps.clock.now();
-    await this.#pruneStandbys(standbys, haTime, budget);
     return { ...this.#view(utype, entry, haTime), standbys: this.#freshStandbys(standbys, entry, haTime) };
   }
 
@@ -184,7 +183,6 @@ export class LeaseService {
       options.standbys === true ? this.deps.store.listStandbys(budget.forStoreCall("read")) : undefined,
     ]);
     const haTime = this.deps.clock.now();
-    if (standbys !== undefined) await this.#pruneStandbys(standbys, haTime, budget);
     const { timeoutMs } = this.deps.timing;
     const views: LeaseView[] = [];
     for (const entry of entries) {
@@ -205,7 +203,8 @@ export class LeaseService {
   /**
    * The standbys seen within T, oldest announcement first, leaving out the holder and the
    * uuids whose term ended: a standby's row goes from view when it becomes holder or is
-   * retired (DELETE ?uuid=) without a write on those paths, and is deleted once stale.
+   * retired (DELETE ?uuid=) without a write on those paths. A read never writes: stale rows
+   * are only left out here, and deleted by the sweeper (StandbySweeper).
    */
   #freshStandbys(rows: readonly StandbyRecord[], entry: LeaseState | undefined, haTime: number): StandbyView[] {
     return rows
@@ -504,18 +503,6 @@ export class LeaseService {
   async #announce(input: ForUtype<HeartbeatBody>, haTime: number, budget: RequestBudget): Promise<void> {
     const standby: StandbyRecord = { utype: input.utype, uuid: input.uuid, address: input.address ?? null, seenAt: haTime };
     await this.#bestEffort(`record ${input.uuid} as a standby of ${input.utype}`, () => this.deps.store.upsertStandby(standby, budget.forStoreCall("write")));
-  }
-
-  /**
-   * Deletes the rows not announced for T (a standby that stopped, became holder or was
-   * retired), best effort and side by side: done by the reads that show standbys (an
-   * operator's, never the hot path), so that a role's partition does not collect them.
-   */
-  async #pruneStandbys(rows: readonly StandbyRecord[], haTime: number, budget: RequestBudget): Promise<void> {
-    const stale = rows.filter((row) => haTime - row.seenAt > this.deps.timing.timeoutMs);
-    await Promise.all(
-      stale.map((row) => this.#bestEffort(`delete the stale standby row ${row.uuid} of ${row.utype}`, () => this.deps.store.deleteStandby(row.utype, row.uuid, budget.forStoreCall("write")))),
-    );
   }
 
   async #bestEffort(what: string, call: () => Promise<void>): Promise<void> {

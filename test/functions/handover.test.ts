@@ -1,4 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
+import { timers } from "../../functions/timers.js";
+import { InvocationContext } from "../../shared/http/azure-functions.js";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
@@ -7,6 +9,7 @@ import { FakeClock } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
+const sweepStandbys = timers.find((timer) => timer.name === "sweepStandbys")!;
 
 /** POST /api/primary/{utype}/handover and the standbys in view (docs/api.md, docs/protocol.md#planned-handover). */
 describe("POST /api/primary/{utype}/handover", () => {
@@ -84,14 +87,38 @@ describe("POST /api/primary/{utype}/handover", () => {
     expect([...store.calls].sort()).toEqual(["read", "readStandbys"]);
     expect(shown.body["standbys"]).toEqual([{ uuid: "standby-b", address: "10.0.0.5:5800", seenAt: new Date(WALL_START).toISOString() }]);
     expect(primaryOf(shown)).toMatchObject({ uuid: "holder" });
-    // Not announced for T: out of view, and its row deleted by that read.
-    await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: token });
-    await clock.advance(5000);
-    const aged = await send(runtime, "GET", "/primary/scheduler?standbys=true");
-    expect(aged.body["standbys"]).toEqual([]);
-    expect(store.calls).toContain("deleteStandby");
     expect(errorCodeOf(await send(runtime, "GET", "/primary/scheduler?standbys=yes"))).toBe("InvalidRequest");
     expect((await send(runtime, "GET", "/primary/scheduler?standbys=yes")).body).toMatchObject({ error: { message: expect.stringMatching(/^standbys must be true or false/) } });
+  });
+
+  it("a read with standbys never writes: a row not announced for T is left out of view, and the sweepStandbys timer deletes it", async () => {
+    // c announces 2 s later than standby-b; the holder renews throughout.
+    await clock.advance(1900);
+    token = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: token })).body["lease"] as string;
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "c", address: "10.0.0.6:5800", announce: true });
+    await clock.advance(3001);
+    token = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: token })).body["lease"] as string;
+    // standby-b was last seen T + 1 ms ago, c 3001 ms ago.
+    store.reset();
+    const one = await send(runtime, "GET", "/primary/scheduler?standbys=true");
+    expect(one.body["standbys"]).toEqual([{ uuid: "c", address: "10.0.0.6:5800", seenAt: new Date(WALL_START + 2000).toISOString() }]);
+    expect([...store.calls].sort()).toEqual(["read", "readStandbys"]);
+    store.reset();
+    const all = await send(runtime, "GET", "/primary?standbys=true&vacant=true");
+    expect((all.body["primaries"] as Array<{ standbys: unknown[] }>)[0]?.standbys).toEqual([expect.objectContaining({ uuid: "c" })]);
+    expect([...store.calls].sort()).toEqual(["list", "listStandbys"]);
+    // The stale row is still stored: only the sweeper deletes it, and only it.
+    expect((await store.readStandbys("scheduler")).map((row) => row.uuid).sort()).toEqual(["c", "standby-b"]);
+    store.reset();
+    const logs: string[] = [];
+    await sweepStandbys.handler(runtime, new InvocationContext({ logHandler: (_level, ...args) => logs.push(args.map(String).join(" ")) }));
+    expect(store.calls).toEqual(["listStandbys", "deleteStandby"]);
+    expect(logs).toEqual(["sweepStandbys: removed the standby rows not announced for T: scheduler/standby-b."]);
+    expect((await store.readStandbys("scheduler")).map((row) => row.uuid)).toEqual(["c"]);
+    // Nothing stale left: the next sweep only reads.
+    store.reset();
+    await sweepStandbys.handler(runtime, new InvocationContext({ logHandler: () => undefined }));
+    expect(store.calls).toEqual(["listStandbys"]);
   });
 
   it("a heartbeat's announce must be a boolean; a refused poll without it writes nothing", async () => {

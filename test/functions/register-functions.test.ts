@@ -112,11 +112,16 @@ describe("the Azure Functions registration", () => {
 });
 
 describe("the Azure Functions timer registration", () => {
-  it("registers the sweeper as a timer trigger on HA_SWEEP_SCHEDULE, running the same function as the local host", async () => {
+  it("registers the sweepers as timer triggers on HA_SWEEP_SCHEDULE, running the same functions as the local host", async () => {
     const registered: Array<{ name: string; options: Parameters<TimerApp["timer"]>[1] }> = [];
     const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, { leases: new MemoryLeaseStore() });
     registerTimers({ timer: (name, options) => void registered.push({ name, options }) }, timers, async () => runtime, "*/5 * * * * *");
-    expect(registered.map(({ name, options }) => ({ name, schedule: options.schedule }))).toEqual([{ name: "sweepMembers", schedule: "*/5 * * * * *" }]);
+    expect(registered.map(({ name, options }) => ({ name, schedule: options.schedule }))).toEqual([
+      { name: "sweepMembers", schedule: "*/5 * * * * *" },
+      { name: "sweepStandbys", schedule: "*/5 * * * * *" },
+    ]);
+    // The standby sweep needs only the lease store.
+    await expect(registered[1]!.options.handler({}, new InvocationContext({ logHandler: () => undefined }))).resolves.toBeUndefined();
     // Without a membership store the sweep fails; the failure is logged and thrown, so the run shows as failed.
     const errors: unknown[] = [];
     const context = new InvocationContext({ logHandler: (level, ...args) => level === "error" && errors.push(...args) });

@@ -4,6 +4,7 @@ import { LeaseService } from "../../shared/lease/lease-service.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import type { LeaseState } from "../../shared/lease/lease.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
+import { StandbySweeper } from "../../shared/lease/standby-sweeper.js";
 import { UNKNOWN_HOLDER, UNRECORDED_TERMS_MARGIN } from "../../shared/lease/missing-entry.js";
 
 /** The fence of a deleted entry whose history records terms up to `highest`. */
@@ -159,6 +160,35 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
           ["released-role", new Date(releasedAt).toISOString()],
         ]);
         expect(all.find((view) => view.utype === "live-role")?.standbys).toEqual([{ uuid: "s", address: "s:1", seenAt: new Date(clock.now()).toISOString() }]);
+      });
+    });
+
+    describe("standby rows", () => {
+      it("are never deleted by a read; the sweeper deletes those not announced for T, in every role, and keeps the rest", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const sweeper = new StandbySweeper({ store, clock, monotonic: clock, timing: TIMING, storeTimeoutMs: 10_000 });
+        const holders = new Map<string, string>();
+        for (const utype of ["sweep-a", "sweep-b"]) holders.set(utype, leaseOf(await service.heartbeat({ utype, uuid: `${utype}-holder` })));
+        await service.heartbeat({ utype: "sweep-a", uuid: "old-a", announce: true });
+        await service.heartbeat({ utype: "sweep-b", uuid: "old-b", announce: true });
+        await clock.advance(2000);
+        for (const [utype, lease] of holders) holders.set(utype, leaseOf(await service.heartbeat({ utype, uuid: `${utype}-holder`, lease })));
+        await service.heartbeat({ utype: "sweep-a", uuid: "new-a", announce: true });
+        await clock.advance(2000);
+        for (const [utype, lease] of holders) holders.set(utype, leaseOf(await service.heartbeat({ utype, uuid: `${utype}-holder`, lease })));
+        await clock.advance(T - 4000 + 1);
+        // old-a and old-b were last seen T + 1 ms ago: out of view, still stored.
+        expect((await service.getPrimary("sweep-a", undefined, { standbys: true })).standbys?.map((row) => row.uuid)).toEqual(["new-a"]);
+        expect((await service.listPrimaries(undefined, { standbys: true })).map((view) => [view.utype, view.standbys?.map((row) => row.uuid)])).toEqual([
+          ["sweep-a", ["new-a"]],
+          ["sweep-b", []],
+        ]);
+        expect((await store.listStandbys()).map((row) => row.uuid).sort()).toEqual(["new-a", "old-a", "old-b"]);
+        const report = await sweeper.sweep();
+        expect(report.deleted.map((row) => `${row.utype}/${row.uuid}`).sort()).toEqual(["sweep-a/old-a", "sweep-b/old-b"]);
+        expect((await store.listStandbys()).map((row) => row.uuid)).toEqual(["new-a"]);
       });
     });
 
