@@ -47,7 +47,6 @@ function counted(inner: LeaseStore): { store: LeaseStore; take(): number } {
     renew: wrap(inner.renew.bind(inner)),
     list: wrap(inner.list.bind(inner)),
     ping: wrap(inner.ping.bind(inner)),
-    recordTerm: wrap(inner.recordTerm.bind(inner)),
     readTerms: wrap(inner.readTerms.bind(inner)),
     upsertStandby: wrap(inner.upsertStandby.bind(inner)),
     readStandbys: wrap(inner.readStandbys.bind(inner)),

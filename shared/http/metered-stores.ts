@@ -21,7 +21,6 @@ export function meteredLeaseStore(store: LeaseStore, duration: Histogram): Lease
     renew: true,
     list: true,
     ping: true,
-    recordTerm: true,
     readTerms: true,
     upsertStandby: true,
     readStandbys: true,

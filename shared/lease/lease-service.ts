@@ -313,10 +313,12 @@ export class LeaseService {
           // An announcement never starts a term: a copy delivered late could otherwise land
           // after its sender was told "held" and start a term nobody knows of. Nothing is written.
           if (input.announce === true && action.kind !== "renew") return [{ outcome: "conflict", view: this.#view(input.utype, entry, haTime) }, "conflict"];
-          if (entry === undefined) await this.#recordCreated(input.utype, input.uuid, haTime, budget);
           // A takeover ends the previous holder's term (a released entry's term ended already).
           const endedBy = action.kind === "take-over" && entry !== undefined && entry.uuid !== "" ? (entry.revoked ? "revoked" : "taken-over") : undefined;
-          const outcome = await this.#write(action, entry, budget, endedBy === undefined ? undefined : { endedBy, haTime });
+          const outcome =
+            entry === undefined
+              ? await this.#createFirst(action.next, input.uuid, haTime, budget)
+              : await this.#write(action, entry, budget, endedBy === undefined ? undefined : { endedBy, haTime });
           if (!outcome.ok) {
             const winner = await this.deps.store.read(input.utype, budget.forStoreCall("read"));
             const after = this.#afterLostRace(input, action.next.epoch, arrivedHaTime, winner);
@@ -368,8 +370,10 @@ export class LeaseService {
         case "release":
         case "retire": {
           if (action.kind === "revoke" && !mayRevoke) return { outcome: "forbidden", view: this.#view(utype, entry, haTime) };
-          if (entry === undefined) await this.#recordCreated(utype, uuid, haTime, budget);
-          const outcome = await this.#write(action, entry, budget, action.kind === "release" ? { endedBy: "released", haTime } : undefined);
+          const outcome =
+            entry === undefined
+              ? await this.#createFirst(action.next, uuid, haTime, budget)
+              : await this.#write(action, entry, budget, action.kind === "release" ? { endedBy: "released", haTime } : undefined);
           if (!outcome.ok) {
             entry = await this.#readEntry(utype, budget, true);
             if (decisions < MAX_DECISIONS) continue;
@@ -405,19 +409,23 @@ export class LeaseService {
     const terms = await this.deps.store.readTerms(utype, budget.forStoreCall("read"));
     if (terms.length === 0) return undefined;
     const haTime = this.deps.clock.now();
-    // Only the mark of the role's creation, younger than a request's budget: its creator's
+    // Only a mark of the role's creation written by an earlier version, younger than a
+    // request's budget: those versions wrote the mark before the entry, so its creator's
     // entry may still be on its way (a request is never written after its budget). A
     // heartbeat then creates nothing and is answered Conflict (it asks again at its next
-    // poll); a DELETE fences the role, since that creator may be the uuid it must stop.
-    const creating = terms.every((term) => term.epoch === 0) && terms.some((mark) => haTime - mark.startedAt <= this.deps.storeTimeoutMs);
+    // poll); a DELETE fences the role, since that creator may be the uuid it must stop. A
+    // mark this version wrote came with its entry: without the entry, the entry was deleted.
+    const creating =
+      terms.every((term) => term.epoch === 0) && terms.some((mark) => mark.transactional !== true && haTime - mark.startedAt <= this.deps.storeTimeoutMs);
     if (creating && !fenceWhileCreating) return CREATING;
     const fence = missingEntryFence(utype, terms, haTime);
-    // The fence's term is recorded first, as it will end (revoked, never renewed, so it ends
-    // T from now): the history then knows its epoch while it stands, and a deletion of the
-    // fence or of the term after it still finds an epoch floor at or above theirs.
+    // The fence's term is recorded with it, in the same transaction, as it will end (revoked,
+    // never renewed, so it ends T from now): the history then knows its epoch while it
+    // stands, and a deletion of the fence or of the term after it still finds an epoch
+    // floor at or above theirs.
     const { timeoutMs } = this.deps.timing;
-    await this.deps.store.recordTerm(endedTerm(fence, "revoked", fence.renewedAt + timeoutMs, timeoutMs), budget.forStoreCall("write"));
-    const created = await this.deps.store.create(fence, budget.forStoreCall("write"));
+    const term = endedTerm(fence, "revoked", fence.renewedAt + timeoutMs, timeoutMs);
+    const created = await this.deps.store.create(fence, budget.forStoreCall("write"), { term });
     if (created.ok) {
       const why = creating
         ? "a DELETE found its first entry still being created (the creator may be the uuid it stops)"
@@ -485,14 +493,18 @@ export class LeaseService {
   }
 
   /**
-   * Marks a role's history before its entry is first created (see roleCreated), so that a
-   * later deletion of the entry is known for one. Not best effort: an entry created without
-   * it could be deleted undetected in its first term, so a failure is the request's 503 and
-   * nothing is created. Written before the create: a second first heartbeat that finds the
-   * mark but no entry yet is answered Conflict (see #readEntry).
+   * A role's first entry, created by `creator`'s request, with the mark of the role's
+   * creation in its history (see roleCreated) in the same transaction, so that a later
+   * deletion of the entry is known for one: both or neither. So no request ever finds the
+   * mark without the entry unless the entry was deleted (a release racing the creation
+   * finds either nothing or the entry), and an entry is never created without its mark.
+   * The mark is inserted, not upserted: a role created meanwhile by another request has
+   * one, so this create, decided on a read that found no history, fails as a lost race
+   * even if that request's entry was deleted since, and never starts epoch 1 again.
+   * Checks the budget right before the write, as #write does.
    */
-  async #recordCreated(utype: string, uuid: string, haTime: number, budget: RequestBudget): Promise<void> {
-    await this.deps.store.recordTerm(roleCreated(utype, uuid, haTime), budget.forStoreCall("write"));
+  #createFirst(next: LeaseState, creator: string, haTime: number, budget: RequestBudget): Promise<WriteOutcome> {
+    return this.deps.store.create(next, budget.forStoreCall("write"), { creationMark: roleCreated(next.utype, creator, haTime) });
   }
 
   /**
@@ -522,12 +534,11 @@ export class LeaseService {
    */
   #write(
     action: Extract<LeaseAction, { next: LeaseState }>,
-    entry: LeaseRecord | undefined,
+    entry: LeaseRecord,
     budget: RequestBudget,
     ends?: { readonly endedBy: StoredTermEnd; readonly haTime: number },
   ): Promise<WriteOutcome> {
     const options = budget.forStoreCall("write");
-    if (entry === undefined) return this.deps.store.create(action.next, options);
     if (ends === undefined) return this.deps.store.replace(action.next, entry.etag, options);
     const term = endedTerm(entry, ends.endedBy, ends.haTime, this.deps.timing.timeoutMs);
     return this.deps.store.replace(action.next, entry.etag, options, { endedTerm: term });

@@ -25,10 +25,28 @@ export interface LeaseRenewal {
 
 /**
  * What a replace writes beside the entry, in the same transaction: the term the replace
- * ends (a takeover's or a release's), upserted into the role's ring as recordTerm would.
+ * ends (a takeover's or a release's), upserted into the role's ring at slot
+ * `termSlot(term.epoch)`, replacing whatever that slot held (the term N epochs older).
  */
 export interface ReplaceAlso {
   readonly endedTerm?: TermRecord;
+}
+
+/**
+ * What a create writes beside the entry, in the same transaction (the role's partition).
+ * At most one of the two.
+ */
+export interface CreateAlso {
+  /**
+   * The mark of a role's creation (roleCreated), inserted with the role's first entry. When
+   * the role's history already has a row in the mark's slot (slot 0: the role was created
+   * before, and its entry deleted since), the create fails as `exists` and writes nothing:
+   * a decision that the role was never held, made before another request created the role
+   * and someone deleted its entry, can never start epoch 1 again.
+   */
+  readonly creationMark?: TermRecord;
+  /** A row upserted with the entry, as a replace's ended term is: a fence's own term (missingEntryFence). */
+  readonly term?: TermRecord;
 }
 
 /**
@@ -46,8 +64,13 @@ export interface LeaseStore {
    * before `revoked` and `endedUuids` existed reads as not revoked, with no ended uuids.
    */
   read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined>;
-  /** Writes the entry only if none exists for its utype. */
-  create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome>;
+  /**
+   * Writes the entry only if none exists for its utype (and, with `also.creationMark`, only
+   * if the mark's slot of its history is empty). The history row of `also` is written in
+   * the same transaction: both are written, or, when either condition fails (`exists`) or
+   * the store fails, neither. One store operation either way.
+   */
+  create(lease: LeaseState, options?: StoreCallOptions, also?: CreateAlso): Promise<WriteOutcome>;
   /**
    * Replaces the whole entry only if its ETag is still `etag`. With `also.endedTerm`, the
    * ring row of that term is written in the same transaction (the entry and the ring share
@@ -66,12 +89,6 @@ export interface LeaseStore {
   list(options?: StoreCallOptions): Promise<LeaseRecord[]>;
   /** Resolves when the store answers; throws StoreUnavailableError when it does not. */
   ping(options?: StoreCallOptions): Promise<void>;
-  /**
-   * Upserts an ended term into its role's ring, at slot `termSlot(term.epoch)`: whatever
-   * that slot held (the term N epochs older) is replaced. Unconditional: a term's row is
-   * only ever written when it ends, and writing it twice writes the same facts.
-   */
-  recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void>;
   /** Every row of the role's ring (at most TERM_HISTORY_SLOTS), in no particular order: one partition read. */
   readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]>;
   /** Writes the standby's row whatever it held (unconditional: only its own uuid writes it). */

@@ -9,15 +9,31 @@ import type { TermRecord } from "./term-record.js";
 export const UNKNOWN_HOLDER = "ha-module:entry-missing";
 
 /**
- * How far above the history's highest epoch a fence's lies. A term's row is now written in
- * the same transaction as the entry write that ends it, so no new gap can appear; but
- * versions before that wrote it afterwards, best effort, and a history they wrote may have
- * gaps, so the deleted term's epoch may lie above the highest recorded one. With this
- * margin it lies at most at the fence's unless 8 terms in a row ended without their row. Half
- * the ring (TERM_HISTORY_SLOTS): the history still shows the last 7 recorded terms beside
- * the new ones, since it shows only the last N epochs.
+ * How far above the history's highest epoch a fence's lies when that row was written by an
+ * earlier version (no `transactional` mark). Versions before the term rows were written in
+ * one transaction with their entry wrote them afterwards, best effort, so a history they
+ * wrote may have gaps, and the deleted term's epoch may lie above the highest recorded one.
+ * With this margin it lies at most at the fence's unless 8 terms in a row ended without
+ * their row. Half the ring (TERM_HISTORY_SLOTS): the history still shows the last 7
+ * recorded terms beside the new ones, since it shows only the last N epochs.
  */
 export const UNRECORDED_TERMS_MARGIN = 8;
+
+/**
+ * The margin when the history's highest row is `transactional`: it was written in one
+ * transaction with the entry write it goes with, and so is every row after it. Each write
+ * that moves the epoch writes a row in the same transaction (a takeover the ended term's; a
+ * takeover of a released role none, its term's row came with the release; a role's first
+ * entry the creation mark at epoch 0; a fence its own term), so the entry's epoch is at
+ * most the highest row's + 1, and a fence there is at or above the deleted term's.
+ */
+export const RECORDED_TERMS_MARGIN = 1;
+
+/** The margin the fence of a role with these history rows takes (see the two margins). */
+export function fenceMargin(terms: readonly Pick<TermRecord, "epoch" | "transactional">[]): number {
+  const newest = terms.reduce<Pick<TermRecord, "epoch" | "transactional"> | undefined>((high, term) => (high === undefined || term.epoch > high.epoch ? term : high), undefined);
+  return newest?.transactional === true ? RECORDED_TERMS_MARGIN : UNRECORDED_TERMS_MARGIN;
+}
 
 /**
  * What the service writes in place of a lease entry that is missing although the role has
@@ -27,21 +43,21 @@ export const UNRECORDED_TERMS_MARGIN = 8;
  * role is treated as held by an unknown holder that was just revoked: nobody may take it
  * over before T has passed from now, the first moment the missing entry was observed (no
  * renewal of the deleted term can be accepted after its entry is gone), and the holder's
- * epoch is taken as the history's highest + UNRECORDED_TERMS_MARGIN, at or above the deleted
- * term's, so the next term's is higher still: the fencing token never goes back, nor does it
- * name two holders.
+ * epoch is taken as the history's highest + fenceMargin(terms), at or above the deleted
+ * term's, so the next term's is higher still: the fencing token never goes back, and the
+ * deleted term's holder is never the holder again.
  */
-export function missingEntryFence(utype: string, terms: readonly Pick<TermRecord, "epoch">[], haTime: number): LeaseState {
-  const epoch = Math.max(...terms.map((term) => term.epoch)) + UNRECORDED_TERMS_MARGIN;
+export function missingEntryFence(utype: string, terms: readonly Pick<TermRecord, "epoch" | "transactional">[], haTime: number): LeaseState {
+  const epoch = Math.max(...terms.map((term) => term.epoch)) + fenceMargin(terms);
   return { utype, uuid: `${UNKNOWN_HOLDER}:${epoch}`, address: null, epoch, renewedAt: haTime, startedAt: haTime, revoked: true, endedUuids: [] };
 }
 
 /**
- * The row a role's history gets when its entry is first created (epoch 0, at ring slot 0,
- * never shown by the history): without it, a role whose first term is still live has no
- * history, and its deleted entry could not be told from a role never held. The creator's
- * uuid and the creation time are kept for an operator reading the rows.
+ * The row a role's history gets with its first entry, in the same transaction (epoch 0, at
+ * ring slot 0, never shown by the history): without it, a role whose first term is still
+ * live has no history, and its deleted entry could not be told from a role never held. The
+ * creator's uuid and the creation time are kept for an operator reading the rows.
  */
 export function roleCreated(utype: string, uuid: string, haTime: number): TermRecord {
-  return { utype, epoch: 0, uuid, address: null, startedAt: haTime, endedAt: haTime, endedBy: "released" };
+  return { utype, epoch: 0, uuid, address: null, startedAt: haTime, endedAt: haTime, endedBy: "released", transactional: true };
 }

@@ -18,6 +18,14 @@ export interface TermRecord {
   readonly startedAt: number;
   readonly endedAt: number;
   readonly endedBy: StoredTermEnd;
+  /**
+   * True on every row this version writes: it was written in one transaction with the entry
+   * write it goes with (the takeover or release that ended the term, the role's first
+   * entry, a fence), so no term after it can lack its row (see missingEntryFence). Absent on
+   * rows of earlier versions, which may have written a row apart from its entry write, or
+   * not at all.
+   */
+  readonly transactional?: boolean;
 }
 
 /** The ring slot of a term: epochs N apart share one row, so a role never has more than N. */
@@ -47,5 +55,6 @@ export function endedTerm(entry: LeaseState, endedBy: StoredTermEnd, haTime: num
     startedAt: startOf(entry),
     endedAt: Math.min(haTime, entry.renewedAt + timeoutMs),
     endedBy,
+    transactional: true,
   };
 }

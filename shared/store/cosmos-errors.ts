@@ -64,19 +64,20 @@ export async function conditionalCosmosWrite(
 const FAILED_DEPENDENCY = 424;
 
 /**
- * A transactional batch's answer as one write's: the first operation's ETag when every
- * operation succeeded; otherwise the failing status thrown as the ErrorResponse a single
- * write would have thrown (so that 412 is a lost race, 429 is waited out, and anything else
- * is unavailable). Cosmos DB answers a batch whose operation failed with a status per
+ * A transactional batch's answer as one write's: the ETag of the entry's operation
+ * (`entryIndex`, the first by default) when every operation succeeded; otherwise the
+ * failing status thrown as the ErrorResponse a single write would have thrown (so that 412
+ * is a lost race, 409 on a create `exists`, 429 is waited out, and anything else is
+ * unavailable). Cosmos DB answers a batch whose operation failed with a status per
  * operation: the failing one's own, 424 (failed dependency) for the others; the HTTP status
  * of the whole batch says no more than that. A batch refused as a whole (429 throttled, a
  * 5xx: no operation ran) has no per-operation statuses: its own status, substatus and
  * headers are thrown, retry-after included (see BATCH_FAILURES_AS_RESPONSES).
  */
-export function batchOutcome(response: Response<OperationResponse[]>): { etag: string | undefined } {
+export function batchOutcome(response: Response<OperationResponse[]>, entryIndex = 0): { etag: string | undefined } {
   const results = Array.isArray(response.result) ? response.result : [];
   const refusedWhole = response.code !== undefined && response.code >= 400;
-  if (!refusedWhole && results.length > 0 && results.every((result) => result.statusCode < 300)) return { etag: results[0]?.eTag };
+  if (!refusedWhole && results.length > 0 && results.every((result) => result.statusCode < 300)) return { etag: results[entryIndex]?.eTag };
   const failed = results.find((result) => result.statusCode >= 300 && result.statusCode !== FAILED_DEPENDENCY);
   const status = failed?.statusCode ?? response.code ?? FAILED_DEPENDENCY;
   const error = Object.assign(new ErrorResponse(`The transactional batch failed with HTTP ${status}.`), { code: status, headers: response.headers });

@@ -1,6 +1,6 @@
 import type { Container, IndexingPolicy, ItemDefinition, OperationInput, PatchOperation, RequestOptions } from "@azure/cosmos";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
-import type { StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
+import type { CreateAlso, StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
@@ -56,6 +56,8 @@ interface TermItem extends ItemDefinition {
   startedAt: number;
   endedAt: number;
   endedBy: string;
+  /** Absent on items written by earlier versions. */
+  transactional?: boolean;
 }
 
 /** How the store waits out throttling (see CosmosCaller). */
@@ -106,9 +108,28 @@ export class CosmosLeaseStore extends CosmosContainerStore implements LeaseStore
     });
   }
 
-  async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return this.#call("create a lease", options, async (requestOptions) => {
-      return conditionalCosmosWrite(STORE, "create", () => this.container.items.create<LeaseItem>(toItem(lease), requestOptions));
+  /**
+   * With a history row, one transactional batch in the role's partition: a creation mark's
+   * create then the entry's, or the entry's create then a row's upsert. Cosmos DB applies
+   * all or nothing; a create that finds its item fails the batch with its own 409
+   * (batchOutcome: `exists`). The create expected to fail comes first (the mark, which
+   * exists once the role was created; the entry, for a row that is upserted), so that even
+   * a store that runs a batch's operations one by one and stops at the first failure (the
+   * test emulator) writes nothing in those cases.
+   */
+  async create(lease: LeaseState, options?: StoreCallOptions, also?: CreateAlso): Promise<WriteOutcome> {
+    const mark = also?.creationMark;
+    const row = also?.term;
+    const what = mark === undefined && row === undefined ? "create a lease" : "create a lease and its history row";
+    return this.#call(what, options, async (requestOptions) => {
+      // Built anew for each attempt: the SDK rewrites an operation's partition key in place.
+      const entry: OperationInput = { operationType: "Create", partitionKey: lease.utype, resourceBody: { ...toItem(lease) } };
+      let operations: OperationInput[];
+      if (mark !== undefined) operations = [{ operationType: "Create", partitionKey: lease.utype, resourceBody: { ...toTermItem(mark) } }, entry];
+      else if (row !== undefined) operations = [entry, { operationType: "Upsert", partitionKey: lease.utype, resourceBody: { ...toTermItem(row) } }];
+      else return conditionalCosmosWrite(STORE, "create", () => this.container.items.create<LeaseItem>(toItem(lease), requestOptions));
+      const entryIndex = operations.indexOf(entry);
+      return conditionalCosmosWrite(STORE, "create", async () => batchOutcome(await this.container.items.batch(operations, lease.utype, requestOptions), entryIndex));
     });
   }
 
@@ -165,21 +186,13 @@ export class CosmosLeaseStore extends CosmosContainerStore implements LeaseStore
     });
   }
 
-  async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
-    const item = toTermItem(term);
-    await this.#call("record a term", options, async (requestOptions) => {
-      // An upsert: the slot's previous item (the term N epochs older) is replaced whole.
-      await this.container.items.upsert<TermItem>(item, requestOptions);
-    });
-  }
-
   /** A feed read of the role's one partition: the lease item and its ring; no index needed. */
   async readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]> {
     return this.#call("read the term history", options, async (requestOptions) => {
       const { resources } = await this.container.items.readAll<TermItem>({ ...requestOptions, partitionKey: utype }).fetchAll();
       return resources
         .filter((item) => item.utype === utype && item.id.startsWith(TERM_ID_PREFIX))
-        .map(({ utype, epoch, uuid, address, startedAt, endedAt, endedBy }) => toTermRecord({ utype, epoch, uuid, address, startedAt, endedAt, endedBy }, STORE));
+        .map(({ utype, epoch, uuid, address, startedAt, endedAt, endedBy, transactional }) => toTermRecord({ utype, epoch, uuid, address, startedAt, endedAt, endedBy, transactional }, STORE));
     });
   }
 
@@ -221,7 +234,7 @@ export class CosmosLeaseStore extends CosmosContainerStore implements LeaseStore
   }
 }
 
-/** A term's ring item, at its slot. */
+/** A term's ring item, at its slot; an upsert of it replaces the slot's previous item (the term N epochs older) whole. */
 function toTermItem(term: TermRecord): TermItem {
   return { id: `${TERM_ID_PREFIX}${termSlot(term.epoch)}`, ...term };
 }

@@ -1,5 +1,5 @@
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
-import type { StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
+import type { CreateAlso, StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
@@ -23,9 +23,14 @@ export class MemoryLeaseStore implements LeaseStore {
     return entry === undefined ? undefined : { ...entry, endedUuids: [...entry.endedUuids] };
   }
 
-  async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
+  /** Checks, then writes the entry and the history row with no await between: atomic, as the port demands. */
+  async create(lease: LeaseState, options?: StoreCallOptions, also?: CreateAlso): Promise<WriteOutcome> {
     throwIfAborted(options);
     if (this.#entries.has(lease.utype)) return { ok: false, reason: "exists" };
+    const mark = also?.creationMark;
+    if (mark !== undefined && this.#terms.get(mark.utype)?.has(termSlot(mark.epoch)) === true) return { ok: false, reason: "exists" };
+    const row = mark ?? also?.term;
+    if (row !== undefined) this.#recordTerm(row);
     return this.#write(lease);
   }
 
@@ -60,11 +65,6 @@ export class MemoryLeaseStore implements LeaseStore {
 
   async ping(options?: StoreCallOptions): Promise<void> {
     throwIfAborted(options);
-  }
-
-  async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
-    throwIfAborted(options);
-    this.#recordTerm(term);
   }
 
   #recordTerm(term: TermRecord): void {
@@ -112,6 +112,15 @@ export class MemoryLeaseStore implements LeaseStore {
    */
   deleteEntry(utype: string): void {
     this.#entries.delete(utype);
+  }
+
+  /**
+   * Writes one history row by itself, as versions before the rows were written with their
+   * entry did (the creation mark before the entry, ended terms after it): for tests of
+   * histories those versions left, never the service.
+   */
+  recordTermAlone(term: TermRecord): void {
+    this.#recordTerm(term);
   }
 
   #write(lease: LeaseState): WriteOutcome {

@@ -1,6 +1,6 @@
 import { odata, type TransactionAction } from "@azure/data-tables";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
-import type { StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
+import type { CreateAlso, StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
@@ -26,7 +26,8 @@ const HEALTH_PARTITION = "~health";
 
 /** The entry row: endedUuids a JSON array, handover `{"to", "requestedAt"}` as JSON (absent when none). */
 const LEASE_FIELDS = { uuid: "text", address: "address", epoch: "int64", renewedAt: "int64", startedAt: "int64", revoked: "text", endedUuids: "json", handover: "json" } as const satisfies TableFields;
-const TERM_FIELDS = { epoch: "int64", uuid: "text", address: "address", startedAt: "int64", endedAt: "int64", endedBy: "text" } as const satisfies TableFields;
+/** `transactional` a Boolean, absent on rows of earlier versions. */
+const TERM_FIELDS = { epoch: "int64", uuid: "text", address: "address", startedAt: "int64", endedAt: "int64", endedBy: "text", transactional: "text" } as const satisfies TableFields;
 const STANDBY_FIELDS = { uuid: "text", address: "address", seenAt: "int64" } as const satisfies TableFields;
 
 type LeaseEntity = {
@@ -55,10 +56,22 @@ export class TableLeaseStore extends TableClientStore implements LeaseStore {
     });
   }
 
-  async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
-    return conditionalTableWrite(STORE, "create a lease", "create", () =>
-      this.client.createEntity(toEntity(lease), { abortSignal: options?.abortSignal }),
-    );
+  /**
+   * With a history row, one entity-group transaction in the entry's partition: a creation
+   * mark's insert then the entry's, or the entry's insert then a row's upsert. Table
+   * Storage applies all or nothing, and an insert that finds its row fails the whole
+   * transaction with its own 409 (`exists`).
+   */
+  async create(lease: LeaseState, options?: StoreCallOptions, also?: CreateAlso): Promise<WriteOutcome> {
+    const batch = createTransaction(lease, also);
+    if (batch === undefined) {
+      return conditionalTableWrite(STORE, "create a lease", "create", () => this.client.createEntity(toEntity(lease), { abortSignal: options?.abortSignal }));
+    }
+    return conditionalTableWrite(STORE, "create a lease and its history row", "create", async () => {
+      const response = await this.client.submitTransaction(batch.actions, { abortSignal: options?.abortSignal });
+      // The SDK reads each sub-response's ETag header up to the line's end, CR included.
+      return { etag: response.subResponses[batch.entryIndex]?.etag?.trim() };
+    });
   }
 
   /**
@@ -104,13 +117,6 @@ export class TableLeaseStore extends TableClientStore implements LeaseStore {
       } catch (error) {
         if (!isEntityNotFound(error)) throw error;
       }
-    });
-  }
-
-  async recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
-    await guard("record a term", async () => {
-      // An upsert: the slot's previous row (the term N epochs older) is replaced whole.
-      await this.client.upsertEntity(toTermEntity(term), "Replace", { abortSignal: options?.abortSignal });
     });
   }
 
@@ -162,11 +168,34 @@ export class TableLeaseStore extends TableClientStore implements LeaseStore {
   }
 }
 
+/** A create's transaction with its history row (see TableLeaseStore.create), and which sub-response is the entry's; none without a row. */
+function createTransaction(lease: LeaseState, also: CreateAlso | undefined): { actions: TransactionAction[]; entryIndex: number } | undefined {
+  if (also?.creationMark !== undefined) {
+    return {
+      actions: [
+        ["create", toTermEntity(also.creationMark)],
+        ["create", toEntity(lease)],
+      ],
+      entryIndex: 1,
+    };
+  }
+  if (also?.term !== undefined) {
+    return {
+      actions: [
+        ["create", toEntity(lease)],
+        ["upsert", toTermEntity(also.term), "Replace"],
+      ],
+      entryIndex: 0,
+    };
+  }
+  return undefined;
+}
+
 function toEntity(lease: LeaseState): LeaseEntity {
   return { partitionKey: lease.utype, rowKey: LEASE_ROW_KEY, ...toTableProperties(lease, LEASE_FIELDS) };
 }
 
-/** A term's ring row, at its slot. */
+/** A term's ring row, at its slot; an upsert of it replaces the slot's previous row (the term N epochs older) whole. */
 function toTermEntity(term: TermRecord): TableRow {
   return { partitionKey: term.utype, rowKey: termRowKey(term.epoch), ...toTableProperties(term, TERM_FIELDS) };
 }

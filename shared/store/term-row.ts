@@ -11,6 +11,8 @@ export interface StoredTerm {
   readonly startedAt: unknown;
   readonly endedAt: unknown;
   readonly endedBy: unknown;
+  /** Absent on rows written by earlier versions: stays absent. */
+  readonly transactional?: unknown;
 }
 
 const STORED_ENDS: readonly StoredTermEnd[] = ["released", "revoked", "taken-over"];
@@ -22,7 +24,7 @@ const STORED_ENDS: readonly StoredTermEnd[] = ["released", "revoked", "taken-ove
 export function toTermRecord(row: StoredTerm, store: string): TermRecord {
   const corrupt = (problem: string): StoreUnavailableError =>
     new StoreUnavailableError(`${store} holds a corrupt term row${typeof row.utype === "string" ? ` for ${JSON.stringify(row.utype)}` : ""}: ${problem}.`);
-  const { utype, epoch, uuid, address, startedAt, endedAt, endedBy } = row;
+  const { utype, epoch, uuid, address, startedAt, endedAt, endedBy, transactional } = row;
   if (typeof utype !== "string" || !ID_PATTERN.test(utype)) throw corrupt("utype is not a valid id");
   // Epoch 0 is the row that marks the role's creation (see roleCreated).
   if (!isWholeNumber(epoch)) throw corrupt("epoch is not a non-negative integer");
@@ -31,7 +33,9 @@ export function toTermRecord(row: StoredTerm, store: string): TermRecord {
   if (!isWholeNumber(startedAt)) throw corrupt("startedAt is not a non-negative integer");
   if (!isWholeNumber(endedAt)) throw corrupt("endedAt is not a non-negative integer");
   if (!STORED_ENDS.includes(endedBy as StoredTermEnd)) throw corrupt(`endedBy is not one of ${STORED_ENDS.join(", ")}`);
-  return { utype, epoch, uuid, address, startedAt, endedAt, endedBy: endedBy as StoredTermEnd };
+  if (transactional !== undefined && transactional !== null && typeof transactional !== "boolean") throw corrupt("transactional is not a boolean");
+  const record: TermRecord = { utype, epoch, uuid, address, startedAt, endedAt, endedBy: endedBy as StoredTermEnd };
+  return typeof transactional === "boolean" ? { ...record, transactional } : record;
 }
 
 function isWholeNumber(value: unknown): value is number {

@@ -51,7 +51,7 @@ describe("GET /api/metrics on the local host, end to end", () => {
     expect(countsBy(text, "ha_lease_releases_total", "ha_outcome")).toEqual({ released: 1 });
     expect(countsBy(text, "ha_members_transitions_total", "ha_transition")).toEqual({ joined: 1, left: 1 });
     // The lease store: reads for the first acquire, both rejections, the release and the second acquire;
-    // one create, after a read of the role's history (none) and the row marking its creation;
+    // one create (with the row marking the role's creation, in one transaction), after a read of the role's history (none);
     // the fast-path renewals; and the release's and the second acquire's replace, the
     // release's one recording the released term in the same transaction (none per renewal).
     const leaseCalls = (operation: string): number =>
@@ -62,25 +62,23 @@ describe("GET /api/metrics on the local host, end to end", () => {
       create: leaseCalls("create"),
       renew: leaseCalls("renew"),
       replace: leaseCalls("replace"),
-      recordTerm: leaseCalls("recordTerm"),
     }).toEqual({
       read: 5,
       readTerms: 1,
       create: 1,
       renew: 3,
       replace: 2,
-      recordTerm: 1,
     });
     // Besides the requests' calls, only the host's sweepStandbys timer reads the lease store (one listing per run, nothing stale to delete).
     const requestCalls = (scraped: string): number =>
       sumOf(scraped, "db_client_operation_duration_count", { ha_store: "leases" }) - sumOf(scraped, "db_client_operation_duration_count", { ha_store: "leases", db_operation_name: "listStandbys" });
-    expect(requestCalls(text)).toBe(13);
+    expect(requestCalls(text)).toBe(12);
 
     // Cumulative, and the scrape itself costs no store call: one more renewal adds exactly one of each.
     expect((await call("PUT", "/primary/jobs", { uuid: "b" })).status).toBe(200);
     const after = await scrape();
     expect(sumOf(after, "ha_lease_heartbeats_total", { ha_outcome: "renewed" })).toBe(4);
-    expect(requestCalls(after)).toBe(15);
+    expect(requestCalls(after)).toBe(14);
   });
 
   it("asks for the API key like every route, and refuses an unknown query parameter", async () => {

@@ -57,7 +57,7 @@ describe("handlers over a counting store: the cost of each call", () => {
     });
     // A role's first acquisition also reads its history (none: a role never held, not a
     // deleted entry) and marks the role's creation in it before creating: creates are rare.
-    expect(store.calls).toEqual(["read", "readTerms", "recordTerm", "create"]);
+    expect(store.calls).toEqual(["read", "readTerms", "create"]);
   });
 
   it("a renewal that presents its lease token costs exactly one store operation, with no read", async () => {
@@ -166,7 +166,7 @@ describe("handlers over a counting store: the cost of each call", () => {
         await store.create({ utype, uuid: "winner", address: null, epoch: 1, renewedAt: clock.now(), revoked: false, endedUuids: [] });
         return result;
       },
-      create: (lease, options) => store.create(lease, options),
+      create: (lease, options, also) => store.create(lease, options, also),
       list: (options) => store.list(options),
     };
     const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: racing, clock });
@@ -278,7 +278,6 @@ describe("handlers over a store that is down", () => {
       renew: (_utype, _renewal, _etag, options) => hang(options),
       list: (options) => hang(options),
       ping: (options) => hang(options),
-      recordTerm: (_term, options) => hang(options),
       readTerms: (_utype, options) => hang(options),
       upsertStandby: (_standby, options) => hang(options),
       readStandbys: (_utype, options) => hang(options),

@@ -53,12 +53,11 @@ describe("a heartbeat that loses the race to its own echo", () => {
         }
         return entry;
       },
-      create: (lease, options) => memory.create(lease, options),
+      create: (lease, options, also) => memory.create(lease, options, also),
       replace: (lease, etag, options, also) => memory.replace(lease, etag, options, also),
       renew: (utype, renewal, etag, options) => memory.renew(utype, renewal, etag, options),
       list: (options) => memory.list(options),
       ping: (options) => memory.ping(options),
-      recordTerm: (term, options) => memory.recordTerm(term, options),
       readTerms: (utype, options) => memory.readTerms(utype, options),
       upsertStandby: (...args) => memory.upsertStandby(...args),
       readStandbys: (...args) => memory.readStandbys(...args),

@@ -25,12 +25,11 @@ class SlowStore {
   readonly store: LeaseStore = {
     kind: "table",
     read: (utype, options) => this.#after(`read ${utype}`, () => this.inner.read(utype, options)),
-    create: (lease, options) => this.#after(`create ${lease.utype}`, () => this.inner.create(lease, options)),
+    create: (lease, options, also) => this.#after(`create ${lease.utype}`, () => this.inner.create(lease, options, also)),
     replace: (lease, etag, options, also) => this.#after(`replace ${lease.utype}`, () => this.inner.replace(lease, etag, options, also)),
     renew: (utype, renewal, etag, options) => this.#after(`renew ${utype}`, () => this.inner.renew(utype, renewal, etag, options)),
     list: (options) => this.#after("list", () => this.inner.list(options)),
     ping: (options) => this.#after("ping", () => this.inner.ping(options)),
-    recordTerm: (term, options) => this.#after(`recordTerm ${term.utype}`, () => this.inner.recordTerm(term, options)),
     readTerms: (utype, options) => this.#after(`readTerms ${utype}`, () => this.inner.readTerms(utype, options)),
     upsertStandby: (...args) => this.inner.upsertStandby(...args),
     readStandbys: (...args) => this.inner.readStandbys(...args),

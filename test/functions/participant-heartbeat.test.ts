@@ -221,8 +221,8 @@ describe("parts fail and are refused one by one", () => {
       ],
       groups: [{ group: "theirs", status: 200 }],
     });
-    // The refused parts cost nothing: only mine.scheduler's acquisition (read, history read, its mark, create) and the read of theirs.broker.
-    expect([...leases.calls].sort()).toEqual(["create", "read", "read", "readTerms", "recordTerm"]);
+    // The refused parts cost nothing: only mine.scheduler's acquisition (read, history read, create with its mark) and the read of theirs.broker.
+    expect([...leases.calls].sort()).toEqual(["create", "read", "read", "readTerms"]);
     expect(await send(runtime, "GET", "/primary/theirs.scheduler")).toMatchObject({ body: { primary: null } });
     expect((await send(runtime, "GET", "/members/theirs")).body["members"]).toEqual([]);
     expect((await send(runtime, "GET", "/members/mine")).body["members"]).toHaveLength(1);

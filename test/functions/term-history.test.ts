@@ -66,13 +66,13 @@ describe("term history", () => {
     await clock.advance(1000);
     store.reset();
     await send(runtime, "PUT", "/primary/scheduler", { uuid: "b" });
-    expect(store.calls).not.toContain("recordTerm");
+    expect(store.calls).toEqual(["read", "replace"]);
     const bStarted = clock.now();
     await clock.advance(5001);
     // Expired and not taken yet: derived on read, nothing written.
     store.reset();
     const expired = await history();
-    expect(store.calls).not.toContain("recordTerm");
+    expect([...store.calls].sort()).toEqual(["read", "readTerms"]);
     expect((expired.body["terms"] as unknown[])[0]).toEqual({
       epoch: 2,
       uuid: "b",
@@ -88,7 +88,7 @@ describe("term history", () => {
     const cStarted = clock.now();
     store.reset();
     expect(primaryOf(await send(runtime, "DELETE", "/primary/scheduler?uuid=c"))).toMatchObject({ revoked: true });
-    expect(store.calls).not.toContain("recordTerm");
+    expect(store.calls).toEqual(["read", "replace"]);
     await clock.advance(5001);
     await send(runtime, "PUT", "/primary/scheduler", { uuid: "d" });
     const dStarted = clock.now();
@@ -158,7 +158,6 @@ describe("term history when the write that ends a term fails", () => {
       readStandbys: (...args) => memory.readStandbys(...args),
       listStandbys: (...args) => memory.listStandbys(...args),
       deleteStandby: (...args) => memory.deleteStandby(...args),
-      recordTerm: async (...args) => (down ? failure() : memory.recordTerm(...args)),
     };
     const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: flaky, clock });
     const a = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
@@ -207,13 +206,20 @@ describe("toTermHistory on an entry written before startedAt existed", () => {
 });
 
 describe("the row marking a role's creation", () => {
-  it("is written before the entry, and when it cannot be, nothing is created: 503, so a deletion can never go undetected", async () => {
+  it("is written with the first entry in one transaction; when that fails, neither is: 503, so a deletion can never go undetected", async () => {
     const clock = new FakeClock(WALL_START);
     const memory = new MemoryLeaseStore();
-    const down: LeaseStore = {
+    let down = true;
+    const creates: Array<{ uuid: string; mark: unknown }> = [];
+    const store: LeaseStore = {
       kind: "memory",
       read: (...args) => memory.read(...args),
-      create: (...args) => memory.create(...args),
+      // The store's transaction failing as a whole: neither the entry nor its history row is written.
+      create: async (lease, options, also) => {
+        creates.push({ uuid: lease.uuid, mark: also?.creationMark });
+        if (down) throw new StoreUnavailableError("Could not create a lease and its history row in the test store (down).");
+        return memory.create(lease, options, also);
+      },
       replace: (...args) => memory.replace(...args),
       renew: (...args) => memory.renew(...args),
       list: (...args) => memory.list(...args),
@@ -223,13 +229,21 @@ describe("the row marking a role's creation", () => {
       readStandbys: (...args) => memory.readStandbys(...args),
       listStandbys: (...args) => memory.listStandbys(...args),
       deleteStandby: (...args) => memory.deleteStandby(...args),
-      recordTerm: async () => {
-        throw new StoreUnavailableError("Could not record a term in the test store (down).");
-      },
     };
-    const service = new LeaseService({ store: down, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 2000 });
+    const service = new LeaseService({ store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 2000 });
     await expect(service.heartbeat({ utype: "scheduler", uuid: "a" })).rejects.toBeInstanceOf(StoreUnavailableError);
-    await expect(service.release({ utype: "scheduler", uuid: "a" })).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(service.release({ utype: "scheduler", uuid: "x" })).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(await memory.read("scheduler")).toBeUndefined();
+    expect(await memory.readTerms("scheduler")).toEqual([]);
+    down = false;
+    expect((await service.heartbeat({ utype: "scheduler", uuid: "a" })).view.primary).toMatchObject({ uuid: "a", epoch: 1 });
+    // Each create carried its creator's mark: a heartbeat's (a) and a DELETE's retire (x).
+    const mark = (uuid: string) => ({ utype: "scheduler", epoch: 0, uuid, address: null, startedAt: WALL_START, endedAt: WALL_START, endedBy: "released", transactional: true });
+    expect(creates).toEqual([
+      { uuid: "a", mark: mark("a") },
+      { uuid: "", mark: mark("x") },
+      { uuid: "a", mark: mark("a") },
+    ]);
+    expect(await memory.readTerms("scheduler")).toEqual([mark("a")]);
   });
 });

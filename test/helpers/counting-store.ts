@@ -1,6 +1,6 @@
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 
-type Method = "read" | "create" | "replace" | "renew" | "list" | "ping" | "recordTerm" | "readTerms" | "upsertStandby" | "readStandbys" | "listStandbys" | "deleteStandby";
+type Method = "read" | "create" | "replace" | "renew" | "list" | "ping" | "readTerms" | "upsertStandby" | "readStandbys" | "listStandbys" | "deleteStandby";
 
 /** Wraps a store and records every call in order, to pin the cost of each request. */
 export class CountingStore implements LeaseStore {
@@ -22,7 +22,6 @@ export class CountingStore implements LeaseStore {
   renew: LeaseStore["renew"] = (...args) => this.#record("renew", () => this.inner.renew(...args));
   list: LeaseStore["list"] = (...args) => this.#record("list", () => this.inner.list(...args));
   ping: LeaseStore["ping"] = (...args) => this.#record("ping", () => this.inner.ping(...args));
-  recordTerm: LeaseStore["recordTerm"] = (...args) => this.#record("recordTerm", () => this.inner.recordTerm(...args));
   readTerms: LeaseStore["readTerms"] = (...args) => this.#record("readTerms", () => this.inner.readTerms(...args));
   upsertStandby: LeaseStore["upsertStandby"] = (...args) => this.#record("upsertStandby", () => this.inner.upsertStandby(...args));
   readStandbys: LeaseStore["readStandbys"] = (...args) => this.#record("readStandbys", () => this.inner.readStandbys(...args));
@@ -40,5 +39,5 @@ export function failingStore(error: Error): LeaseStore {
   const fail = async (): Promise<never> => {
     throw error;
   };
-  return { kind: "table", read: fail, create: fail, replace: fail, renew: fail, list: fail, ping: fail, recordTerm: fail, readTerms: fail, upsertStandby: fail, readStandbys: fail, listStandbys: fail, deleteStandby: fail };
+  return { kind: "table", read: fail, create: fail, replace: fail, renew: fail, list: fail, ping: fail, readTerms: fail, upsertStandby: fail, readStandbys: fail, listStandbys: fail, deleteStandby: fail };
 }

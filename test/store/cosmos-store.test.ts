@@ -12,6 +12,7 @@ import {
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
 import { describeLeaseServiceOnStore } from "./lease-service-on-store.js";
 import { CosmosClient } from "@azure/cosmos";
+import { TERM_HISTORY_SLOTS } from "../../shared/contract/term-history.js";
 import { Agent } from "node:https";
 
 let cosmos: EmbeddedCosmos;
@@ -54,7 +55,12 @@ describeLeaseServiceOnStore("Azure Cosmos DB on @vercel/cosmosdb-server", {
     const client = new CosmosClient({ endpoint: cosmosForService.endpoint, key: cosmosForService.key, agent: new Agent({ ca: [cosmosForService.certificatePem] }) });
     serviceClients.push(client);
     const container = client.database("ha").container(containerName);
-    return { store: configured.store, deleteEntry: async (utype) => void (await container.item(utype, utype).delete()) };
+    return {
+      store: configured.store,
+      deleteEntry: async (utype) => void (await container.item(utype, utype).delete()),
+      // A history item as earlier versions wrote it: id ~term-N (the ring slot), no `transactional`.
+      writeLegacyTerm: async (term) => void (await container.items.upsert({ id: `~term-${term.epoch % TERM_HISTORY_SLOTS}`, ...term })),
+    };
   },
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { toLeaseRecord, type StoredLease } from "../../shared/store/lease-row.js";
+import { toTermRecord } from "../../shared/store/term-row.js";
 
 const good: StoredLease = {
   utype: "scheduler",
@@ -41,5 +42,27 @@ describe("a lease row read from a store", () => {
     expect(read).toThrow(StoreUnavailableError);
     expect(read).toThrow(field);
     expect(read).toThrow(/^Test store holds a corrupt lease/);
+  });
+});
+
+describe("a term history row read from a store", () => {
+  const row = { utype: "scheduler", epoch: 3, uuid: "holder-3", address: null, startedAt: 1_000, endedAt: 2_000, endedBy: "taken-over" };
+
+  it("keeps the transactional mark as stored, and a row of an earlier version (no mark) without one", () => {
+    expect(toTermRecord({ ...row, transactional: true }, "Test store")).toEqual({ ...row, transactional: true });
+    expect(toTermRecord({ ...row, transactional: false }, "Test store")).toEqual({ ...row, transactional: false });
+    expect(toTermRecord(row, "Test store")).toEqual(row);
+    expect(toTermRecord({ ...row, transactional: null }, "Test store")).toEqual(row);
+  });
+
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ["a transactional mark that is not a boolean", { transactional: "yes" }, /transactional/],
+    ["an epoch that is not a number", { epoch: "3" }, /epoch/],
+    ["an end that is not one of the stored ends", { endedBy: "expired" }, /endedBy/],
+  ])("refuses %s as a StoreUnavailableError that names the field", (_name, damage, field) => {
+    const read = (): unknown => toTermRecord({ ...row, ...damage }, "Test store");
+    expect(read).toThrow(StoreUnavailableError);
+    expect(read).toThrow(field);
+    expect(read).toThrow(/^Test store holds a corrupt term row for "scheduler"/);
   });
 });

@@ -5,17 +5,29 @@ import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import type { LeaseState } from "../../shared/lease/lease.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import { StandbySweeper } from "../../shared/lease/standby-sweeper.js";
-import { UNKNOWN_HOLDER, UNRECORDED_TERMS_MARGIN } from "../../shared/lease/missing-entry.js";
-
-/** The fence of a deleted entry whose history records terms up to `highest`. */
-const FENCE = (highest: number): { uuid: string; epoch: number } => ({ uuid: `${UNKNOWN_HOLDER}:${highest + UNRECORDED_TERMS_MARGIN}`, epoch: highest + UNRECORDED_TERMS_MARGIN });
+import { RECORDED_TERMS_MARGIN, UNKNOWN_HOLDER, UNRECORDED_TERMS_MARGIN } from "../../shared/lease/missing-entry.js";
+import type { TermRecord } from "../../shared/lease/term-record.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
-/** A store of the suite, and a way to delete a role's entry behind the service (as an operator would). */
+/** The fence of a deleted entry whose history records terms up to `highest`, the newest row written by this version. */
+const FENCE = (highest: number, margin = RECORDED_TERMS_MARGIN): { uuid: string; epoch: number } => ({ uuid: `${UNKNOWN_HOLDER}:${highest + margin}`, epoch: highest + margin });
+/** The same when the newest row was written by an earlier version (no `transactional` mark). */
+const LEGACY_FENCE = (highest: number): { uuid: string; epoch: number } => FENCE(highest, UNRECORDED_TERMS_MARGIN);
+
+/**
+ * A store of the suite, and what an operator or an earlier version can do to its rows
+ * behind the service: delete a role's entry, write a history row by itself.
+ */
 export interface StoreUnderService {
   readonly store: LeaseStore;
   deleteEntry(utype: string): Promise<void>;
+  /**
+   * Writes one history row alone, as versions before the rows were written with their entry
+   * did (without the `transactional` mark): the creation mark before the entry, an ended
+   * term after it.
+   */
+  writeLegacyTerm(term: Omit<TermRecord, "transactional">): Promise<void>;
 }
 
 export interface ServiceOnStoreTarget {
@@ -45,18 +57,46 @@ function interleaved(inner: LeaseStore, method: "read" | "create" | "replace", w
   return {
     kind: inner.kind,
     read: hooked("read", (utype: string, options?) => inner.read(utype, options)),
-    create: hooked("create", (lease, options?) => inner.create(lease, options)),
+    create: hooked("create", (lease, options?, also?) => inner.create(lease, options, also)),
     replace: hooked("replace", (lease, etag: string, options?, also?) => inner.replace(lease, etag, options, also)),
     renew: (...args) => inner.renew(...args),
     list: (...args) => inner.list(...args),
     ping: (...args) => inner.ping(...args),
-    recordTerm: (...args) => inner.recordTerm(...args),
     readTerms: (...args) => inner.readTerms(...args),
     upsertStandby: (...args) => inner.upsertStandby(...args),
     readStandbys: (...args) => inner.readStandbys(...args),
     listStandbys: (...args) => inner.listStandbys(...args),
     deleteStandby: (...args) => inner.deleteStandby(...args),
   };
+}
+
+/** The epoch-0 row marking a role's creation, wherever a store call carries it (alone, or beside the entry it goes with). */
+function carriesCreationMark(args: readonly unknown[]): boolean {
+  const isMark = (value: unknown): boolean => typeof value === "object" && value !== null && (value as { epoch?: unknown; endedAt?: unknown }).epoch === 0 && "endedAt" in value;
+  return args.some((arg) => isMark(arg) || (typeof arg === "object" && arg !== null && Object.values(arg).some(isMark)));
+}
+
+/**
+ * Every store call of `inner`, with `after` run once right after the first call that
+ * wrote the role's creation mark: between the mark and the entry where a service writes
+ * them apart, right after both where it writes them in one transaction.
+ */
+function afterCreationMark(inner: LeaseStore, after: () => Promise<unknown>): LeaseStore {
+  let armed = true;
+  return new Proxy(inner, {
+    get(target, name, receiver) {
+      const value: unknown = Reflect.get(target, name, receiver);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        const result: unknown = await (value as (...called: unknown[]) => Promise<unknown>).apply(target, args);
+        if (armed && carriesCreationMark(args)) {
+          armed = false;
+          await after();
+        }
+        return result;
+      };
+    },
+  });
 }
 
 function leaseOf(result: HeartbeatResult): string {
@@ -213,7 +253,7 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         const standby = await service.heartbeat({ utype, uuid: "d" });
         expect(standby.outcome).toBe("held");
         expect(standby.view.primary).toMatchObject({ ...FENCE(2), revoked: true, expiresInMs: T });
-        expect(warnings).toEqual([expect.stringMatching(/role deleted-row is fenced: its entry was missing although its history records terms: it was deleted behind the service.*next term's epoch is 11/)]);
+        expect(warnings).toEqual([expect.stringMatching(/role deleted-row is fenced: its entry was missing although its history records terms: it was deleted behind the service.*next term's epoch is 4/)]);
         // The deleted term's holder is refused at its next renewal, so it demotes at once.
         const holder = await service.heartbeat({ utype, uuid: "c", lease: leaseOf(c) });
         expect(holder.outcome).toBe("held");
@@ -223,8 +263,9 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         await clock.advance(1);
         const taken = await service.heartbeat({ utype, uuid: "d" });
         expect(taken.outcome).toBe("accepted");
-        // Above the deleted term's (3), and above any the history may have failed to record.
-        expect(taken.view.primary).toMatchObject({ uuid: "d", epoch: FENCE(2).epoch + 1 });
+        // Above the deleted term's (3): the history, written in one transaction with each entry write, has no gap.
+        expect(taken.view.primary).toMatchObject({ uuid: "d", epoch: 4 });
+        expect(FENCE(2).epoch).toBe(3);
         expect(clock.now() - deletedAt).toBe(T + 1);
         // The fence's term is in the history as what it was: an unknown holder, revoked.
         const history = await service.history(utype, 16);
@@ -245,11 +286,9 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect(a.view.primary).toMatchObject({ uuid: "a", epoch: 1 });
         await deleteEntry(utype);
         await clock.advance(100);
-        // Within a request's budget of the mark, the entry may still be on its way: refused, nothing written.
-        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "conflict", view: { primary: null } });
-        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("conflict");
-        await clock.advance(10_000);
+        // The mark came with the entry, in one transaction: the entry was deleted, not still on its way.
         expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: FENCE(0) } });
+        expect(FENCE(0).epoch).toBe(1);
         expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("held");
         await clock.advance(T + 1);
         expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: FENCE(0).epoch + 1 });
@@ -268,6 +307,29 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("held");
         await clock.advance(T + 1);
         expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: FENCE(0).epoch + 1 });
+      });
+
+      it("with a history an earlier version wrote (no transactional mark on its newest row, so perhaps gaps above it), the fence keeps the margin of 8; rows this version writes after it bring the margin back to 1", async () => {
+        const { store, deleteEntry, writeLegacyTerm } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const warnings: string[] = [];
+        const service = serviceOver(store, clock, (message) => warnings.push(message));
+        const utype = "legacy-history";
+        // An earlier version's rows: a released epoch 1, a taken-over epoch 2; c holds epoch 3.
+        await writeLegacyTerm({ utype, epoch: 1, uuid: "a", address: null, startedAt: WALL_START - 9000, endedAt: WALL_START - 8000, endedBy: "released" });
+        await writeLegacyTerm({ utype, epoch: 2, uuid: "b", address: null, startedAt: WALL_START - 7000, endedAt: WALL_START - 2000, endedBy: "taken-over" });
+        await store.create({ utype, uuid: "c", address: null, epoch: 3, renewedAt: WALL_START, startedAt: WALL_START, revoked: false, endedUuids: ["a", "b"] });
+        await deleteEntry(utype);
+        expect(await service.heartbeat({ utype, uuid: "d" })).toMatchObject({ outcome: "held", view: { primary: { ...LEGACY_FENCE(2), revoked: true } } });
+        expect(warnings).toEqual([expect.stringMatching(/next term's epoch is 11/)]);
+        await clock.advance(T + 1);
+        expect((await service.heartbeat({ utype, uuid: "d" })).view.primary).toMatchObject({ uuid: "d", epoch: 11 });
+        // The takeover wrote the fence's row (epoch 10) in its transaction: the newest row is this version's.
+        await deleteEntry(utype);
+        expect(await service.heartbeat({ utype, uuid: "e" })).toMatchObject({ outcome: "held", view: { primary: { ...FENCE(10), revoked: true } } });
+        expect(FENCE(10).epoch).toBe(11);
+        await clock.advance(T + 1);
+        expect((await service.heartbeat({ utype, uuid: "e" })).view.primary).toMatchObject({ uuid: "e", epoch: 12 });
       });
 
       it("leaves the hot path as it was: a renewal is one store call, a takeover a read and one write (the entry and its history row in one transaction)", async () => {
@@ -329,6 +391,51 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         await expectNothingLiveFor(other, utype, "u");
       });
 
+      it.each([
+        ["the creator's own uuid (a revoke)", "a", "revoked", { uuid: "a", epoch: 1, revoked: true }],
+        ["another uuid (a retire)", "x", "held", { uuid: "a", epoch: 1, revoked: false }],
+      ])("a DELETE of %s landing right after a role's very first creation mark neither fences the role nor moves its epoch past 1", async (_name, deleted, outcome, primary) => {
+        const { store: inner } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const warnings: string[] = [];
+        const other = serviceOver(inner, clock, (message) => warnings.push(message));
+        const utype = "first-vs-delete";
+        let released: Awaited<ReturnType<LeaseService["release"]>> | undefined;
+        const store = afterCreationMark(inner, async () => (released = await other.release({ utype, uuid: deleted })));
+        const first = await serviceOver(store, clock).heartbeat({ utype, uuid: "a" });
+        expect(first).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "a", epoch: 1 } } });
+        expect(released).toMatchObject({ outcome, view: { primary } });
+        expect(warnings).toEqual([]);
+        expect((await other.getPrimary(utype)).primary).toMatchObject(primary);
+        // The role is a's first term as any other: the next holder's epoch is 2.
+        await clock.advance(T + 1);
+        expect((await other.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: 2 });
+      });
+
+      it("a first creation decided on a read that found nothing, landing after another request created the role and its entry was deleted, never starts epoch 1 again", async () => {
+        const { store: inner, deleteEntry } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const other = serviceOver(inner, clock);
+        for (const [utype, write] of [
+          ["stale-acquire", (service: LeaseService) => service.heartbeat({ utype: "stale-acquire", uuid: "stale" })],
+          ["stale-retire", (service: LeaseService) => service.release({ utype: "stale-retire", uuid: "stale" })],
+        ] as const) {
+          // Between the stale request's reads (no entry, no history) and its create: "first" is elected at epoch 1, and its entry deleted.
+          const store = interleaved(inner, "create", (lease) => (lease as LeaseState).utype === utype && (lease as LeaseState).uuid !== "first", async () => {
+            expect((await other.heartbeat({ utype, uuid: "first" })).view.primary).toMatchObject({ uuid: "first", epoch: 1 });
+            await deleteEntry(utype);
+          });
+          const stale = await write(serviceOver(store, clock));
+          // The heartbeat loses the create and is answered Conflict; the DELETE reads again and finds the role fenced.
+          expect(stale.outcome).toBe(utype === "stale-acquire" ? "conflict" : "held");
+          const { primary } = await other.getPrimary(utype);
+          if (primary !== null) expect(primary).toMatchObject({ ...FENCE(0), revoked: true });
+          expect(await other.heartbeat({ utype, uuid: "next" })).toMatchObject({ outcome: "held", view: { primary: { ...FENCE(0), revoked: true } } });
+        }
+        await clock.advance(T + 1);
+        for (const utype of ["stale-acquire", "stale-retire"]) expect((await other.heartbeat({ utype, uuid: "next" })).view.primary).toMatchObject({ uuid: "next", epoch: 2 });
+      });
+
       it("an acquire racing its own uuid's DELETE: the retire lands first and the acquire is refused as ended", async () => {
         const { store: inner } = await target.createStore();
         const clock = new FakeClock(WALL_START);
@@ -357,32 +464,42 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect((await other.heartbeat({ utype, uuid: "holder", lease: leaseOf(renewed) })).outcome).toBe("accepted");
       });
 
-      it("two first heartbeats a store call apart: the later one finds only the first one's mark of the role's creation and is answered Conflict, writing nothing; the first is elected", async () => {
+      it("two first heartbeats a store call apart: one creates the entry with its mark, the other loses the create race and is answered Conflict showing it; nothing is fenced", async () => {
         const { store: inner } = await target.createStore();
         const clock = new FakeClock(WALL_START);
-        const other = serviceOver(inner, clock);
+        const warnings: string[] = [];
+        const other = serviceOver(inner, clock, (message) => warnings.push(message));
         const utype = "first-two";
         let second: HeartbeatResult | undefined;
-        // The first has marked the role's creation; its create is about to be written when the second arrives.
+        // The first read no entry and no history; its create is about to be written when the second arrives.
         const store = interleaved(inner, "create", () => true, async () => (second = await other.heartbeat({ utype, uuid: "second" })));
-        const first = await serviceOver(store, clock).heartbeat({ utype, uuid: "first" });
-        expect(second).toMatchObject({ outcome: "conflict", view: { primary: null } });
-        expect(first.view.primary).toMatchObject({ uuid: "first", epoch: 1, revoked: false });
+        const first = await serviceOver(store, clock, (message) => warnings.push(message)).heartbeat({ utype, uuid: "first" });
+        expect(second).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "second", epoch: 1 } } });
+        expect(first).toMatchObject({ outcome: "conflict", view: { primary: { uuid: "second", epoch: 1, revoked: false } } });
+        expect(warnings).toEqual([]);
+        expect((await inner.readTerms(utype)).map((row) => [row.epoch, row.uuid])).toEqual([[0, "second"]]);
       });
 
-      it("a mark of the role's creation older than a request's budget with no entry is a deleted (or never written) first entry: fenced", async () => {
-        const { store: inner } = await target.createStore();
+      it("a creation mark an earlier version wrote (before its entry), younger than a request's budget: a heartbeat writes nothing and is answered Conflict, a DELETE fences the role", async () => {
+        const { store, writeLegacyTerm } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const utype = "legacy-creating";
+        // The earlier version's creator has marked the role; its create may still be on its way.
+        await writeLegacyTerm({ utype, epoch: 0, uuid: "creator", address: null, startedAt: WALL_START, endedAt: WALL_START, endedBy: "released" });
+        await clock.advance(100);
+        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "conflict", view: { primary: null } });
+        expect(await store.read(utype)).toBeUndefined();
+        expect(await service.release({ utype, uuid: "creator" })).toMatchObject({ outcome: "held", view: { primary: { ...LEGACY_FENCE(0), revoked: true } } });
+      });
+
+      it("a creation mark an earlier version wrote, older than a request's budget, with no entry is a deleted (or never written) first entry: fenced with the margin of 8", async () => {
+        const { store, writeLegacyTerm } = await target.createStore();
         const clock = new FakeClock(WALL_START);
         const utype = "mark-only";
-        // The creator marked the role, and its create never reached the store.
-        const lost = interleaved(inner, "create", () => true, async () => {
-          throw new Error("lost on its way");
-        });
-        await expect(serviceOver(lost, clock).heartbeat({ utype, uuid: "creator" })).rejects.toThrow("lost on its way");
-        const service = serviceOver(inner, clock);
-        expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("conflict");
+        await writeLegacyTerm({ utype, epoch: 0, uuid: "creator", address: null, startedAt: WALL_START, endedAt: WALL_START, endedBy: "released" });
         await clock.advance(10_001);
-        expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: { ...FENCE(0), revoked: true } } });
+        expect(await serviceOver(store, clock).heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: { ...LEGACY_FENCE(0), revoked: true } } });
       });
 
       it("deciding again is bounded: a renewal whose every write loses to another retire is answered 409 Conflict after 4 decisions", async () => {
@@ -400,7 +517,6 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
           renew: (...args) => inner.renew(...args),
           list: (...args) => inner.list(...args),
           ping: (...args) => inner.ping(...args),
-          recordTerm: (...args) => inner.recordTerm(...args),
           readTerms: (...args) => inner.readTerms(...args),
           upsertStandby: (...args) => inner.upsertStandby(...args),
           readStandbys: (...args) => inner.readStandbys(...args),

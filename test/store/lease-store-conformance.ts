@@ -11,6 +11,14 @@ export interface ConformanceTarget {
   /** Stops whatever `setUp` started. */
   tearDown?(): Promise<void>;
   setUp?(): Promise<void>;
+  /**
+   * An address the store refuses in a history row (too large for it), so that the row's
+   * operation fails after the entry's in one transaction. Only for a store whose
+   * transactions can be shown all-or-nothing here: not the memory store (it refuses no row;
+   * it writes both with no await between), nor the test Cosmos emulator (it does not make
+   * a batch atomic).
+   */
+  readonly unwritableAddress?: string;
 }
 
 const lease = (overrides: Partial<LeaseState> = {}): LeaseState => ({
@@ -232,31 +240,100 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       expect(await store.readTerms("scheduler")).toEqual([]);
     });
 
-    it("records terms and reads back every field, a null address and a large epoch included, per role", async () => {
+    it("records terms and reads back every field, a null address, a large epoch and the transactional mark included (absent stays absent), per role", async () => {
       await fresh();
-      await store.create(lease());
-      const recorded = [term(), term({ epoch: 4, uuid: "holder-4", address: null, endedBy: "released" }), term({ epoch: 2 ** 40, endedBy: "revoked" })];
-      for (const one of recorded) await store.recordTerm(one);
-      await store.recordTerm(term({ utype: "broker.v2:eu-1_a", uuid: "other" }));
+      const recorded = [
+        term({ epoch: 0, uuid: "creator", address: null, endedBy: "released", transactional: true }),
+        term(),
+        term({ epoch: 4, uuid: "holder-4", address: null, endedBy: "released", transactional: true }),
+        term({ epoch: 2 ** 40 + 7, endedBy: "revoked", transactional: false }),
+      ];
+      let written = await store.create(lease(), undefined, { creationMark: recorded[0] });
+      for (const endedTerm of recorded.slice(1)) {
+        if (!written.ok) throw new Error("a write failed");
+        written = await store.replace(lease(), written.etag, undefined, { endedTerm });
+      }
+      await store.create(lease({ utype: "broker.v2:eu-1_a" }), undefined, { term: term({ utype: "broker.v2:eu-1_a", uuid: "other" }) });
       expect(byEpoch(await store.readTerms("scheduler"))).toEqual(byEpoch(recorded));
       expect(await store.readTerms("broker.v2:eu-1_a")).toEqual([term({ utype: "broker.v2:eu-1_a", uuid: "other" })]);
       // The lease entries are what list() shows; term rows never pass for leases.
-      expect((await store.list()).map((entry) => entry.utype)).toEqual(["scheduler"]);
+      expect((await store.list()).map((entry) => entry.utype).sort()).toEqual(["broker.v2:eu-1_a", "scheduler"]);
       expect((await store.read("scheduler"))?.uuid).toBe("holder-1");
     });
 
     it("keeps a ring of TERM_HISTORY_SLOTS rows per role: a term replaces the one N epochs older in its slot", async () => {
       await fresh();
-      for (let epoch = 1; epoch <= TERM_HISTORY_SLOTS + 2; epoch++) {
-        await store.recordTerm(term({ epoch, uuid: `holder-${epoch}` }));
-      }
+      let written = await store.create(lease());
+      const record = async (endedTerm: TermRecord): Promise<void> => {
+        if (!written.ok) throw new Error("a write failed");
+        written = await store.replace(lease(), written.etag, undefined, { endedTerm });
+      };
+      for (let epoch = 1; epoch <= TERM_HISTORY_SLOTS + 2; epoch++) await record(term({ epoch, uuid: `holder-${epoch}` }));
       const terms = byEpoch(await store.readTerms("scheduler"));
       expect(terms.map((one) => one.epoch)).toEqual(Array.from({ length: TERM_HISTORY_SLOTS }, (_, i) => i + 3));
       // Writing the same term again changes nothing: an upsert of the same facts.
-      await store.recordTerm(term({ epoch: 5, uuid: "holder-5" }));
+      await record(term({ epoch: 5, uuid: "holder-5" }));
       expect(byEpoch(await store.readTerms("scheduler"))).toEqual(terms);
+      // The mark of a role's creation (epoch 0) is slot 0's until term 16 replaces it.
+      await fresh();
+      written = await store.create(lease(), undefined, { creationMark: term({ epoch: 0, uuid: "creator" }) });
+      await record(term({ epoch: TERM_HISTORY_SLOTS, uuid: "holder-16" }));
+      expect((await store.readTerms("scheduler")).map((one) => one.epoch)).toEqual([TERM_HISTORY_SLOTS]);
     });
 
+    it("writes a create and its history row (a creation mark, a fence's term) in one operation: both land, and the new ETag is the entry's", async () => {
+      await fresh();
+      const mark = term({ epoch: 0, uuid: "holder-1", address: null, endedBy: "released", transactional: true });
+      const created = await store.create(lease(), undefined, { creationMark: mark });
+      expect(created).toEqual({ ok: true, etag: expect.any(String) });
+      const entry = await store.read("scheduler");
+      expect(entry).toMatchObject({ uuid: "holder-1", epoch: 1 });
+      expect(created.ok && created.etag).toBe(entry?.etag);
+      expect(await store.readTerms("scheduler")).toEqual([mark]);
+      expect((await store.renew("scheduler", { renewedAt: 1_763_632_900_000 }, created.ok ? created.etag : "unreachable")).ok).toBe(true);
+      // A fence's own term, with the fence.
+      const fence = term({ utype: "fenced", epoch: 9, uuid: "ha-module:entry-missing:9", endedBy: "revoked", transactional: true });
+      const fenced = await store.create(lease({ utype: "fenced", uuid: fence.uuid, epoch: 9, revoked: true }), undefined, { term: fence });
+      expect(fenced.ok && fenced.etag).toBe((await store.read("fenced"))?.etag);
+      expect(await store.readTerms("fenced")).toEqual([fence]);
+    });
+
+    it.skipIf(target.unwritableAddress === undefined)("writes neither the entry nor the history row when the row cannot be written: a create and a replace are all or nothing", async () => {
+      await fresh();
+      const refused = term({ epoch: 0, uuid: "holder-1", address: target.unwritableAddress ?? null, transactional: true });
+      await expect(store.create(lease(), undefined, { term: refused })).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await store.read("scheduler")).toBeUndefined();
+      expect(await store.readTerms("scheduler")).toEqual([]);
+      const created = await store.create(lease({ uuid: "holder-3", epoch: 3 }));
+      if (!created.ok) throw new Error("create failed");
+      await expect(store.replace(lease({ uuid: "holder-4", epoch: 4 }), created.etag, undefined, { endedTerm: { ...refused, epoch: 3, uuid: "holder-3" } })).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
+      expect(await store.read("scheduler")).toMatchObject({ uuid: "holder-3", epoch: 3, etag: created.etag });
+      expect(await store.readTerms("scheduler")).toEqual([]);
+    });
+
+    // The operation expected to fail comes first in the batch, so these hold on the test
+    // Cosmos emulator too, although it does not make a batch atomic (see below).
+    it("writes neither the entry nor the history row when the create finds an entry (exists)", async () => {
+      await fresh();
+      const first = await store.create(lease());
+      const fence = term({ epoch: 9, uuid: "ha-module:entry-missing:9", endedBy: "revoked", transactional: true });
+      expect(await store.create(lease({ uuid: "ha-module:entry-missing:9", epoch: 9 }), undefined, { term: fence })).toEqual({ ok: false, reason: "exists" });
+      expect(await store.read("scheduler")).toMatchObject({ uuid: "holder-1", epoch: 1, etag: first.ok ? first.etag : "unreachable" });
+      expect(await store.readTerms("scheduler")).toEqual([]);
+    });
+
+    it("a creation mark is inserted, never upserted: a second creation of the role writes nothing, and the first creator's mark stays (exists)", async () => {
+      await fresh();
+      const mark = term({ epoch: 0, uuid: "first-creator", address: null, endedBy: "released", transactional: true });
+      const first = await store.create(lease(), undefined, { creationMark: mark });
+      if (!first.ok) throw new Error("create failed");
+      const second = await store.create(lease({ uuid: "second-creator" }), undefined, { creationMark: { ...mark, uuid: "second-creator" } });
+      expect(second).toEqual({ ok: false, reason: "exists" });
+      expect(await store.readTerms("scheduler")).toEqual([mark]);
+      expect(await store.read("scheduler")).toMatchObject({ uuid: "holder-1", etag: first.etag });
+    });
     it("writes a replace and the term it ends in one operation: both land, and the new ETag is the entry's", async () => {
       await fresh();
       const created = await store.create(lease({ uuid: "holder-3", epoch: 3 }));
@@ -343,9 +420,10 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       const abortSignal = AbortSignal.abort();
       await expect(store.read("scheduler", { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.create(lease(), { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(store.recordTerm(term(), { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.create(lease(), { abortSignal }, { term: term({ epoch: 0 }) })).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.readTerms("scheduler", { abortSignal })).rejects.toBeInstanceOf(StoreUnavailableError);
       expect(await store.read("scheduler")).toBeUndefined();
+      expect(await store.readTerms("scheduler")).toEqual([]);
     });
   });
 }

@@ -8,7 +8,7 @@ describeLeaseStoreConformance("memory", { createStore: async () => new MemoryLea
 describeLeaseServiceOnStore("the memory store", {
   createStore: async () => {
     const store = new MemoryLeaseStore();
-    return { store, deleteEntry: async (utype) => store.deleteEntry(utype) };
+    return { store, deleteEntry: async (utype) => store.deleteEntry(utype), writeLegacyTerm: async (term) => store.recordTermAlone(term) };
   },
 });
 

@@ -7,6 +7,7 @@ import { createFreshTableStore, startTestAzurite } from "../helpers/azurite.js";
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
 import { describeLeaseServiceOnStore } from "./lease-service-on-store.js";
 import { LEASE_ROW_KEY } from "../../shared/store/table-store.js";
+import { TERM_HISTORY_SLOTS } from "../../shared/contract/term-history.js";
 
 let azurite: EmbeddedAzurite;
 
@@ -16,6 +17,8 @@ describeLeaseStoreConformance("Azure Table on Azurite", {
   },
   tearDown: async () => azurite.close(),
   createStore: () => createFreshTableStore(azurite),
+  // A string property over Table Storage's 64 KiB limit: 400 PropertyValueTooLarge.
+  unwritableAddress: "x".repeat(70_000),
 });
 
 let azuriteForService: EmbeddedAzurite;
@@ -33,7 +36,17 @@ describeLeaseServiceOnStore("Azure Table on Azurite", {
     const raw = TableClient.fromConnectionString(azuriteForService.connectionString, tableName, { allowInsecureConnection: true });
     await raw.createTable();
     const store = await createFreshTableStore(azuriteForService, tableName);
-    return { store, deleteEntry: async (utype) => void (await raw.deleteEntity(utype, LEASE_ROW_KEY)) };
+    const int64 = (value: number) => ({ value: String(value), type: "Int64" as const });
+    return {
+      store,
+      deleteEntry: async (utype) => void (await raw.deleteEntity(utype, LEASE_ROW_KEY)),
+      // A history row as earlier versions wrote it: RowKey term-NN (the ring slot), no `transactional`.
+      writeLegacyTerm: async ({ utype, epoch, uuid, address, startedAt, endedAt, endedBy }) =>
+        void (await raw.upsertEntity(
+          { partitionKey: utype, rowKey: `term-${String(epoch % TERM_HISTORY_SLOTS).padStart(2, "0")}`, epoch: int64(epoch), uuid, address: address ?? "", startedAt: int64(startedAt), endedAt: int64(endedAt), endedBy },
+          "Replace",
+        )),
+    };
   },
 });
 

@@ -29,12 +29,11 @@ describe("the request's time budget (HA_STORE_TIMEOUT_MS), on injected clocks", 
         monotonic.pause(slowness.readMs);
         return memory.read(utype, options);
       },
-      create: (lease, options) => memory.create(lease, options),
+      create: (lease, options, also) => memory.create(lease, options, also),
       replace: (lease, etag, options, also) => memory.replace(lease, etag, options, also),
       renew: (utype, renewal, etag, options) => memory.renew(utype, renewal, etag, options),
       list: (options) => memory.list(options),
       ping: (options) => memory.ping(options),
-      recordTerm: (term, options) => memory.recordTerm(term, options),
       readTerms: (utype, options) => memory.readTerms(utype, options),
       upsertStandby: (...args) => memory.upsertStandby(...args),
       readStandbys: (...args) => memory.readStandbys(...args),
@@ -66,7 +65,7 @@ describe("the request's time budget (HA_STORE_TIMEOUT_MS), on injected clocks", 
     const { monotonic, store, service } = setup(BUDGET_MS - 1);
     const accepted = await service.heartbeat({ utype: "s", uuid: "a", address: "h:1", lease: undefined }, { arrivedAt: monotonic.now() });
     expect(accepted.outcome).toBe("accepted");
-    expect(store.calls).toEqual(["read", "readTerms", "recordTerm", "create"]);
+    expect(store.calls).toEqual(["read", "readTerms", "create"]);
   });
 
   it("a request that arrived a budget ago (queued while the process was frozen) touches no store at all", async () => {
@@ -108,7 +107,6 @@ describe("the store calls' abort signal is what is left of the budget", () => {
       renew: async () => ({ ok: false, reason: "changed" }),
       list: async () => [],
       ping: async () => undefined,
-      recordTerm: async () => undefined,
       readTerms: async () => [],
       upsertStandby: async () => undefined,
       readStandbys: async () => [],

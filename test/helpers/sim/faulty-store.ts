@@ -1,6 +1,6 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
+import type { CreateAlso, LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../../../shared/service/store-call.js";
 import { StoreUnavailableError } from "../../../shared/service/store-unavailable-error.js";
 import type { SimProcess } from "./process.js";
@@ -51,8 +51,8 @@ export class FaultyStoreLink implements LeaseStore {
     return this.#call(false, () => this.target.read(utype));
   }
 
-  create(lease: LeaseState): Promise<WriteOutcome> {
-    return this.#call(true, () => this.target.create(lease));
+  create(lease: LeaseState, _options?: StoreCallOptions, also?: CreateAlso): Promise<WriteOutcome> {
+    return this.#call(true, () => this.target.create(lease, undefined, also));
   }
 
   replace(lease: LeaseState, etag: string, _options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
@@ -69,10 +69,6 @@ export class FaultyStoreLink implements LeaseStore {
 
   ping(): Promise<void> {
     return this.#call(false, () => this.target.ping());
-  }
-
-  recordTerm(term: TermRecord): Promise<void> {
-    return this.#call(true, () => this.target.recordTerm(term));
   }
 
   readTerms(utype: string): Promise<TermRecord[]> {

@@ -1,6 +1,6 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
+import type { CreateAlso, LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../../../shared/service/store-call.js";
 import type { Prng } from "./prng.js";
 import type { PlantedBug } from "./scenario.js";
@@ -24,9 +24,9 @@ export class PlantedStore implements LeaseStore {
     return this.inner.read(utype, options);
   }
 
-  async create(lease: LeaseState, options?: StoreCallOptions): Promise<WriteOutcome> {
+  async create(lease: LeaseState, options?: StoreCallOptions, also?: CreateAlso): Promise<WriteOutcome> {
     if (this.#loseThisWrite()) return { ok: true, etag: `W/"lost-${++this.#lostWrites}"` };
-    return this.inner.create(this.#rewrite(lease), options);
+    return this.inner.create(this.#rewrite(lease), options, also);
   }
 
   async replace(lease: LeaseState, etag: string, options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
@@ -47,10 +47,6 @@ export class PlantedStore implements LeaseStore {
 
   ping(options?: StoreCallOptions): Promise<void> {
     return this.inner.ping(options);
-  }
-
-  recordTerm(term: TermRecord, options?: StoreCallOptions): Promise<void> {
-    return this.inner.recordTerm(term, options);
   }
 
   readTerms(utype: string, options?: StoreCallOptions): Promise<TermRecord[]> {

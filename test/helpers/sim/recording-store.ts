@@ -1,6 +1,6 @@
 import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
-import type { LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
+import type { CreateAlso, LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../../../shared/service/store-call.js";
 import { MemoryLeaseStore } from "../../../shared/store/memory-store.js";
 
@@ -48,8 +48,8 @@ export class RecordingStore implements LeaseStore {
     return this.#inner.read(utype);
   }
 
-  create(lease: LeaseState, _options?: StoreCallOptions): Promise<WriteOutcome> {
-    return this.#write("create", lease.utype, () => this.#inner.create(lease));
+  create(lease: LeaseState, _options?: StoreCallOptions, also?: CreateAlso): Promise<WriteOutcome> {
+    return this.#write("create", lease.utype, () => this.#inner.create(lease, undefined, also));
   }
 
   replace(lease: LeaseState, etag: string, _options?: StoreCallOptions, also?: ReplaceAlso): Promise<WriteOutcome> {
@@ -66,11 +66,6 @@ export class RecordingStore implements LeaseStore {
 
   ping(_options?: StoreCallOptions): Promise<void> {
     return this.#inner.ping();
-  }
-
-  /** The history is not the checker's truth: passed through unrecorded. */
-  recordTerm(term: TermRecord, _options?: StoreCallOptions): Promise<void> {
-    return this.#inner.recordTerm(term);
   }
 
   readTerms(utype: string, _options?: StoreCallOptions): Promise<TermRecord[]> {
