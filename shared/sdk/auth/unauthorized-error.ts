@@ -9,7 +9,12 @@ import { HaRequestError } from "../transport/ha-request-error.js";
 export class UnauthorizedError extends HaRequestError {
   override readonly name = "UnauthorizedError";
 
-  constructor(what: string, endpoint: string, serviceMessage: string | undefined) {
+  constructor(
+    what: string,
+    /** The endpoint that refused the key: with several, the one whose key is wrong. */
+    readonly endpoint: string,
+    serviceMessage: string | undefined,
+  ) {
     super(
       `${what}: 401 Unauthorized${serviceMessage === undefined ? "." : `: ${serviceMessage}`} ` +
         `Wrong or missing function key for ${endpoint}: pass apiKey or set HA_API_KEY.`,

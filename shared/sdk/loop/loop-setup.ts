@@ -1,7 +1,7 @@
 import { systemElectorClock, type ElectorClock } from "./elector-clock.js";
 import { environmentDefault } from "./environment.js";
 import { HaClient } from "../transport/ha-client.js";
-import { checkEndpoint, checkOptionalSignal, checkOptionalString, checkPositiveMs, DEFAULT_RETRY_DELAY_MS } from "./option-checks.js";
+import { checkEndpoints, checkOptionalSignal, checkOptionalString, checkPositiveMs, DEFAULT_RETRY_DELAY_MS } from "./option-checks.js";
 import type { TransportKind } from "./transport-kind.js";
 import { batcherOf, type ParticipantBatcher, type ParticipantPart } from "../transport/participant-batcher.js";
 
@@ -10,8 +10,11 @@ import { batcherOf, type ParticipantBatcher, type ParticipantPart } from "../tra
  * reaches the service, what stops it, and how it keeps time.
  */
 export interface LoopOptions<Transport> {
-  /** The service's base URL; or give `transport` instead. The elector's default: HA_ENDPOINT. */
-  readonly endpoint?: string;
+  /**
+   * The service's base URL, or several instances' (an array, or separated by commas: see
+   * HaClientOptions.endpoint); or give `transport` instead. The elector's default: HA_ENDPOINT.
+   */
+  readonly endpoint?: string | readonly string[];
   /** The function key for `endpoint`. Default: HA_API_KEY, if set. */
   readonly apiKey?: string;
   /** Any transport of the calls it makes (an HaClient, or a fake in tests); excludes `endpoint`. */
@@ -85,7 +88,7 @@ function transportOf<Transport>(options: LoopOptions<Transport>, kind: Transport
     const orEnvironment = kind.endpointFromEnvironment ? ", or HA_ENDPOINT in the environment" : "";
     throw new TypeError(`Expected \`endpoint\` (the service URL, e.g. http://127.0.0.1:7071/api) or \`transport\` to be set${orEnvironment}.`);
   }
-  checkEndpoint(options.endpoint === undefined ? "HA_ENDPOINT" : "endpoint", endpoint);
+  checkEndpoints(options.endpoint === undefined ? "HA_ENDPOINT" : "endpoint", endpoint);
   // HaClient takes HA_API_KEY when no apiKey is given.
   const apiKey = checkOptionalString("apiKey", options.apiKey);
   const client: unknown = new HaClient({ endpoint, ...(apiKey === undefined ? {} : { apiKey }) });

@@ -54,6 +54,33 @@ export function checkEndpoint(name: string, value: unknown): string {
   return (value as string).replace(/\/+$/, "");
 }
 
+/**
+ * One endpoint or several (docs/sdk.md#several-endpoints): a URL, an array of them, or one
+ * string of them separated by commas, as HA_ENDPOINT gives them. Each is checked as
+ * checkEndpoint does (named by its place in the list); none may be given twice.
+ */
+export function checkEndpoints(name: string, value: unknown): string[] {
+  const listed = Array.isArray(value) ? (value as unknown[]) : typeof value === "string" && value.includes(",") ? value.split(",").map((part) => part.trim()) : [value];
+  if (listed.length === 0) throw new TypeError(`Expected \`${name}\` to name at least one URL such as http://127.0.0.1:7071/api, got an empty list.`);
+  const endpoints = listed.map((each, index) => checkEndpoint(listed.length === 1 && !Array.isArray(value) ? name : `${name}[${index}]`, each));
+  const seen = new Map<string, number>();
+  endpoints.forEach((endpoint, index) => {
+    const key = sameEndpointKey(endpoint);
+    const earlier = seen.get(key);
+    if (earlier !== undefined) {
+      throw new TypeError(`Expected \`${name}\` to list each endpoint once, but ${endpoint} is at places ${earlier} and ${index}: remove one (a list names several instances of the service).`);
+    }
+    seen.set(key, index);
+  });
+  return endpoints;
+}
+
+/** Two spellings of one URL (host case, default port) are one endpoint. */
+function sameEndpointKey(endpoint: string): string {
+  const url = new URL(endpoint);
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}${url.search}`;
+}
+
 export function checkOptionalString(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "string" || value === "") {

@@ -8,13 +8,16 @@ import { HaRequestError } from "./ha-request-error.js";
  */
 export class EndpointNotFoundError extends HaRequestError {
   override readonly name = "EndpointNotFoundError";
+  /** The endpoint (base URL) that answered 404: with several, the one to correct. */
+  readonly endpoint: string;
 
-  constructor(what: string, url: string, serviceMessage: string | undefined) {
+  constructor(what: string, url: string, serviceMessage: string | undefined, endpoint: string = url) {
     super(
       `${what}: 404 Not Found from ${url}${serviceMessage === undefined ? "" : ` (${serviceMessage})`}. ` +
         "Does your endpoint end in /api? For example http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api.",
       "NotFound",
       404,
     );
+    this.endpoint = endpoint;
   }
 }

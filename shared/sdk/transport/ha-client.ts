@@ -13,7 +13,7 @@ import { callName } from "./call-names.js";
 import { parseParticipantAnswer, readPart, settlePart } from "./participant-answer.js";
 import type { ParticipantTransport } from "./participant-transport.js";
 import type { MembersTransport } from "./members-transport.js";
-import { checkEndpoint, checkId, checkOptionalAddress, checkOptionalSignal, checkOptionalString, checkOptionsObject, checkPositiveMs } from "../loop/option-checks.js";
+import { checkEndpoints, checkId, checkOptionalAddress, checkOptionalSignal, checkOptionalString, checkOptionsObject, checkPositiveMs } from "../loop/option-checks.js";
 import {
   parseAcceptedHeartbeat,
   parseErrorBody,
@@ -25,10 +25,17 @@ import {
 import { UnauthorizedError } from "../auth/unauthorized-error.js";
 import { ForbiddenError } from "../auth/forbidden-error.js";
 import { ManagedIdentityCredential, type BearerTokenProvider } from "../auth/managed-identity.js";
+import { systemElectorClock, type ElectorClock } from "../loop/elector-clock.js";
+import { EndpointFailover, type Attempted, type EndpointFailure } from "./endpoint-failover.js";
 
 export interface HaClientOptions {
-  /** The service's base URL, e.g. http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api. Default: HA_ENDPOINT. */
-  readonly endpoint?: string;
+  /**
+   * The service's base URL, e.g. http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api;
+   * or several instances of one service (on one store), as an array or separated by commas:
+   * a call that gets no answer or a 5xx from one goes to the next (docs/sdk.md#several-endpoints).
+   * Default: HA_ENDPOINT.
+   */
+  readonly endpoint?: string | readonly string[];
   /** The function key, sent in x-functions-key. Default: HA_API_KEY, if set. */
   readonly apiKey?: string;
   /**
@@ -37,13 +44,20 @@ export interface HaClientOptions {
    * (HA_CLIENT_ID for a user-assigned one) for HA_AUTH_AUDIENCE. `null`: none, whatever HA_AUTH says.
    */
   readonly credential?: BearerTokenProvider | null;
-  /** The budget of a call that names no timeout of its own. Default 10 000 ms. */
+  /**
+   * The budget of a call that names no timeout of its own, shared among the endpoints
+   * when there are several (docs/sdk.md#several-endpoints). Default 10 000 ms.
+   */
   readonly timeoutInMs?: number;
+  /** Monotonic time and timers for the calls' budgets, as the loops take it; defaults to performance.now() and the process's timers. */
+  readonly clock?: ElectorClock;
 }
 
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
 interface Answer {
+  /** Who answered. */
+  readonly endpoint: string;
   readonly status: number;
   readonly body: unknown;
   /** Retry-After, in ms, when the answer carried a usable one. */
@@ -66,10 +80,16 @@ export function parseRetryAfter(value: string | null): number | undefined {
  * Errors: HaRequestError (refused, unreachable, timed out; `retryable` says whether
  * sending it again may help), with UnauthorizedError (401: the key) and
  * EndpointNotFoundError (404: the endpoint) as its own classes, CorruptedMessageError (an
- * answer that cannot be trusted), or the caller's own abort reason.
+ * answer that cannot be trusted), or the caller's own abort reason. Given several endpoints
+ * (instances of one service on one store), each call goes to them as EndpointFailover says:
+ * the one that answered last first, the next on no answer or a 5xx; an error names the
+ * endpoint that answered, or each that did not.
  */
 export class HaClient implements LeaseTransport, MembersTransport, ParticipantTransport {
-  readonly endpoint: string;
+  /** Every endpoint, in the order given: the instances of the service this client spreads its calls over. */
+  readonly endpoints: readonly string[];
+  readonly #failover: EndpointFailover;
+  readonly #clock: ElectorClock;
   readonly #apiKey: string | undefined;
   readonly #credential: BearerTokenProvider | undefined;
   readonly #timeoutMs: number;
@@ -84,11 +104,18 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     if (endpoint === undefined) {
       throw new TypeError("Expected `endpoint` (the service's base URL, e.g. http://127.0.0.1:7071/api) to be given, or HA_ENDPOINT to be set.");
     }
-    this.endpoint = checkEndpoint(options.endpoint === undefined ? "HA_ENDPOINT" : "endpoint", endpoint);
+    this.endpoints = Object.freeze(checkEndpoints(options.endpoint === undefined ? "HA_ENDPOINT" : "endpoint", endpoint));
+    this.#clock = checkClock(options.clock);
+    this.#failover = new EndpointFailover(this.endpoints, this.#clock);
     this.#apiKey = options.apiKey === undefined ? environmentDefault("HA_API_KEY") : checkOptionalString("apiKey", options.apiKey);
     this.#credential = options.credential === undefined ? credentialFromEnvironment() : options.credential === null ? undefined : checkCredential(options.credential);
     this.identity = this.#credential?.description ?? (this.#apiKey === undefined ? "no credentials" : "a function key");
     this.#timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
+  }
+
+  /** The endpoint the next call goes to first: the one that answered last (docs/sdk.md#several-endpoints). */
+  get endpoint(): string {
+    return this.#failover.current;
   }
 
   /** GetPrimary: the live primary of `utype`, or `primary: null`; `standbys: true` adds the standbys seen within T. */
@@ -96,7 +123,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     const what = callName.getPrimary(utype);
     const path = `/primary/${utype}`;
     const answer = await this.#call("GET", options.standbys === true ? `${path}?standbys=true` : path, undefined, options, what);
-    return readPrimary(answer, utype, what, this);
+    return readPrimary(answer, utype, what, this.identity);
   }
 
   /** UpdateHeartBeat: acquire, renew (fast path when `lease` is given) or take over. */
@@ -104,7 +131,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     const what = callName.heartbeat(utype);
     const sent = heartbeatRequest(body);
     const answer = await this.#call("PUT", `/primary/${utype}`, JSON.stringify(sent), options, what);
-    return readHeartbeat(answer, utype, sent.uuid, what, this);
+    return readHeartbeat(answer, utype, sent.uuid, what, this.identity);
   }
 
   /**
@@ -125,7 +152,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     }
     const lost = lostOutcome(answer, utype, what);
     if (lost !== undefined) return lost;
-    throw refused(what, answer, this, path);
+    throw refused(what, answer, this.identity, path);
   }
 
   /**
@@ -147,7 +174,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
       if (code === "NoSuchStandby") return { outcome: "no-such-standby", view, standbys: view.standbys ?? [] };
       if (code === "Conflict") return { outcome: "conflict", view };
     }
-    throw refused(what, answer, this, path);
+    throw refused(what, answer, this.identity, path);
   }
 
   /**
@@ -158,7 +185,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     const what = "ListPrimaries";
     const query = [options.standbys === true ? "standbys=true" : "", options.vacant === true ? "vacant=true" : ""].filter((part) => part !== "").join("&");
     const answer = await this.#call("GET", query === "" ? "/primary" : `/primary?${query}`, undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this, "/primary");
+    if (answer.status !== 200) throw refused(what, answer, this.identity, "/primary");
     return parsePrimaryList(answer.body, answer.status, what);
   }
 
@@ -169,7 +196,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     if (answer.status === 200 || (answer.status === 503 && parseErrorBody(answer.body)?.code === "StoreUnavailable")) {
       return parseHealth(answer.body, answer.status, what);
     }
-    throw refused(what, answer, this, "/health");
+    throw refused(what, answer, this.identity, "/health");
   }
 
   /**
@@ -181,7 +208,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     const what = callName.memberHeartbeat(group, member);
     const sent = memberHeartbeatRequest(body);
     const answer = await this.#call("PUT", `/members/${group}/${member}`, JSON.stringify(sent), options, what);
-    return readMemberHeartbeat(answer, group, member, sent.session, what, this);
+    return readMemberHeartbeat(answer, group, member, sent.session, what, this.identity);
   }
 
   /** Goodbye: the session is leaving at once. `held` when the row belongs to another session. */
@@ -193,14 +220,14 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     if (code === "SessionHeld" || code === "Conflict") {
       return { outcome: code === "SessionHeld" ? "held" : "conflict", answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
     }
-    throw refused(what, answer, this, `/members/${group}/${member}`);
+    throw refused(what, answer, this.identity, `/members/${group}/${member}`);
   }
 
   /** The group's members with their states, judged by the service at one instant. */
   async listMembers(group: string, options: CallOptions = {}): Promise<MemberList> {
     const what = callName.listMembers(group);
     const answer = await this.#call("GET", `/members/${group}`, undefined, options, what);
-    return readMemberList(answer, group, what, this);
+    return readMemberList(answer, group, what, this.identity);
   }
 
   /**
@@ -214,19 +241,19 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     const what = "ParticipantHeartbeat";
     const sent = participantRequest(body);
     if (this.#singleRoutes) return this.#singly(sent, options);
-    const answer = await this.#call("POST", "/heartbeat", JSON.stringify(sent), options, what);
+    const answer = await this.#call("POST", "/heartbeat", JSON.stringify(sent), options, what, participantKeys(sent));
     if (answer.status === 404) {
       this.#singleRoutes = true;
       return this.#singly(sent, options);
     }
-    if (answer.status !== 200) throw refused(what, answer, this, "/heartbeat");
+    if (answer.status !== 200) throw refused(what, answer, this.identity, "/heartbeat");
     const parts = parseParticipantAnswer(answer.body, sent, answer.status, what);
-    const read = <T>(part: PartAnswer, reader: (answer: Answer) => T): PartResult<T> => readPart(() => reader(partAnswer(part)));
+    const read = <T>(part: PartAnswer, reader: (answer: Answer) => T): PartResult<T> => readPart(() => reader(partAnswer(part, answer.endpoint)));
     return {
-      roles: parts.roles.map((part, i) => read(part, (a) => readHeartbeat(a, sent.roles![i]!.utype, sent.roles![i]!.uuid, callName.heartbeat(part.utype), this))),
-      reads: parts.reads.map((part) => read(part, (a) => readPrimary(a, part.utype, callName.getPrimary(part.utype), this))),
-      members: parts.members.map((part, i) => read(part, (a) => readMemberHeartbeat(a, part.group, part.member, sent.members![i]!.session, callName.memberHeartbeat(part.group, part.member), this))),
-      groups: parts.groups.map((part) => read(part, (a) => readGroup(a, part.group, callName.listMembers(part.group), this))),
+      roles: parts.roles.map((part, i) => read(part, (a) => readHeartbeat(a, sent.roles![i]!.utype, sent.roles![i]!.uuid, callName.heartbeat(part.utype), this.identity))),
+      reads: parts.reads.map((part) => read(part, (a) => readPrimary(a, part.utype, callName.getPrimary(part.utype), this.identity))),
+      members: parts.members.map((part, i) => read(part, (a) => readMemberHeartbeat(a, part.group, part.member, sent.members![i]!.session, callName.memberHeartbeat(part.group, part.member), this.identity))),
+      groups: parts.groups.map((part) => read(part, (a) => readGroup(a, part.group, callName.listMembers(part.group), this.identity))),
     };
   }
 
@@ -245,7 +272,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
   async listGroups(options: CallOptions = {}): Promise<GroupList> {
     const what = "ListGroups";
     const answer = await this.#call("GET", "/members", undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this, "/members");
+    if (answer.status !== 200) throw refused(what, answer, this.identity, "/members");
     return parseGroupList(answer.body, answer.status, what);
   }
 
@@ -259,36 +286,116 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     }
   }
 
-  async #call(method: string, path: string, body: string | undefined, options: CallOptions, what: string): Promise<Answer> {
+  /**
+   * One call, over the endpoints as EndpointFailover chooses them, within one budget: the
+   * caller's `timeoutInMs`, or the client's (then `split` among the endpoints, since no
+   * loop of the caller's retries it). `keys`: what it asks, by the single routes' names.
+   */
+  async #call(method: string, path: string, body: string | undefined, options: CallOptions, what: string, keys: readonly string[] = [routeKey(method, path)]): Promise<Answer> {
     const callerSignal = checkOptionalSignal("abortSignal", options.abortSignal);
     const timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, this.#timeoutMs);
     callerSignal?.throwIfAborted();
-    // AbortSignal.timeout takes whole milliseconds; round a computed budget up, never to 0.
-    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(timeoutMs)));
+    const deadline = this.#clock.now() + timeoutMs;
+    const budget = new AbortController();
+    const timer = this.#clock.setTimeout(() => budget.abort(new DOMException(`${what}: no answer within ${Math.ceil(timeoutMs)} ms.`, "TimeoutError")), timeoutMs);
+    const timeout = budget.signal;
     const signal = callerSignal === undefined ? timeout : AbortSignal.any([callerSignal, timeout]);
+    const noAnswer = (waiting: readonly string[], failures: readonly EndpointFailure[], cause: unknown): HaRequestError =>
+      new HaRequestError(`${what}: no answer from ${waiting.join(" or ")} within ${Math.ceil(timeoutMs)} ms${failuresBefore(failures)}.`, "Timeout", undefined, { cause });
     const headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     try {
-      if (this.#credential !== undefined) headers["authorization"] = `Bearer ${await this.#bearer(signal, what)}`;
-      else if (this.#apiKey !== undefined) headers["x-functions-key"] = this.#apiKey;
-      const response = await fetch(`${this.endpoint}${path}`, { method, headers, body, signal });
-      const text = await response.text();
-      // A 200 or 409 promises a JSON body; any other status may come from a proxy or the
-      // platform (a 502 page), which is a failed call, not a corrupted message.
-      const promisesJson = response.ok || response.status === 409;
-      const retryAfterMs = response.ok ? undefined : parseRetryAfter(response.headers.get("retry-after"));
-      if (!promisesJson && !looksLikeJson(text)) return { status: response.status, body: undefined, retryAfterMs };
-      return { status: response.status, body: parseJsonBody(text, response.status, what), retryAfterMs };
-    } catch (error) {
-      if (callerSignal?.aborted) throw callerSignal.reason;
-      if (timeout.aborted) {
-        throw new HaRequestError(`${what}: no answer from ${this.endpoint} within ${Math.ceil(timeoutMs)} ms.`, "Timeout", undefined, { cause: error });
+      try {
+        // One token for every endpoint: they are instances of one app, with one audience.
+        if (this.#credential !== undefined) headers["authorization"] = `Bearer ${await this.#bearer(signal, what)}`;
+        else if (this.#apiKey !== undefined) headers["x-functions-key"] = this.#apiKey;
+      } catch (error) {
+        if (callerSignal?.aborted) throw callerSignal.reason;
+        if (timeout.aborted) throw noAnswer([this.endpoint], [], error);
+        throw error;
       }
-      if (error instanceof CorruptedMessageError || error instanceof HaRequestError) throw error;
-      const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
-      throw new HaRequestError(`${what}: could not reach ${this.endpoint} (${reason}).`, "NetworkError", undefined, { cause: error });
+      const result = await this.#failover.call<Answer | CorruptedMessageError>({
+        keys,
+        deadline,
+        split: options.timeoutInMs === undefined,
+        budget: timeout,
+        caller: callerSignal,
+        attempt: (endpoint, attemptSignal) => attempt(endpoint, { method, path, headers, body, signal: attemptSignal, what }),
+      });
+      switch (result.kind) {
+        case "answer":
+          if (result.value instanceof CorruptedMessageError) throw result.value;
+          return result.value;
+        case "aborted":
+          throw callerSignal?.reason;
+        case "timed-out":
+          throw noAnswer(result.waiting.length === 0 ? [this.endpoint] : result.waiting, result.failures, result.failures.at(-1)?.error);
+        case "failed":
+          throw new HaRequestError(`${what}: could not reach ${describeFailures(result.failures)}.`, "NetworkError", undefined, { cause: result.failures.at(-1)?.error });
+      }
+    } finally {
+      this.#clock.clearTimeout(timer);
     }
   }
+}
+
+interface Request {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string | undefined;
+  readonly signal: AbortSignal;
+  readonly what: string;
+}
+
+/**
+ * One request to one endpoint. A 5xx is this instance's answer alone (`unavailable`): the
+ * next endpoint may answer. A fetch that fails is no answer at all (it rejects).
+ */
+async function attempt(endpoint: string, { method, path, headers, body, signal, what }: Request): Promise<Attempted<Answer | CorruptedMessageError>> {
+  const response = await fetch(`${endpoint}${path}`, { method, headers, body, signal });
+  const text = await response.text();
+  const kind = response.status >= 500 ? "unavailable" : "answer";
+  // A 200 or 409 promises a JSON body; any other status may come from a proxy or the
+  // platform (a 502 page), which is a failed call, not a corrupted message.
+  const promisesJson = response.ok || response.status === 409;
+  const retryAfterMs = response.ok ? undefined : parseRetryAfter(response.headers.get("retry-after"));
+  if (!promisesJson && !looksLikeJson(text)) return { kind, value: { endpoint, status: response.status, body: undefined, retryAfterMs } };
+  try {
+    return { kind, value: { endpoint, status: response.status, body: parseJsonBody(text, response.status, what), retryAfterMs } };
+  } catch (error) {
+    if (error instanceof CorruptedMessageError) return { kind, value: error };
+    throw error;
+  }
+}
+
+/** What a request asks, as a copy of it would ask it again: its method and path, without the query. */
+function routeKey(method: string, path: string): string {
+  return `${method} ${path.split("?")[0]}`;
+}
+
+/** A participant heartbeat asks what each of its parts' single calls asks. */
+function participantKeys(body: ParticipantHeartbeatBody): string[] {
+  return [
+    ...(body.roles ?? []).map(({ utype }) => routeKey("PUT", `/primary/${utype}`)),
+    ...(body.reads ?? []).map(({ utype }) => routeKey("GET", `/primary/${utype}`)),
+    ...(body.members ?? []).map(({ group, member }) => routeKey("PUT", `/members/${group}/${member}`)),
+    ...(body.groups ?? []).map(({ group }) => routeKey("GET", `/members/${group}`)),
+  ];
+}
+
+/** Why a fetch failed, as Node's fetch tells it (its cause: connect ECONNREFUSED …). */
+function networkReason(error: unknown): string {
+  return error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+}
+
+/** Each endpoint that could not be reached, with why: "http://a/api (connect ECONNREFUSED …), nor http://b/api (…)". */
+function describeFailures(failures: readonly EndpointFailure[]): string {
+  return failures.map(({ endpoint, error }) => `${endpoint} (${networkReason(error)})`).join(", nor ");
+}
+
+function failuresBefore(failures: readonly EndpointFailure[]): string {
+  return failures.length === 0 ? "" : `; could not reach ${describeFailures(failures)}`;
 }
 
 /** HA_AUTH=managed-identity: the managed identity (HA_CLIENT_ID for a user-assigned one) for HA_AUTH_AUDIENCE; otherwise none. */
@@ -304,6 +411,14 @@ function credentialFromEnvironment(env: NodeJS.ProcessEnv = process.env): Bearer
   return new ManagedIdentityCredential({ audience, ...(clientId === undefined || clientId === "" ? {} : { clientId }), env });
 }
 
+function checkClock(clock: ElectorClock | undefined): ElectorClock {
+  if (clock === undefined) return systemElectorClock;
+  if (typeof clock?.now !== "function" || typeof clock.setTimeout !== "function" || typeof clock.clearTimeout !== "function") {
+    throw new TypeError("Expected `clock` to have now(), setTimeout() and clearTimeout().");
+  }
+  return clock;
+}
+
 function checkCredential(credential: BearerTokenProvider): BearerTokenProvider {
   if (typeof credential?.getToken !== "function" || typeof credential.description !== "string") {
     throw new TypeError("Expected `credential` to have getToken() and a description, e.g. new ManagedIdentityCredential({ audience: \"api://ha-module\" }).");
@@ -316,15 +431,9 @@ function looksLikeJson(text: string): boolean {
   return first === "{" || first === "[";
 }
 
-/** Who a refusal names: the endpoint, and the identity the client authenticates as. */
-interface Peer {
-  readonly endpoint: string;
-  readonly identity: string;
-}
-
 /** A part of a participant heartbeat's answer, as a single call's answer (Retry-After in seconds there). */
-function partAnswer(part: PartAnswer): Answer {
-  return { status: part.status, body: part.body, retryAfterMs: part.retryAfter === undefined ? undefined : Math.min(MAX_RETRY_AFTER_MS, part.retryAfter * 1000) };
+function partAnswer(part: PartAnswer, endpoint: string): Answer {
+  return { endpoint, status: part.status, body: part.body, retryAfterMs: part.retryAfter === undefined ? undefined : Math.min(MAX_RETRY_AFTER_MS, part.retryAfter * 1000) };
 }
 
 /** The body of PUT /api/primary/{utype}, checked. Omitted keeps the stored address; null clears it: the difference is sent as given. */
@@ -364,37 +473,37 @@ function participantRequest(body: ParticipantHeartbeatBody): ParticipantHeartbea
  */
 
 /** GetPrimary (and a read part): 200 with the view, anything else refused. */
-function readPrimary(answer: Answer, utype: string, what: string, peer: Peer): LeaseView {
-  if (answer.status !== 200) throw refused(what, answer, peer, `/primary/${utype}`);
+function readPrimary(answer: Answer, utype: string, what: string, identity: string): LeaseView {
+  if (answer.status !== 200) throw refused(what, answer, identity, `/primary/${utype}`);
   return parseLeaseView(answer.body, utype, answer.status, what);
 }
 
 /** UpdateHeartBeat (and a role part): accepted with its token, a refused outcome with its view, or an error. */
-function readHeartbeat(answer: Answer, utype: string, uuid: string, what: string, peer: Peer): HeartbeatResult {
+function readHeartbeat(answer: Answer, utype: string, uuid: string, what: string, identity: string): HeartbeatResult {
   if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedHeartbeat(answer.body, utype, uuid, answer.status, what) };
   const lost = lostOutcome(answer, utype, what);
   if (lost !== undefined) return lost;
-  throw refused(what, answer, peer, `/primary/${utype}`);
+  throw refused(what, answer, identity, `/primary/${utype}`);
 }
 
 /** A member heartbeat (and a member part): accepted with its token, SessionHeld, SessionEnded or Conflict as outcomes, or an error. */
-function readMemberHeartbeat(answer: Answer, group: string, member: string, session: string, what: string, peer: Peer): MemberHeartbeatResult {
+function readMemberHeartbeat(answer: Answer, group: string, member: string, session: string, what: string, identity: string): MemberHeartbeatResult {
   if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedMemberHeartbeat(answer.body, group, member, session, answer.status, what) };
   const code = answer.status === 409 ? parseErrorBody(answer.body)?.code : undefined;
   const outcome = (Object.keys(MEMBER_REFUSED_CODES) as (keyof typeof MEMBER_REFUSED_CODES)[]).find((candidate) => MEMBER_REFUSED_CODES[candidate] === code);
   if (outcome !== undefined) return { outcome, answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
-  throw refused(what, answer, peer, `/members/${group}/${member}`);
+  throw refused(what, answer, identity, `/members/${group}/${member}`);
 }
 
 /** ListMembers: 200 with the listing, anything else refused. */
-function readMemberList(answer: Answer, group: string, what: string, peer: Peer): MemberList {
-  if (answer.status !== 200) throw refused(what, answer, peer, `/members/${group}`);
+function readMemberList(answer: Answer, group: string, what: string, identity: string): MemberList {
+  if (answer.status !== 200) throw refused(what, answer, identity, `/members/${group}`);
   return parseMemberList(answer.body, group, answer.status, what);
 }
 
 /** A group part: ListMembers' reading, with the cursor, or `unchanged` since the cursor sent. */
-function readGroup(answer: Answer, group: string, what: string, peer: Peer): GroupAnswer {
-  if (answer.status !== 200) throw refused(what, answer, peer, `/members/${group}`);
+function readGroup(answer: Answer, group: string, what: string, identity: string): GroupAnswer {
+  if (answer.status !== 200) throw refused(what, answer, identity, `/members/${group}`);
   return parseGroupAnswer(answer.body, group, answer.status, what);
 }
 
@@ -409,12 +518,13 @@ function lostOutcome(answer: Answer, utype: string, what: string): { outcome: Re
   return { outcome, view: parseLeaseView(answer.body, utype, answer.status, what) };
 }
 
-function refused(what: string, answer: Answer, { endpoint, identity }: Peer, path: string): HaRequestError {
+/** A refusal names the endpoint that answered, and the identity the client authenticates as. */
+function refused(what: string, { endpoint, ...answer }: Answer, identity: string, path: string): HaRequestError {
   const error = parseErrorBody(answer.body);
   // Errors no retry can fix get classes of their own, so a program can tell them apart.
   if (answer.status === 401) return new UnauthorizedError(what, endpoint, error?.message);
   if (answer.status === 403 && error?.code === "Forbidden") return new ForbiddenError(what, identity, error.message);
-  if (answer.status === 404) return new EndpointNotFoundError(what, `${endpoint}${path}`, error?.message);
+  if (answer.status === 404) return new EndpointNotFoundError(what, `${endpoint}${path}`, error?.message, endpoint);
   const options = { retryAfterMs: answer.retryAfterMs };
   if (error === undefined) {
     return new HaRequestError(`${what}: unexpected ${answer.status} response without the contract's error body.`, "UnexpectedResponse", answer.status, options);
