@@ -13,6 +13,9 @@ import { EXIT } from "./exit-codes.js";
  */
 export function unfixableCallHint(error: unknown, endpoint: string): string | undefined {
   const status = error instanceof Error && "status" in error ? (error as { status?: unknown }).status : undefined;
+  // With several endpoints, the one that answered (the SDK's errors name it) is the one to correct.
+  const answered = error instanceof Error && "endpoint" in error ? (error as { endpoint?: unknown }).endpoint : undefined;
+  if (typeof answered === "string") endpoint = answered;
   if (status === 401) {
     return (
       "The function key is wrong or missing: pass --key KEY or set HA_API_KEY (with --auth managed-identity: the token was refused; check --audience against the service's HA_AUTH_AUDIENCE). In Azure, list the app's keys with " +

@@ -55,5 +55,6 @@ export function createCliElector(utype: string, client: ClientSettings, values: 
 
 /** The first line of `elect` and `run`: whom they ask, and who they are to it. */
 export function identityLine(client: ClientSettings): string {
-  return `authenticating to ${client.endpoint} as ${clientOf(client).identity}`;
+  const ha = clientOf(client);
+  return `authenticating to ${ha.endpoints.join(", ")} as ${ha.identity}`;
 }

@@ -6,6 +6,7 @@ import { ManagedIdentityCredential, type BearerTokenProvider } from "../sdk/auth
 export const DEFAULT_ENDPOINT = "http://127.0.0.1:7071/api";
 
 export interface ClientSettings {
+  /** As given: one URL, or several separated by commas (HaClient checks and splits them). */
   readonly endpoint: string;
   readonly apiKey: string | undefined;
   /** With --auth managed-identity (HA_AUTH), the identity's tokens; null: send the key, if any. */
@@ -14,7 +15,11 @@ export interface ClientSettings {
 
 /** The options every client command takes (primary, elect, run, release). */
 export const CLIENT_OPTIONS: readonly OptionSpec[] = [
-  { name: "endpoint", value: "URL", help: `the service's base URL, ending in /api (env HA_ENDPOINT,\ndefault ${DEFAULT_ENDPOINT})` },
+  {
+    name: "endpoint",
+    value: "URL",
+    help: `the service's base URL, ending in /api; several instances' separated by commas,\neach call going to the next when one fails (env HA_ENDPOINT, default ${DEFAULT_ENDPOINT})`,
+  },
   { name: "key", value: "KEY", help: "the function key, sent in x-functions-key (env HA_API_KEY)" },
   { name: "auth", value: "MODE", help: "key (default), or managed-identity: send this machine's managed identity's\nMicrosoft Entra token instead of a key (env HA_AUTH)" },
   { name: "client-id", value: "ID", help: "with managed-identity: the user-assigned identity's client id (env HA_CLIENT_ID;\ndefault: the system-assigned one)" },
