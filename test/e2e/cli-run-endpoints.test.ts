@@ -104,6 +104,14 @@ describe("ha-module run against two endpoints, one of which is killed", () => {
     // Stopped through the instance left, with its token from the other: released, not revoked.
     expect(await primaryOf(back.url)).toBeNull();
   });
+
+  it("an instance on the shared store without HA_LEASE_SECRET says in its banner that every instance needs the same one", async () => {
+    const withoutSecret = Object.fromEntries(Object.entries(env).filter(([name]) => name !== "HA_LEASE_SECRET"));
+    const alone = await startServiceProcess({ ...withoutSecret, PORT: "0" });
+    instances.push(alone);
+    expect(alone.output()).toMatch(/lease tokens: signed with a key this process drew \(no HA_LEASE_SECRET\); give every instance that serves this store the same HA_LEASE_SECRET/);
+    expect(instances[0]!.output()).not.toMatch(/lease tokens:/);
+  });
 });
 
 function escape(text: string): string {
