@@ -1,10 +1,18 @@
 import { readFileSync } from "node:fs";
 
 /**
+ * Set by the bundles' build (scripts/client-bundles.mjs) to the version they are built
+ * from: the single executable has no package.json to read, nor a file of its own.
+ */
+declare const HA_MODULE_VERSION: string | undefined;
+
+/**
  * The version of the installed ha-module: the `version` of the nearest package.json named
- * ha-module above this file (dist/shared/config/ when built, shared/config/ in the sources); the CLI prints it, the OpenAPI document states it.
+ * ha-module above this file (dist/shared/config/ when built, shared/config/ in the sources), or
+ * the one a bundle was built with; the CLI prints it, the OpenAPI document states it.
  */
 export function packageVersion(): string {
+  if (typeof HA_MODULE_VERSION === "string") return HA_MODULE_VERSION;
   for (let url = new URL("./package.json", import.meta.url); ; ) {
     try {
       const manifest = JSON.parse(readFileSync(url, "utf8")) as { name?: unknown; version?: unknown };

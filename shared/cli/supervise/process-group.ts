@@ -4,8 +4,28 @@ import { fileURLToPath } from "node:url";
 import type { ElectorClock } from "../../sdk/loop/elector-clock.js";
 import type { CommandProcess, LeaderExit, Lifeline, ProcessGroups } from "./child-supervisor.js";
 
-const WATCHDOG_PATH = fileURLToPath(new URL("./watchdog.js", import.meta.url));
 const HAS_PROC = existsSync("/proc/self/stat");
+
+/** What starts the watchdog: a program and the arguments before `<pgid> <killAtMs>`. */
+export interface WatchdogLauncher {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+let launcher: WatchdogLauncher | undefined;
+
+/**
+ * Sets how `run` starts its watchdogs. Without it, Node runs watchdog.js beside this module
+ * (the repository's build); a bundle has no such file, so its composition root
+ * (client-main.ts) names itself, with WATCHDOG_ARGUMENT.
+ */
+export function startWatchdogsWith(given: WatchdogLauncher): void {
+  launcher = given;
+}
+
+function watchdogLauncher(): WatchdogLauncher {
+  return launcher ?? { command: process.execPath, args: [fileURLToPath(new URL("./watchdog.js", import.meta.url))] };
+}
 
 /** The host's monotonic clock in ms, which the watchdog reads too (process.hrtime). */
 function hostNowMs(): number {
@@ -84,7 +104,8 @@ function spawnGroupLeader(command: string, args: readonly string[], env: Record<
  * write end only this process holds: the kernel closes it however this process dies.
  */
 function startWatchdog(pgid: number, killAtOnHost: string, onHostClock: (at: number) => string): Lifeline {
-  const watchdog = spawn(process.execPath, [WATCHDOG_PATH, String(pgid), killAtOnHost], { detached: true, stdio: ["pipe", "ignore", "inherit"] });
+  const { command, args } = watchdogLauncher();
+  const watchdog = spawn(command, [...args, String(pgid), killAtOnHost], { detached: true, stdio: ["pipe", "ignore", "inherit"] });
   watchdog.stdin?.on("error", () => undefined); // it exited: onLost says so
   let disarmed = false;
   const lost: ((exit: { code: number | null; signal: NodeJS.Signals | null }) => void)[] = [];

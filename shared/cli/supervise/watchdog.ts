@@ -1,39 +1,7 @@
 /**
- * `node watchdog.js <pgid> <killAtMs>`: the lifeline of one command under `ha-module run`
- * (the rules are in watchdog-core.ts). `run` starts it in a session of its own, outside
- * both its own process group and the command's, so that neither a signal the command
- * sends to its own group (`kill 0`) nor a terminal's Ctrl-C or hangup reaches it; it also
- * ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT. Only its pid can stop it, and only `run`
- * does that, once the command's group is gone.
+ * `node watchdog.js <pgid> <killAtMs>`: the watchdog of `ha-module run` as the
+ * repository's build starts it (process-group.ts); what it does is in watchdog-program.ts.
  */
-import { systemElectorClock } from "../../sdk/loop/elector-clock.js";
-import { WatchdogCore, parseKillAt } from "./watchdog-core.js";
+import { runWatchdog } from "./watchdog-program.js";
 
-const [pgidText = "", killAtText = ""] = process.argv.slice(2);
-const pgid = /^[0-9]+$/.test(pgidText) ? Number(pgidText) : Number.NaN;
-const killAt = parseKillAt(killAtText);
-if (!Number.isSafeInteger(pgid) || pgid < 2 || killAt === undefined) {
-  process.stderr.write(`ha-module watchdog: expected <pgid> <killAtMs>, got ${JSON.stringify(process.argv.slice(2))}\n`);
-  process.exit(2);
-}
-
-for (const signal of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"] as const) process.on(signal, () => undefined);
-process.stderr.on("error", () => undefined);
-
-/** The same clock as `run`'s kill times: the host's monotonic clock, in ms. */
-const hostClock = { ...systemElectorClock, now: () => Number(process.hrtime.bigint()) / 1e6 };
-
-const core = new WatchdogCore(hostClock, killAt, (reason) => {
-  try {
-    process.kill(-pgid, "SIGKILL");
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-  process.stderr.write(`ha-module run watchdog: SIGKILLed process group ${pgid}: ${reason}.\n`);
-  process.exit(0);
-});
-
-process.stdin.setEncoding("utf8");
-process.stdin.on("data", (text: string) => core.input(text));
-process.stdin.on("end", () => core.lifelineCut());
-process.stdin.on("error", () => core.lifelineCut());
+runWatchdog(process.argv.slice(2));
