@@ -43,6 +43,7 @@ export const ERROR_STATUS = {
   IdentityUnavailable: 503,
 } as const;
 
+/** One of the error codes the service answers with (`error.code` of an error body), each listed with its HTTP status in ERROR_STATUS. */
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** The body of every error answer: `{"error": {"code", "message"}}`, sometimes with more fields. */

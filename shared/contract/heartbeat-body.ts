@@ -6,6 +6,7 @@ import { heartbeatBodySchema, type ObjectSchema } from "./json-schema.js";
  * as the SDK sends it and the handler parses it. Unknown fields are refused.
  */
 export interface HeartbeatBody {
+  /** The caller's id for this term: one per process (or per start), sent with every heartbeat; a new uuid is a new participant. */
   readonly uuid: string;
   /**
    * Where the holder can be reached: a string sets it, null clears it, omitted keeps the

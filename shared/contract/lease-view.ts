@@ -2,11 +2,15 @@ import { ADDRESS_SCHEMA, COUNT_SCHEMA, DATE_TIME_SCHEMA, DURATION_MS_SCHEMA, ID_
 
 /** The live primary of a utype, as GET /api/primary/{utype} shows it (docs/api.md). */
 export interface PrimaryView {
+  /** The holder's uuid, the id it heartbeats with. */
   readonly uuid: string;
+  /** Where the holder can be reached, as it registered it, or null. */
   readonly address: string | null;
+  /** The fencing token of this term: it grows with every new primary of the role. */
   readonly epoch: number;
   /** ISO-8601 UTC. */
   readonly renewedAt: string;
+  /** How long the lease has left, on the service's clock. */
   readonly expiresInMs: number;
   /**
    * Always present. True once the lease was revoked (DELETE without its token): the holder
@@ -17,7 +21,9 @@ export interface PrimaryView {
 
 /** One utype's lease: its live primary or null, the role's epoch, and the service's I and T. */
 export interface LeaseView {
+  /** The role. */
   readonly utype: string;
+  /** Its live primary, or null when nobody holds the lease (released, expired, or never held). */
   readonly primary: PrimaryView | null;
   /**
    * The role's current epoch, whether or not anyone holds the lease now: the stored
@@ -26,7 +32,9 @@ export interface LeaseView {
    * downstream fencing target should be seeded with: the next primary's epoch is higher.
    */
   readonly epoch: number;
+  /** I, the heartbeat interval the service is configured with. */
   readonly intervalMs: number;
+  /** T, the lease timeout the service is configured with. */
   readonly timeoutMs: number;
   /**
    * Always present: null, or the role's planned handover (docs/protocol.md#planned-handover).
@@ -50,6 +58,7 @@ export interface HandoverView {
   readonly to: string | null;
   /** ISO-8601 UTC, on the service's clock. */
   readonly requestedAt: string;
+  /** `pending` until the holder releases, then `reserved` for `to` (see above). */
   readonly phase: "pending" | "reserved";
   /** ISO-8601 UTC: the end of the phase (see above). */
   readonly until: string;
@@ -57,7 +66,9 @@ export interface HandoverView {
 
 /** A participant that asked for a held role and announced itself (docs/protocol.md#standbys). */
 export interface StandbyView {
+  /** The standby's uuid. */
   readonly uuid: string;
+  /** Where the standby can be reached, or null. */
   readonly address: string | null;
   /** ISO-8601 UTC: its last announcement. */
   readonly seenAt: string;
@@ -65,11 +76,13 @@ export interface StandbyView {
 
 /** GET /api/primary: name resolving across roles, live primaries only (and vacant roles with `?vacant=true`). */
 export interface PrimaryList {
+  /** One lease per role, by utype. */
   readonly primaries: readonly LeaseView[];
 }
 
 /** GET /api/health: 200 with `ok`, 503 with `unavailable` (and the error object). */
 export interface HealthView {
+  /** `ok` when the store answered, `unavailable` when it did not. */
   readonly status: "ok" | "unavailable";
   /** The store's kind: "table", "cosmos" or "memory". */
   readonly store: string;
@@ -79,6 +92,7 @@ export interface HealthView {
 
 /** Telemetry that could not start at the app's start: why, and what to change. */
 export interface TelemetryFailure {
+  /** Always `failed`. */
   readonly status: "failed";
   /** The setting that asked for telemetry: APPLICATIONINSIGHTS_CONNECTION_STRING. */
   readonly setting: string;

@@ -10,7 +10,7 @@ import { MAX_MEMBER_TOKEN_LENGTH } from "./input-rules.js";
 import { ADDRESS_SCHEMA, COUNT_SCHEMA, DATE_TIME_SCHEMA, DURATION_MS_SCHEMA, heartbeatBodySchema, ID_SCHEMA, ref, type ObjectSchema } from "./json-schema.js";
 
 /**
- * Seed 001's states, derived on read from the row's age on the function host's clock:
+ * The states of a member, derived on read from the row's age on the function host's clock:
  * `joining` (one heartbeat accepted, age ≤ T), `active` (≥ 2, age ≤ T), `unreachable`
  * (T < age ≤ ttl), `leaving` (age > ttl, or the member said goodbye). `removed` is not a
  * state a row can have: it is the watcher's event for a row the sweeper deleted.
@@ -25,7 +25,9 @@ export const MEMBER_STATES: readonly MemberState[] = ["joining", "active", "unre
  * when it was replaced (`unreachable` or `leaving`) and when that was.
  */
 export interface PreviousSession {
+  /** The replaced session's id. */
   readonly session: string;
+  /** Its state when it was replaced: it had failed (`unreachable`) or gone (`leaving`). */
   readonly state: "unreachable" | "leaving";
   /** ISO-8601 UTC: when the new session replaced it. */
   readonly at: string;
@@ -33,10 +35,13 @@ export interface PreviousSession {
 
 /** One member as the service sees it at one instant. */
 export interface MemberView {
+  /** The member's stable name in the group. */
   readonly member: string;
+  /** The session the row belongs to: one incarnation of the member. */
   readonly session: string;
   /** Where the member can be reached, or null. */
   readonly address: string | null;
+  /** Its state at the instant of the answer, judged by age on the service's clock. */
   readonly state: MemberState;
   /** ISO-8601 UTC: when this session's first heartbeat was accepted. */
   readonly joinedAt: string;
@@ -52,6 +57,7 @@ export interface MemberView {
    * docs/membership.md, "When the service itself was down").
    */
   readonly ageMs: number;
+  /** The session the current one replaced, with the state it had then, or null. */
   readonly previous: PreviousSession | null;
 }
 
@@ -70,24 +76,31 @@ export interface MembersTiming {
  * of their 409s): its view, or null when it has no row, with the service's timing.
  */
 export interface MemberAnswer extends MembersTiming {
+  /** The member's group. */
   readonly group: string;
+  /** The member's view, or null when it has no row. */
   readonly member: MemberView | null;
 }
 
 /** GET /api/members/{group}: every row of the group, judged at one instant. */
 export interface MemberList extends MembersTiming {
+  /** The group. */
   readonly group: string;
+  /** Every member with a row. */
   readonly members: readonly MemberView[];
 }
 
 /** One group of GET /api/members: how many of its members are in each state. */
 export interface GroupSummary {
+  /** The group. */
   readonly group: string;
+  /** How many of its members are in each state. */
   readonly members: Readonly<Record<MemberState, number>>;
 }
 
 /** GET /api/members: every group (a cross-partition read; not a hot path). */
 export interface GroupList {
+  /** Every group with at least one row. */
   readonly groups: readonly GroupSummary[];
 }
 
@@ -96,6 +109,7 @@ export interface GroupList {
  * Unknown fields are refused.
  */
 export interface MemberHeartbeatBody {
+  /** The caller's session: a fresh id at every start of the member. */
   readonly session: string;
   /** A string sets it, null clears it, omitted keeps the stored one (none for a new session). */
   readonly address?: string | null;
@@ -126,7 +140,9 @@ export type MemberHeartbeatResult =
  * another session, which is left alone. `conflict` (409 Conflict): the write lost a race.
  */
 export interface MemberLeaveResult {
+  /** `left`, `held` or `conflict`, as above. */
   readonly outcome: "left" | "held" | "conflict";
+  /** The member as the goodbye left it. */
   readonly answer: MemberAnswer;
 }
 

@@ -19,7 +19,9 @@ export type HeartbeatResult =
  * uuid holds it. `conflict` (409 Conflict): the write lost a race.
  */
 export interface ReleaseResult {
+  /** `released`, `revoked`, `held` or `conflict`, as above. */
   readonly outcome: "released" | "revoked" | "held" | "conflict";
+  /** The lease as the release left it. */
   readonly view: LeaseView;
 }
 

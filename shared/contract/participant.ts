@@ -18,18 +18,23 @@ import type { HeartbeatResult } from "./outcomes.js";
 
 /** A role part: the body of PUT /api/primary/{utype}, with its utype. */
 export interface RolePart extends HeartbeatBody {
+  /** The role this part heartbeats. */
   readonly utype: string;
 }
 
 /** A read part: GET /api/primary/{utype} (`standbys` as its query). */
 export interface ReadPart {
+  /** The role to read. */
   readonly utype: string;
+  /** true: the answer lists the role's standbys too (one more read). */
   readonly standbys?: boolean;
 }
 
 /** A member part: the body of PUT /api/members/{group}/{member}, with its group and member. */
 export interface MemberPart extends MemberHeartbeatBody {
+  /** The member's group. */
   readonly group: string;
+  /** The member's stable name in the group. */
   readonly member: string;
 }
 
@@ -39,30 +44,41 @@ export interface MemberPart extends MemberHeartbeatBody {
  * addresses and previous sessions), the answer is `unchanged` and carries no members.
  */
 export interface GroupPart {
+  /** The group to list. */
   readonly group: string;
+  /** The `cursor` of the last listing this participant got, if any. */
   readonly since?: string;
 }
 
 /** The body of POST /api/heartbeat. Every list is optional; at least one part in all. */
 export interface ParticipantHeartbeatBody {
+  /** Role heartbeats: renewals, acquisitions, announcements and standby polls. */
   readonly roles?: readonly RolePart[];
+  /** Reads of roles the participant only watches. */
   readonly reads?: readonly ReadPart[];
+  /** Member heartbeats. */
   readonly members?: readonly MemberPart[];
+  /** Group polls. */
   readonly groups?: readonly GroupPart[];
 }
 
 /** A group listing with the cursor to send as `since` next time. */
 export interface GroupListing extends MemberList {
+  /** What to send as `since` next time. */
   readonly cursor: string;
 }
 
 /** The group has not changed since `since`: no members are sent. */
 export interface GroupUnchanged extends MembersTiming {
+  /** The group. */
   readonly group: string;
+  /** The same cursor as the listing's that was sent as `since`. */
   readonly cursor: string;
+  /** Always true: nothing changed, no members are sent. */
   readonly unchanged: true;
 }
 
+/** A group part's answer: the listing, or word that nothing changed since the cursor sent. */
 export type GroupAnswer = GroupListing | GroupUnchanged;
 
 /**
@@ -89,9 +105,13 @@ export type PartResult<T> = { readonly ok: true; readonly value: T } | { readonl
 
 /** The typed answer of a participant heartbeat: one result per part, in the order of the request. */
 export interface ParticipantResults {
+  /** One result per role part, as heartbeat() would have returned or thrown it. */
   readonly roles: readonly PartResult<HeartbeatResult>[];
+  /** One result per read part, as getPrimary() would have returned or thrown it. */
   readonly reads: readonly PartResult<LeaseView>[];
+  /** One result per member part, as memberHeartbeat() would have returned or thrown it. */
   readonly members: readonly PartResult<MemberHeartbeatResult>[];
+  /** One result per group part. */
   readonly groups: readonly PartResult<GroupAnswer>[];
 }
 

@@ -11,6 +11,8 @@
  * Constants follow the same rule in capitals (`DEFAULT_TIMEOUT_MS`).
  */
 export interface LeaseTiming {
+  /** I: a holder renews this often. */
   readonly intervalMs: number;
+  /** T: a lease not renewed for this long expires. */
   readonly timeoutMs: number;
 }

@@ -6,7 +6,7 @@
  */
 export { HaClient, type HaClientOptions } from "./transport/ha-client.js";
 export { PrimaryElector, type DemotionReason, type ElectorEvents, type ElectorStats, type PrimaryElectorOptions } from "./election/primary-elector.js";
-export type { ElectorMeter } from "./election/elector-meter.js";
+export type { ElectorBatchCallback, ElectorMeter, ElectorObservable, InstrumentOptions } from "./election/elector-meter.js";
 export { systemElectorClock, type ElectorClock, type TimerHandle } from "./loop/elector-clock.js";
 export { MemberSession, type LostReason, type MemberSessionEvents, type MemberSessionOptions } from "./membership/member-session.js";
 export { MembersWatcher, type MemberEvent, type MemberEventName, type MembersWatcherEvents, type MembersWatcherOptions } from "./membership/members-watcher.js";
@@ -26,10 +26,13 @@ export type {
   PreviousSession,
 } from "../contract/members.js";
 export type { CallOptions, LeaseTransport, ReleaseOptions } from "./transport/lease-transport.js";
+export type { ParticipantTransport } from "./transport/participant-transport.js";
+export type { LoopOptions } from "./loop/loop-setup.js";
 export type { HeartbeatBody } from "../contract/heartbeat-body.js";
-export type { HandoverView, HealthView, LeaseView, PrimaryList, PrimaryView, StandbyView } from "../contract/lease-view.js";
+export type { HandoverView, HealthView, LeaseView, PrimaryList, PrimaryView, StandbyView, TelemetryFailure } from "../contract/lease-view.js";
 export type { HandoverResult, HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
 export type { ErrorCode } from "../contract/error-codes.js";
+export type { GroupAnswer, GroupListing, GroupPart, GroupUnchanged, MemberPart, ParticipantHeartbeatBody, ParticipantResults, PartResult, ReadPart, RolePart } from "../contract/participant.js";
 export type { LeaseTiming } from "../contract/timing.js";
 export { CorruptedMessageError } from "./transport/corrupted-message-error.js";
 export { HaRequestError } from "./transport/ha-request-error.js";
@@ -40,13 +43,14 @@ export { EndpointNotFoundError } from "./transport/endpoint-not-found-error.js";
 export { SlowRoundTripWarning } from "./election/slow-round-trip-warning.js";
 export { TermEndedError } from "./election/term-ended-error.js";
 export { FencedOutError, FencedWriteContendedError } from "./fencing/fenced-out-error.js";
-export type { FencedWriteOptions, FencedWriteResult, FencedWriterOptions } from "./fencing/fenced-write.js";
+export type { FenceableCallOptions, FencedWriteOptions, FencedWriteResult, FencedWriterOptions } from "./fencing/fenced-write.js";
 export { fencedTableEntity, type FenceableTableClient, type FenceableTableEntity, type FencedTableEntities, type FencedTableWriteOptions } from "./fencing/fenced-table-entity.js";
 export { fencedBlob, type FenceableBlobHeaders, type FenceableBlockBlobClient, type FencedBlob, type FencedBlobUploadOptions } from "./fencing/fenced-blob.js";
 export {
   fencedCosmosItem,
   type FenceableCosmosContainer,
   type FenceableCosmosItem,
+  type FenceableCosmosItemResponse,
   type FenceablePartitionKey,
   type FencedCosmosItems,
   type FencedCosmosWriteOptions,

@@ -7,6 +7,7 @@ import { HaRequestError } from "../transport/ha-request-error.js";
  * through `error` and keeps trying, backing off, since a change of the grants may fix it.
  */
 export class ForbiddenError extends HaRequestError {
+  /** Always "ForbiddenError". */
   override readonly name = "ForbiddenError";
 
   constructor(what: string, identity: string, serviceMessage: string | undefined) {

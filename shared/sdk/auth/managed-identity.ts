@@ -5,10 +5,13 @@ import { readFile } from "node:fs/promises";
  * `description` names the identity, for start lines.
  */
 export interface BearerTokenProvider {
+  /** A token for the service, fetched or cached; rejects when none can be had before `abortSignal`. */
   getToken(options?: { abortSignal?: AbortSignal }): Promise<string>;
+  /** Names the identity, e.g. "managed identity (system-assigned) (instance metadata service) for api://ha-module". */
   readonly description: string;
 }
 
+/** What a ManagedIdentityCredential takes: the service's audience, and which identity. */
 export interface ManagedIdentityOptions {
   /** The service's audience: the application id URI (api://…) or client id its HA_AUTH_AUDIENCE accepts. */
   readonly audience: string;
@@ -41,6 +44,7 @@ const DEFAULT_AUTHORITY_HOST = "https://login.microsoftonline.com";
  * The token is kept until REFRESH_BEFORE_MS before it expires; concurrent calls share one fetch.
  */
 export class ManagedIdentityCredential implements BearerTokenProvider {
+  /** Names the identity and the source its tokens come from, for start lines and errors. */
   readonly description: string;
   readonly #request: (signal: AbortSignal) => Promise<unknown>;
   readonly #timeoutMs: number;
@@ -103,6 +107,7 @@ export class ManagedIdentityCredential implements BearerTokenProvider {
     }
   }
 
+  /** A token for the service: the cached one until shortly before it expires, else fetched (concurrent calls share one fetch). */
   getToken(options: { abortSignal?: AbortSignal } = {}): Promise<string> {
     const now = this.#now();
     if (this.#token !== undefined && now < this.#token.refreshAt) return Promise.resolve(this.#token.value);

@@ -7,6 +7,7 @@ import { HaRequestError } from "../transport/ha-request-error.js";
  * redeploy may fix it; stop it from the `error` handler if your program should not wait.
  */
 export class UnauthorizedError extends HaRequestError {
+  /** Always "UnauthorizedError". */
   override readonly name = "UnauthorizedError";
 
   constructor(

@@ -16,6 +16,7 @@ import type { PrimaryView } from "../../contract/lease-view.js";
  */
 export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed" | "resigned" | "handover";
 
+/** The events of a PrimaryElector, with what each handler is given (docs/sdk.md#events). */
 export interface ElectorEvents {
   /**
    * This elector became primary; `epoch` is the fencing token for its writes. `signal` is

@@ -20,7 +20,9 @@ export interface ElectorMembershipOptions {
  * starts both with start() and stops both (goodbye included) in stop().
  */
 export class ElectorMembership {
+  /** This participant's own session in the group. */
   readonly session: MemberSession;
+  /** The watcher of the group, whose events tell who joined and who failed. */
   readonly watcher: MembersWatcher;
 
   constructor(options: ElectorMembershipOptions, context: { utype: string; address: string | undefined; transport: unknown; clock: ElectorClock | undefined; retryDelayInMs: number | undefined }) {
@@ -36,6 +38,7 @@ export class ElectorMembership {
     this.watcher = new MembersWatcher(shared);
   }
 
+  /** The group: the `group` option, or the elector's utype. */
   get group(): string {
     return this.watcher.group;
   }
@@ -45,11 +48,13 @@ export class ElectorMembership {
     return this.watcher.members();
   }
 
+  /** Starts the session and the watcher; the elector calls it from its own start(). */
   start(): void {
     this.session.start();
     this.watcher.start();
   }
 
+  /** Says goodbye and stops watching; resolves once both are done. The elector calls it from its own stop(). */
   async stop(): Promise<void> {
     await Promise.all([this.session.stop(), this.watcher.stop()]);
   }

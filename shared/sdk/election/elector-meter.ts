@@ -6,20 +6,28 @@ import type { ElectorStats } from "./elector-stats.js";
  * package: any Meter fits (a test pins that).
  */
 export interface ElectorMeter {
+  /** Makes an observable counter: the elector's elections, demotions, failures and time without a primary. */
   createObservableCounter(name: string, options?: InstrumentOptions): ElectorObservable;
+  /** Makes an observable gauge: the heartbeat round trip's p50 and p99. */
   createObservableGauge(name: string, options?: InstrumentOptions): ElectorObservable;
+  /** Registers the callback that observes the elector's instruments at each collection. */
   addBatchObservableCallback(callback: ElectorBatchCallback, observables: ElectorObservable[]): void;
+  /** Unregisters it, at stop(). */
   removeBatchObservableCallback(callback: ElectorBatchCallback, observables: ElectorObservable[]): void;
 }
 
+/** What the elector tells the meter of each instrument. */
 export interface InstrumentOptions {
+  /** What the instrument counts or measures, in words. */
   readonly description?: string;
+  /** Its unit, e.g. "ms". */
   readonly unit?: string;
 }
 
 /** An observable instrument, as the meter made it; the elector only hands it back. */
 export type ElectorObservable = object;
 
+/** The callback the elector registers: it reports every instrument's value through `observer`. */
 export type ElectorBatchCallback = (observer: { observe(observable: ElectorObservable, value: number, attributes?: Record<string, string>): void }) => void;
 
 /** The role an elector's metrics are labelled with: its utype. */

@@ -6,6 +6,10 @@ import { LoopSetup, type LoopOptions } from "../loop/loop-setup.js";
 import type { TransportKind } from "../loop/transport-kind.js";
 import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionsObject } from "../loop/option-checks.js";
 
+/**
+ * What a PrimaryElector takes: the role, where this participant is, and how it reaches the service
+ * (LoopOptions). Every option is in docs/configuration.md#the-sdk.
+ */
 export interface PrimaryElectorOptions extends LoopOptions<LeaseTransport> {
   /** The role to compete for. */
   readonly utype: string;

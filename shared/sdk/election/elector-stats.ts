@@ -2,6 +2,7 @@ import type { LeaseTiming } from "../../contract/timing.js";
 import { RoundTripWindow } from "./round-trip-stats.js";
 import { SlowRoundTripWarning } from "./slow-round-trip-warning.js";
 
+/** An elector's counters since start() (`elector.stats()`), also exported as metrics when the `meter` option is given. */
 export interface ElectorStats {
   /** Round trips of answered heartbeats (UpdateHeartBeat), over the last 1024. */
   readonly heartbeatRoundTrip: { readonly count: number; readonly p50Ms: number | undefined; readonly p99Ms: number | undefined };
@@ -14,7 +15,9 @@ export interface ElectorStats {
    * once what the last answer showed has run out. Stops counting at stop().
    */
   readonly withoutPrimaryMs: number;
+  /** Terms this elector won. */
   readonly elections: number;
+  /** Terms that ended, for any reason. */
   readonly demotions: number;
 }
 

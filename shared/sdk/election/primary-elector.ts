@@ -49,8 +49,11 @@ export type { ElectorStats } from "./elector-stats.js";
  * stop() before it acts on what it waited for.
  */
 export class PrimaryElector extends Evented<ElectorEvents> {
+  /** The role it competes for. */
   readonly utype: string;
+  /** Where it can be reached, as GetPrimary shows it; undefined when not given. */
   readonly address: string | undefined;
+  /** The utype whose primary must be at `address` for it to compete, if any. */
   readonly affinity: string | undefined;
   /** The membership session and watcher, when the `membership` option was given. */
   readonly membership: ElectorMembership | undefined;
@@ -140,6 +143,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return term === undefined ? 0 : Math.max(0, term.deadline - this.#setup.clock.now());
   }
 
+  /** Its counters now: round trips, failures, time without a primary, elections and demotions. */
   stats(): ElectorStats {
     return this.#stats.snapshot(this.#setup.clock.now());
   }

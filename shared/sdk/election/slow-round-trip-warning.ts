@@ -4,10 +4,13 @@
  * late and is demoted more often. Emitted through the elector's `error` event.
  */
 export class SlowRoundTripWarning extends Error {
+  /** Always "SlowRoundTripWarning". */
   override readonly name = "SlowRoundTripWarning";
 
   constructor(
+    /** The p99 heartbeat round trip, in ms. */
     readonly p99Ms: number,
+    /** T − I, the margin it is compared with, in ms. */
     readonly marginMs: number,
   ) {
     super(

@@ -6,11 +6,15 @@ import type { DemotionReason } from "./elector-events.js";
  * throws this.
  */
 export class TermEndedError extends Error {
+  /** Always "TermEndedError". */
   override readonly name = "TermEndedError";
 
   constructor(
+    /** Why the term ended: the demotion's reason. */
     readonly reason: DemotionReason,
+    /** The uuid that held the term. */
     readonly uuid: string,
+    /** The term's epoch. */
     readonly epoch: number,
   ) {
     super(`The term of ${uuid} at epoch ${epoch} ended (${reason}).`);

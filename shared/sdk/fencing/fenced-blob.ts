@@ -10,6 +10,7 @@ import {
   fencedWriter,
   parseStoredEpoch,
   unlessMissing,
+  type FenceableCallOptions,
   type FencedWriteOptions,
   type FencedWriteResult,
   type FencedWriterOptions,
@@ -17,26 +18,31 @@ import {
 
 /** The blob's HTTP headers, as @azure/storage-blob's `BlobHTTPHeaders`. */
 export interface FenceableBlobHeaders {
+  /** Cache-Control. */
   blobCacheControl?: string;
+  /** Content-Type. */
   blobContentType?: string;
+  /** Content-MD5. */
   blobContentMD5?: Uint8Array;
+  /** Content-Encoding. */
   blobContentEncoding?: string;
+  /** Content-Language. */
   blobContentLanguage?: string;
+  /** Content-Disposition. */
   blobContentDisposition?: string;
-}
-
-interface BlobCallOptions {
-  abortSignal?: AbortSignal;
 }
 
 /** The methods of @azure/storage-blob's `BlockBlobClient` a fenced upload uses. */
 export interface FenceableBlockBlobClient {
+  /** The blob's URL; its query (a SAS) is left out of messages. */
   readonly url: string;
-  getProperties(options?: BlobCallOptions): Promise<{ readonly etag?: string; readonly metadata?: Record<string, string> }>;
+  /** Reads the blob's ETag and metadata, where its epoch mark is. */
+  getProperties(options?: FenceableCallOptions): Promise<{ readonly etag?: string; readonly metadata?: Record<string, string> }>;
+  /** Uploads the blob's whole content, If-Match the ETag read, or If-None-Match `*` when there was none. */
   upload(
     body: string | Uint8Array,
     contentLength: number,
-    options?: BlobCallOptions & {
+    options?: FenceableCallOptions & {
       metadata?: Record<string, string>;
       blobHTTPHeaders?: FenceableBlobHeaders;
       conditions?: { ifMatch?: string; ifNoneMatch?: string };
@@ -44,12 +50,15 @@ export interface FenceableBlockBlobClient {
   ): Promise<{ readonly etag?: string }>;
 }
 
+/** What each fenced upload takes: the epoch, and the blob's metadata and headers. */
 export interface FencedBlobUploadOptions extends FencedWriteOptions {
   /** The blob's metadata after the upload (the mark is added); none kept from before, as with any upload. */
   readonly metadata?: Readonly<Record<string, string>>;
+  /** The blob's HTTP headers after the upload. */
   readonly blobHTTPHeaders?: FenceableBlobHeaders;
 }
 
+/** Fenced uploads to one blob, as fencedBlob() makes them. */
 export interface FencedBlob {
   /** Uploads `data` as the blob's whole content if no newer epoch has written it; throws FencedOutError if one has. */
   upload(data: string | Uint8Array, options: FencedBlobUploadOptions): Promise<FencedWriteResult>;

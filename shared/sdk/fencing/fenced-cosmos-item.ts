@@ -9,6 +9,7 @@ import {
   DEFAULT_EPOCH_FIELD,
   fencedWriter,
   parseStoredEpoch,
+  type FenceableCallOptions,
   type FencedWriteOptions,
   type FencedWriteResult,
   type FencedWriterOptions,
@@ -19,39 +20,47 @@ export type FenceablePartitionKey = string | number | boolean | null | Array<str
 
 /** An item to write: its `id` and any fields, as @azure/cosmos takes them. */
 export interface FenceableCosmosItem {
+  /** The item's id. */
   readonly id: string;
+  /** Any other field, as the item has it. */
   readonly [field: string]: unknown;
 }
 
-interface CosmosCallOptions {
-  abortSignal?: AbortSignal;
-}
-
-interface ItemAnswer {
+/** What @azure/cosmos' item calls answer, as far as a fenced write reads it. */
+export interface FenceableCosmosItemResponse {
+  /** The item, when there is one. */
   readonly resource?: unknown;
+  /** Its ETag. */
   readonly etag?: string;
+  /** The HTTP status of the call. */
   readonly statusCode?: number;
 }
 
 /** The methods of @azure/cosmos' `Container` a fenced write uses. */
 export interface FenceableCosmosContainer {
+  /** The container's id, for messages. */
   readonly id: string;
-  read(options?: CosmosCallOptions): Promise<{ readonly resource?: { readonly partitionKey?: { readonly paths?: readonly string[] } } }>;
+  /** Reads the container's definition, for its partition key paths. */
+  read(options?: FenceableCallOptions): Promise<{ readonly resource?: { readonly partitionKey?: { readonly paths?: readonly string[] } } }>;
+  /** The item `id` in partition `partitionKeyValue`: read it, or replace it with an access condition. */
   item(
     id: string,
     partitionKeyValue?: FenceablePartitionKey,
   ): {
-    read(options?: CosmosCallOptions): Promise<ItemAnswer>;
-    replace(body: FenceableCosmosItem, options?: CosmosCallOptions & { accessCondition?: { type: string; condition: string } }): Promise<ItemAnswer>;
+    read(options?: FenceableCallOptions): Promise<FenceableCosmosItemResponse>;
+    replace(body: FenceableCosmosItem, options?: FenceableCallOptions & { accessCondition?: { type: string; condition: string } }): Promise<FenceableCosmosItemResponse>;
   };
-  readonly items: { create(body: FenceableCosmosItem, options?: CosmosCallOptions): Promise<ItemAnswer> };
+  /** Creates an item; fails with 409 when one with its id exists. */
+  readonly items: { create(body: FenceableCosmosItem, options?: FenceableCallOptions): Promise<FenceableCosmosItemResponse> };
 }
 
+/** What each fenced Cosmos write takes: the epoch, and the item's partition key. */
 export interface FencedCosmosWriteOptions extends FencedWriteOptions {
   /** The item's partition key value; read from the item by the container's partition key path(s) when omitted. */
   readonly partitionKey?: FenceablePartitionKey;
 }
 
+/** Fenced writes to the items of one container, as fencedCosmosItem() makes them. */
 export interface FencedCosmosItems {
   /** Writes the item (its whole body) if no newer epoch has written it; throws FencedOutError if one has. */
   upsert(item: FenceableCosmosItem, options: FencedCosmosWriteOptions): Promise<FencedWriteResult>;

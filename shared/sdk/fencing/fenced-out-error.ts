@@ -6,6 +6,7 @@
  * again later is safe.
  */
 export class FencedOutError extends Error {
+  /** Always "FencedOutError". */
   override readonly name = "FencedOutError";
 
   constructor(
@@ -23,11 +24,15 @@ export class FencedOutError extends Error {
   }
 }
 
+/** A fenced write that lost its ETag race on every attempt: nothing was written, and no newer epoch fenced it out (see above). */
 export class FencedWriteContendedError extends Error {
+  /** Always "FencedWriteContendedError". */
   override readonly name = "FencedWriteContendedError";
 
   constructor(
+    /** What was written, as in FencedOutError. */
     readonly resource: string,
+    /** The epoch this write carried. */
     readonly epoch: number,
     /** How many read-check-write rounds were tried, each lost to a concurrent write. */
     readonly attempts: number,

@@ -10,6 +10,7 @@ import {
   fencedWriter,
   parseStoredEpoch,
   unlessMissing,
+  type FenceableCallOptions,
   type FencedWriteOptions,
   type FencedWriteResult,
   type FencedWriterOptions,
@@ -17,28 +18,33 @@ import {
 
 /** An entity to write: its keys and any properties, as @azure/data-tables takes them. */
 export interface FenceableTableEntity {
+  /** The entity's PartitionKey. */
   readonly partitionKey: string;
+  /** The entity's RowKey. */
   readonly rowKey: string;
+  /** Any other property, as the entity has it. */
   readonly [property: string]: unknown;
-}
-
-interface TableCallOptions {
-  abortSignal?: AbortSignal;
 }
 
 /** The methods of @azure/data-tables' `TableClient` a fenced write uses. */
 export interface FenceableTableClient {
+  /** The table's name, for messages. */
   readonly tableName: string;
-  getEntity(partitionKey: string, rowKey: string, options?: TableCallOptions): Promise<{ readonly etag: string }>;
-  createEntity(entity: FenceableTableEntity, options?: TableCallOptions): Promise<{ readonly etag?: string }>;
-  updateEntity(entity: FenceableTableEntity, mode?: "Merge" | "Replace", options?: TableCallOptions & { etag?: string }): Promise<{ readonly etag?: string }>;
+  /** Reads the entity's ETag and epoch mark. */
+  getEntity(partitionKey: string, rowKey: string, options?: FenceableCallOptions): Promise<{ readonly etag: string }>;
+  /** Creates the entity; fails with 409 when it exists. */
+  createEntity(entity: FenceableTableEntity, options?: FenceableCallOptions): Promise<{ readonly etag?: string }>;
+  /** Writes the entity If-Match `etag`. */
+  updateEntity(entity: FenceableTableEntity, mode?: "Merge" | "Replace", options?: FenceableCallOptions & { etag?: string }): Promise<{ readonly etag?: string }>;
 }
 
+/** What each fenced Table write takes: the epoch, and whether to replace or merge. */
 export interface FencedTableWriteOptions extends FencedWriteOptions {
   /** "Replace" (default): the entity becomes exactly `entity` plus the mark. "Merge": properties not in `entity` stay. */
   readonly mode?: "Replace" | "Merge";
 }
 
+/** Fenced writes to the entities of one table, as fencedTableEntity() makes them. */
 export interface FencedTableEntities {
   /**
    * Writes the entity (partitionKey, rowKey) if no newer epoch has; throws FencedOutError if one

@@ -20,6 +20,12 @@ export interface FencedWriteOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What a fenced write passes to each call of the caller's client: the write's own signal. */
+export interface FenceableCallOptions {
+  /** The write's `signal`, if it was given one. */
+  abortSignal?: AbortSignal;
+}
+
 /** What each fenced writer takes when it is made. */
 export interface FencedWriterOptions {
   /** Read-check-write rounds before a write that keeps losing ETag races gives up (default 10). */
@@ -32,6 +38,7 @@ export interface FencedWriterOptions {
   readonly epochField?: string;
 }
 
+/** What a fenced write that succeeded did. */
 export interface FencedWriteResult {
   /** True when this write created the resource. */
   readonly created: boolean;

@@ -10,10 +10,13 @@ export type TimerHandle = unknown;
 export interface ElectorClock {
   /** Monotonic milliseconds; only differences matter. */
   now(): number;
+  /** Calls `callback` once `delayMs` have passed on this clock. */
   setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  /** Cancels a timer of setTimeout that has not fired. */
   clearTimeout(handle: TimerHandle): void;
 }
 
+/** The default clock: performance.now() and the process's own timers. */
 export const systemElectorClock: ElectorClock = {
   now: () => performance.now(),
   setTimeout: (callback, delayMs) => setTimeout(callback, Math.max(0, Math.ceil(delayMs))),

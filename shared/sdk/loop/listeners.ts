@@ -16,6 +16,7 @@ export class Listeners<Events extends Record<keyof Events, any>> {
 
   constructor(private readonly onHandlerError: (error: unknown, event: keyof Events) => boolean) {}
 
+  /** Adds `handler` for `event`. */
   on<E extends keyof Events>(event: E, handler: (payload: Events[E]) => unknown): void {
     let set = this.#handlers.get(event);
     if (set === undefined) {
@@ -25,10 +26,12 @@ export class Listeners<Events extends Record<keyof Events, any>> {
     set.add(handler as (payload: never) => unknown);
   }
 
+  /** Removes `handler` for `event`. */
   off<E extends keyof Events>(event: E, handler: (payload: Events[E]) => unknown): void {
     this.#handlers.get(event)?.delete(handler as (payload: never) => unknown);
   }
 
+  /** How many handlers `event` has. */
   count(event: keyof Events): number {
     return this.#handlers.get(event)?.size ?? 0;
   }
@@ -94,13 +97,16 @@ export class ReportingListeners<Events extends Record<keyof Events, any> & { err
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- interfaces have no index signature
 export abstract class Evented<Events extends Record<keyof Events, any> & { error: Error }> {
+  /** The registry on() and off() write and the object emits through. */
   protected readonly listeners = new ReportingListeners<Events>();
 
+  /** Adds `handler` for `event`; returns this object, for chaining. */
   on<E extends keyof Events>(event: E, handler: (payload: Events[E]) => unknown): this {
     this.listeners.on(event, handler);
     return this;
   }
 
+  /** Removes `handler` for `event`; returns this object. */
   off<E extends keyof Events>(event: E, handler: (payload: Events[E]) => unknown): this {
     this.listeners.off(event, handler);
     return this;

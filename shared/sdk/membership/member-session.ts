@@ -19,6 +19,7 @@ import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionsObjec
  */
 export type LostReason = "replaced" | "ended" | "expired";
 
+/** The events of a MemberSession, with what each handler is given. */
 export interface MemberSessionEvents {
   /** A session of this member is in the group: its first heartbeat was accepted. */
   joined: { readonly group: string; readonly member: string; readonly session: string; readonly address: string | null };
@@ -28,6 +29,7 @@ export interface MemberSessionEvents {
   error: Error;
 }
 
+/** What a MemberSession takes: the group, the member's name, and how it reaches the service (LoopOptions). */
 export interface MemberSessionOptions extends LoopOptions<MembersTransport> {
   /** The group (cluster) to be a member of. */
   readonly group: string;
@@ -66,8 +68,11 @@ const GOODBYE_ATTEMPTS = 3;
  * no later, so it never believes in a session the service has given up.
  */
 export class MemberSession extends Evented<MemberSessionEvents> {
+  /** The group it is a member of. */
   readonly group: string;
+  /** The member's stable name in the group. */
   readonly member: string;
+  /** Where it can be reached, as listings show it; undefined when not given. */
   readonly address: string | undefined;
   /** The transport, clock, first retry delay, abort signal and participant part, as every SDK loop has them. */
   readonly #setup: LoopSetup<MembersTransport>;

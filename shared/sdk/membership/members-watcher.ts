@@ -8,27 +8,40 @@ import { planFrom } from "../transport/cadence.js";
 
 /** One state change of one session, as a watcher saw it. `removed`: the sweeper deleted its row. */
 export interface MemberEvent {
+  /** The group. */
   readonly group: string;
+  /** The member's stable name. */
   readonly member: string;
+  /** The session whose state changed. */
   readonly session: string;
+  /** Where that session can be reached, or null. */
   readonly address: string | null;
+  /** Its new state, or `removed`. */
   readonly state: MemberState | "removed";
   /** ISO-8601 UTC: when this watcher saw it. */
   readonly at: string;
 }
 
+/** The events of a MembersWatcher: one per state of the member state machine (docs/membership.md#the-states), each with the MemberEvent. */
 export interface MembersWatcherEvents {
+  /** A new session's first heartbeat was accepted. */
   memberJoined: MemberEvent;
+  /** A session has heartbeated twice or more, or heartbeats again after being unreachable. */
   memberActive: MemberEvent;
+  /** A session's last heartbeat is older than T. */
   memberUnreachable: MemberEvent;
+  /** A session said goodbye, or its last heartbeat is older than ttl; it never comes back. */
   memberLeaving: MemberEvent;
+  /** The sweeper deleted a session's row, or a new session of the member replaced it. */
   memberRemoved: MemberEvent;
   /** Non-fatal: a failed poll. The watcher keeps polling. */
   error: Error;
 }
 
+/** The name of a member event: memberJoined, memberActive, memberUnreachable, memberLeaving or memberRemoved. */
 export type MemberEventName = Exclude<keyof MembersWatcherEvents, "error">;
 
+/** What a MembersWatcher takes: the group, and how it reaches the service (LoopOptions). */
 export interface MembersWatcherOptions extends LoopOptions<MembersTransport> {
   /** The group (cluster) to watch. */
   readonly group: string;
@@ -74,6 +87,7 @@ const EVENT_OF: Readonly<Record<MemberState, MemberEventName>> = {
  * Not guaranteed: that every state is seen. A session can join and leave between polls.
  */
 export class MembersWatcher extends Evented<MembersWatcherEvents> {
+  /** The group it watches. */
   readonly group: string;
   /** The transport, clock, first retry delay, abort signal and participant part, as every SDK loop has them. */
   readonly #setup: LoopSetup<MembersTransport>;
@@ -104,6 +118,7 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
     return this.#members;
   }
 
+  /** The group's I, T and ttl as the service last reported them, or undefined before its first answer. */
   get timing(): MembersTiming | undefined {
     return this.#timing;
   }
@@ -122,6 +137,7 @@ export class MembersWatcher extends Evented<MembersWatcherEvents> {
     return this;
   }
 
+  /** Stops polling: aborts a poll on its way and resolves once it has ended. The watcher cannot be started again. */
   async stop(): Promise<void> {
     this.#lifecycle = "stopped";
     this.#setup.leave();

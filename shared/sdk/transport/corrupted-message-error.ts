@@ -4,6 +4,7 @@
  * message" in the protocol's terms). The elector counts it as a failed call and never acts on its content.
  */
 export class CorruptedMessageError extends Error {
+  /** Always "CorruptedMessageError". */
   override readonly name = "CorruptedMessageError";
 
   constructor(

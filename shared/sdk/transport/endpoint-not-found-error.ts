@@ -7,6 +7,7 @@ import { HaRequestError } from "./ha-request-error.js";
  * endpoint, or a deploy that brings the routes, can.
  */
 export class EndpointNotFoundError extends HaRequestError {
+  /** Always "EndpointNotFoundError". */
   override readonly name = "EndpointNotFoundError";
   /** The endpoint (base URL) that answered 404: with several, the one to correct. */
   readonly endpoint: string;

@@ -28,6 +28,7 @@ import { ManagedIdentityCredential, type BearerTokenProvider } from "../auth/man
 import { systemElectorClock, type ElectorClock } from "../loop/elector-clock.js";
 import { EndpointFailover, type Attempted, type EndpointFailure } from "./endpoint-failover.js";
 
+/** What an HaClient takes: where the service is and how to authenticate; every field has a default from the environment. */
 export interface HaClientOptions {
   /**
    * The service's base URL, e.g. http://127.0.0.1:7071/api or https://<app>.azurewebsites.net/api;

@@ -5,6 +5,7 @@
  * Two refusals have classes of their own: UnauthorizedError (401) and EndpointNotFoundError (404).
  */
 export class HaRequestError extends Error {
+  /** "HaRequestError", or the name of the subclass. */
   override readonly name: string = "HaRequestError";
   /**
    * Whether the same request may succeed if it is simply sent again: true for timeouts,
@@ -20,6 +21,7 @@ export class HaRequestError extends Error {
 
   constructor(
     message: string,
+    /** The REST contract's error code (`StoreUnavailable`, `LeaseHeld` …), or "Timeout", "NetworkError" or "UnexpectedResponse". */
     readonly code: string,
     /** The HTTP status, or undefined when no response arrived. */
     readonly status: number | undefined,

@@ -4,7 +4,9 @@ import type { HeartbeatResult, ReleaseResult } from "../../contract/outcomes.js"
 
 /** Every call takes these: `abortSignal` cancels, `timeoutInMs` bounds the whole call. */
 export interface CallOptions {
+  /** Cancels the call: it rejects with the signal's reason. */
   readonly abortSignal?: AbortSignal;
+  /** The budget of the whole call; the client's `timeoutInMs` by default. */
   readonly timeoutInMs?: number;
 }
 
@@ -14,6 +16,7 @@ export interface CallOptions {
  * revoked and runs out on its own.
  */
 export interface ReleaseOptions extends CallOptions {
+  /** The holder's lease token, from its last accepted heartbeat. */
   readonly lease?: string;
 }
 
@@ -23,7 +26,10 @@ export interface ReleaseOptions extends CallOptions {
  * outcome (a timeout, a 503, a corrupted body) is thrown.
  */
 export interface LeaseTransport {
+  /** GetPrimary: the role's lease as the service sees it now. */
   getPrimary(utype: string, options?: CallOptions): Promise<LeaseView>;
+  /** UpdateHeartBeat: acquires, renews or takes over the lease, or is refused with who holds it. */
   heartbeat(utype: string, body: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult>;
+  /** Ends the term of `uuid`: released with its token, revoked without. */
   release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult>;
 }

@@ -8,8 +8,11 @@ import type { TransportKind } from "../loop/transport-kind.js";
  * other than a typed outcome (a timeout, a 503, a corrupted body) is thrown.
  */
 export interface MembersTransport {
+  /** A member's heartbeat: joins the group or renews the session. */
   memberHeartbeat(group: string, member: string, body: MemberHeartbeatBody, options?: CallOptions): Promise<MemberHeartbeatResult>;
+  /** The session's goodbye: it goes `leaving` at once. */
   leaveGroup(group: string, member: string, session: string, options?: CallOptions): Promise<MemberLeaveResult>;
+  /** Every member of the group, judged at one instant. */
   listMembers(group: string, options?: CallOptions): Promise<MemberList>;
 }
 

@@ -9,6 +9,7 @@ import type { CallOptions } from "./lease-transport.js";
  * failure of the whole request (a timeout, a 401, a 503 without parts) is thrown.
  */
 export interface ParticipantTransport {
+  /** Sends every part of one participant in one request (POST /api/heartbeat); resolves with each part's result. */
   participantHeartbeat(body: ParticipantHeartbeatBody, options?: CallOptions): Promise<ParticipantResults>;
 }
 
