@@ -11,6 +11,17 @@ export interface CliEvent {
 }
 
 /**
+ * Another `ha-module` than the repository's build: the single executable, or an installed
+ * client's bin. `env` replaces the environment rather than adding to it (a machine without
+ * Node.js on its PATH), and `cwd` is where it runs.
+ */
+export interface CliProgram {
+  readonly command: string;
+  readonly env: Record<string, string>;
+  readonly cwd: string;
+}
+
+/**
  * A real `ha-module <command>` process. Its stdout JSON lines are collected as events;
  * waitFor() resolves on the first matching event after a given index, or rejects after a
  * generous timeout with everything the process said.
@@ -27,8 +38,12 @@ export class CliProcess {
     readonly name: string,
     args: string[],
     env: Record<string, string> = {},
+    program?: CliProgram,
   ) {
-    this.child = spawn(process.execPath, [CLI_PATH, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    this.child =
+      program === undefined
+        ? spawn(process.execPath, [CLI_PATH, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+        : spawn(program.command, args, { env: { ...program.env, ...env }, cwd: program.cwd, stdio: ["ignore", "pipe", "pipe"] });
     this.exited = once(this.child, "exit").then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
     this.child.stdout!.on("data", (chunk: Buffer) => {
       const lines = (this.#stdoutRest + chunk.toString()).split("\n");

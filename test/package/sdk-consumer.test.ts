@@ -1,44 +1,32 @@
 /**
- * `ha-module/sdk` as users get it: the project is compiled and packed (`npm pack`), the
- * tarball installed into a scratch project without optional dependencies (no Azure
- * packages), and the README's worker type-checked there under `strict` and NodeNext with
- * the project's own TypeScript, then the SDK loaded by Node.
+ * The client as a worker gets it: packed by `npm run pack:client`, installed into an empty
+ * project with a plain `npm install <tarball>` (test/helpers/client-package.ts). Nothing but
+ * ha-module is installed, and it is small; its bin runs `--version`, `--help` and `elect`
+ * against a real service, and says in one line where `serve` is; the README's worker is
+ * type-checked there under `strict` and NodeNext with the project's own TypeScript, then run.
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import type * as TypeScript from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installClient, npm, treeSize, type InstalledClient } from "../helpers/client-package.js";
+import { CliProcess } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess } from "../helpers/service-process.js";
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const TSC = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 const STEP_TIMEOUT_MS = 120_000;
+/** The most a worker's install may take on disk (npm's kB: 1000 bytes). */
+const MAX_INSTALLED_BYTES = 1_000_000;
 
-let workDir: string;
+let client: InstalledClient;
 let consumer: string;
-const seconds: Record<string, number> = {};
-
-async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    return await run();
-  } finally {
-    seconds[name] = (performance.now() - started) / 1000;
-  }
-}
-
-/** npm as `npm run` invoked it (vitest under npm test), or the one on PATH. */
-function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
-  const npmCli = process.env["npm_execpath"];
-  const [command, prefix] = npmCli !== undefined && /npm-cli\.js$/.test(npmCli) ? [process.execPath, [npmCli]] : ["npm", []];
-  return execFileAsync(command, [...prefix, ...args], { cwd, timeout: STEP_TIMEOUT_MS, env: { ...process.env, npm_config_loglevel: "error" } });
-}
 
 /** The first ```ts block of a document that imports "ha-module/sdk": the README's worker, membership.md's session and watcher. */
 function sdkBlock(document: string): string {
@@ -49,23 +37,8 @@ function sdkBlock(document: string): string {
 }
 
 beforeAll(async () => {
-  workDir = mkdtempSync(path.join(os.tmpdir(), "ha-module-sdk-consumer-"));
-  const packageDir = path.join(workDir, "package");
-  mkdirSync(packageDir);
-  await step("compile", () =>
-    execFileAsync(process.execPath, [TSC, "-p", path.join(ROOT, "tsconfig.build.json"), "--outDir", path.join(packageDir, "dist"), "--tsBuildInfoFile", path.join(workDir, "tsbuildinfo")], {
-      cwd: ROOT,
-      timeout: STEP_TIMEOUT_MS,
-    }),
-  );
-  for (const file of ["package.json", "host.json", "bin"]) cpSync(path.join(ROOT, file), path.join(packageDir, file), { recursive: true });
-  const packed = await step("pack", () => npm(["pack", "--ignore-scripts", "--json", "--pack-destination", workDir], packageDir));
-  const tarball = path.join(workDir, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename);
-
-  consumer = path.join(workDir, "consumer");
-  mkdirSync(consumer);
-  writeFileSync(path.join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  await step("install", () => npm(["install", tarball, "--omit=optional", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], consumer));
+  client = await installClient();
+  consumer = client.consumer;
   writeFileSync(
     path.join(consumer, "tsconfig.json"),
     JSON.stringify({
@@ -105,36 +78,72 @@ beforeAll(async () => {
   );
 }, 4 * STEP_TIMEOUT_MS);
 
-afterAll(() => {
-  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
-});
+afterAll(() => client?.remove());
 
-describe("ha-module/sdk, packed and installed into a fresh project", () => {
-  it("installs without the Azure server packages when optional dependencies are omitted", () => {
-    console.log(`sdk consumer: ${Object.entries(seconds).map(([name, s]) => `${name} ${s.toFixed(1)} s`).join(", ")}`);
-    expect(existsSync(path.join(consumer, "node_modules", "ha-module", "dist", "shared", "sdk", "index.d.ts"))).toBe(true);
-    expect(existsSync(path.join(consumer, "node_modules", "@azure"))).toBe(false);
+describe("the ha-module client, packed and installed into an empty project", () => {
+  it("installs with a plain npm install: ha-module alone, no dependency, no script, at most 1 MB", () => {
+    const installed = treeSize(path.join(consumer, "node_modules", "ha-module"));
+    console.log(
+      `client: pack ${client.seconds.pack.toFixed(1)} s, install ${client.seconds.install.toFixed(1)} s; ` +
+        `installed ${installed.files} files, ${(installed.bytes / 1000).toFixed(0)} kB`,
+    );
+    const lock = JSON.parse(readFileSync(path.join(consumer, "package-lock.json"), "utf8")) as { packages: Record<string, unknown> };
+    expect(Object.keys(lock.packages).sort()).toEqual(["", "node_modules/ha-module"]);
+    expect(readdirSync(path.join(consumer, "node_modules")).filter((name) => !name.startsWith("."))).toEqual(["ha-module"]);
+    expect(installed.bytes).toBeLessThanOrEqual(MAX_INSTALLED_BYTES);
+    const manifest = JSON.parse(readFileSync(path.join(consumer, "node_modules", "ha-module", "package.json"), "utf8")) as Record<string, unknown>;
+    for (const field of ["dependencies", "optionalDependencies", "peerDependencies", "scripts"]) expect(manifest[field], field).toBeUndefined();
   });
 
   it("type-checks the README worker, the membership example of docs/membership.md and examples/worker.ts under strict and NodeNext, and refuses misuse", async () => {
-    const checked = await step("typecheck", () =>
-      execFileAsync(process.execPath, [TSC, "-p", path.join(consumer, "tsconfig.json")], { cwd: consumer, timeout: STEP_TIMEOUT_MS }).then(
-        () => "",
-        (error: { stdout?: string }) => error.stdout ?? String(error),
-      ),
+    const checked = await execFileAsync(process.execPath, [TSC, "-p", path.join(consumer, "tsconfig.json")], { cwd: consumer, timeout: STEP_TIMEOUT_MS }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? String(error),
     );
     expect(checked).toBe("");
   });
 
-  it("links the ha-module command; serve without the optional packages says what to install", async () => {
-    const bin = path.join(consumer, "node_modules", ".bin", "ha-module");
-    const { stdout } = await execFileAsync(bin, ["--version"], { cwd: consumer, timeout: 30_000 });
-    expect(stdout).toMatch(/^ha-module \d+\.\d+\.\d+/);
-    const serve = await execFileAsync(bin, ["serve"], { cwd: consumer, timeout: 30_000, env: { ...process.env, PORT: "0" } }).catch(
-      (error: { code: number; stderr: string }) => error,
+  it("npx ha-module --version and --help run the installed command", async () => {
+    const version = await npm(["exec", "--", "ha-module", "--version"], consumer);
+    const manifest = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string };
+    expect(version.stdout).toBe(`ha-module ${manifest.version}\n`);
+    const help = await npm(["exec", "--", "ha-module", "--help"], consumer);
+    for (const command of ["primary", "elect", "run", "release", "handover", "members", "join", "serve"]) expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
+  });
+
+  it("elect wins a running service's election, and SIGTERM releases the lease", async () => {
+    const service = await startServiceProcess({ HA_INTERVAL_MS: "200", HA_TIMEOUT_MS: "2000" });
+    const utype = `client-elect-${process.pid}`;
+    const elect = new CliProcess("elect", ["elect", utype, "--endpoint", service.url], {}, { command: client.bin, env: { ...process.env } as Record<string, string>, cwd: consumer });
+    try {
+      const elected = await elect.waitFor((event) => event.event === "elected");
+      expect(elected).toMatchObject({ utype, epoch: 1 });
+      elect.signal("SIGTERM");
+      expect((await elect.exited).code, elect.stderr).toBe(0);
+      const history = (await (await fetch(`${service.url}/primary/${utype}/history`)).json()) as { terms: { endedBy: string | null }[] };
+      expect(history.terms[0]?.endedBy, JSON.stringify(history)).toBe("released");
+    } finally {
+      await elect.kill();
+      await service.stop();
+    }
+  });
+
+  it("serve says in one line that the service is not in the client, and where to run it", async () => {
+    const serve = await execFileAsync(client.bin, ["serve"], { cwd: consumer, timeout: 30_000, env: { ...process.env, PORT: "0" } }).catch(
+      (error: { code: number; stdout: string; stderr: string }) => error,
     );
-    expect(serve).toMatchObject({ code: 1 });
-    expect((serve as { stderr: string }).stderr).toMatch(/serve needs the Azure packages that ha-module lists as optional dependencies, and @azure\/\S+ is not installed/);
+    expect(serve).toMatchObject({ code: 1, stdout: "" });
+    const { stderr } = serve as { stderr: string };
+    expect(stderr.split("\n")).toEqual([expect.stringMatching(/^ha-module serve: the service is not part of this client .*`npm install && npm start`/), ""]);
+  });
+
+  it("gives the SDK as the package's main entry too", async () => {
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      ["--input-type=module", "-e", "const [main, sdk] = await Promise.all([import('ha-module'), import('ha-module/sdk')]); console.log(Object.keys(main).length > 0 && Object.keys(main).every((name) => main[name] === sdk[name]) && Object.keys(sdk).length === Object.keys(main).length);"],
+      { cwd: consumer, timeout: 30_000 },
+    );
+    expect(stdout.trim()).toBe("true");
   });
 
   it("loads at run time with nothing but the SDK installed", async () => {

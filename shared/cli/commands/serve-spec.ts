@@ -7,7 +7,7 @@ import type { CommandSpec } from "../command-spec.js";
 export const serveSpec: CommandSpec = {
   name: "serve",
   synopsis: "",
-  summary: "run the lease service locally (the same as npm start)",
+  summary: "run the lease service locally, in a clone of the repository (npm start)",
   details: [
     "Serves the REST API on http://127.0.0.1:7071/api over an embedded Azurite (data in .ha-data/),",
     "or over the store the environment configures. Configured by environment only; the main ones:",
