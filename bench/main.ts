@@ -42,6 +42,7 @@ const ROWS: readonly Row[] = [
   { file: "participant-cycle-cost.ts", about: "service CPU per participant cycle: five requests against one heartbeat" },
   { file: "store-op-cost.mjs", about: "the CPU one Table call costs its caller: the floor under the service's" },
   { file: "cold-import.mjs", about: "cold import of the deploy package's entry, builds side by side" },
+  { file: "client-install.mjs", about: "what a worker installs (the client package) and how fast `ha-module --version` starts, builds side by side" },
 ];
 
 const BENCHMARKS: readonly Benchmark[] = ROWS.map((row) => ({ ...row, name: row.file.replace(/\.(ts|mjs)$/, "") }));

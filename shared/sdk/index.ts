@@ -1,8 +1,10 @@
 /**
- * The client SDK (`ha-module/sdk`): the typed REST client, the elector that runs the lease
- * loop, the member session and watcher of membership, fenced writes to Table entities, blobs
- * and Cosmos items with the caller's own clients, and the contract's wire types. It imports nothing of the server, so a worker needs
- * none of the Azure packages (install with `--omit=optional`).
+ * The client SDK (`ha-module/sdk`, and the main entry of the client package): the typed REST
+ * client, the elector that runs the lease loop, the member session and watcher of
+ * membership, fenced writes to Table entities, blobs and Cosmos items with the caller's own
+ * clients, and the contract's wire types. It imports nothing of the server and no package,
+ * so the client package a worker installs has no dependency (scripts/pack-client.mjs).
+ * What it exports is a reviewed surface: review/ha-module.api.md (docs/sdk.md#the-public-api).
  */
 export { HaClient, type HaClientOptions } from "./transport/ha-client.js";
 export { PrimaryElector, type DemotionReason, type ElectorEvents, type ElectorStats, type PrimaryElectorOptions } from "./election/primary-elector.js";
