@@ -11,7 +11,7 @@ export const CANDIDATE_OPTIONS: readonly OptionSpec[] = [
   {
     name: "timeout",
     value: "D",
-    help: "give up (exit 4) unless elected within D (500ms, 10s, 2m); 0 tries once:\ngive up as soon as another live primary is seen",
+    help: "give up (exit 4) unless elected within D (500ms, 10s, 1m30s); 0 tries once:\ngive up as soon as another live primary is seen",
   },
   {
     name: "member",

@@ -93,20 +93,26 @@ export function parseMs(flag: string, value: string | boolean | undefined, fallb
 
 const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 
+/** One or more amounts, each with its unit, as Go's time.ParseDuration (and so Docker) writes them. */
+const DURATION = /^(?:[0-9]+(?:\.[0-9]+)?(?:ms|s|m|h))+$/;
+
 /**
- * A duration with its unit, as consul and kubectl take them: `500ms`, `10s`, `2m`, `1h`,
- * or a bare `0`. A bare number other than 0 is refused: `--timeout 10` could mean 10 ms
- * or 10 s, and guessing wrong is a surprise either way.
+ * The command line's one reading of a duration, for every flag that takes one (--timeout,
+ * the health flags, …): amounts with their units as Docker (Go's time.ParseDuration)
+ * writes them, `500ms`, `10s`, `2m`, `1m30s`, `1.5h`, or a bare `0`. A bare number other
+ * than 0 is refused: `--timeout 10` could mean 10 ms or 10 s, and guessing wrong is a
+ * surprise either way. Whole milliseconds (rounded); at least `minMs` (0 by default), so a
+ * flag for which 0 means nothing says so by name.
  */
-export function parseDuration(flag: string, value: string | boolean | undefined): number | undefined {
+export function parseDuration(flag: string, value: string | boolean | undefined, { minMs = 0 }: { readonly minMs?: number } = {}): number | undefined {
   if (value === undefined) return undefined;
-  const found = typeof value === "string" ? /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?$/.exec(value) : null;
-  const amount = found === null ? Number.NaN : Number(found[1]);
-  const unit = found?.[2] as keyof typeof DURATION_UNITS_MS | undefined;
-  if (!Number.isFinite(amount) || (unit === undefined && amount !== 0)) {
-    throw new UsageError(`--${flag} must be a duration with a unit, such as 500ms, 10s or 2m, or 0 (got ${JSON.stringify(value)}).`);
+  if (typeof value !== "string" || (value !== "0" && !DURATION.test(value))) {
+    throw new UsageError(`--${flag} must be a duration with a unit, such as 500ms, 10s, 2m or 1m30s${minMs > 0 ? "" : ", or 0"} (got ${JSON.stringify(value)}).`);
   }
-  const ms = Math.round(amount * (unit === undefined ? 0 : DURATION_UNITS_MS[unit]));
+  let exact = 0;
+  for (const [, amount, unit] of value.matchAll(/([0-9.]+)(ms|s|m|h)/g)) exact += Number(amount) * DURATION_UNITS_MS[unit as keyof typeof DURATION_UNITS_MS];
+  const ms = Math.round(exact);
   if (!Number.isSafeInteger(ms)) throw new UsageError(`--${flag} is too long (got ${JSON.stringify(value)}).`);
+  if (ms < minMs) throw new UsageError(`--${flag} must be ${minMs <= 1 ? "longer than 0, such as 5s" : `at least ${minMs}ms`} (got ${JSON.stringify(value)}).`);
   return ms;
 }

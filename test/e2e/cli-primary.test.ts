@@ -119,7 +119,7 @@ describe("ha-module primary", () => {
     [["elect", "x", "--check-port", "1"], /Unknown option '--check-port'/],
     [["primary", "x", "--address", "a"], /Unknown option '--address'/],
     [["run", "x", "--check-port", "-1", "--", "true"], /--check-port must be a port number from 0 to 65535 \(got "-1"\)/],
-    [["elect", "x", "--timeout", "10"], /--timeout must be a duration with a unit, such as 500ms, 10s or 2m, or 0 \(got "10"\)/],
+    [["elect", "x", "--timeout", "10"], /--timeout must be a duration with a unit, such as 500ms, 10s, 2m or 1m30s, or 0 \(got "10"\)/],
     [["primary", "--watch"], /primary --watch needs a utype/],
     [["primary", "x", "--vacant"], /--vacant is for the list \(no utype\)/],
     [["release", "x", "--lease", "t"], /--lease needs --uuid/],

@@ -67,11 +67,20 @@ describe("parseDuration", () => {
     ["1.5s", 1500],
     ["2m", 120_000],
     ["1h", 3_600_000],
+    // Compound, as the health flags (and Docker) take them: one parser for every duration flag.
+    ["1m30s", 90_000],
+    ["1h2m3s4ms", 3_723_004],
+    ["1.5m", 90_000],
   ])("%s is %d ms", (text, ms) => {
     expect(parseDuration("timeout", text)).toBe(ms);
   });
 
-  it.each(["10", "-1s", "s", "1d", "ten seconds"])("refuses %j, asking for a unit", (text) => {
-    expect(() => parseDuration("timeout", text)).toThrow(/--timeout must be a duration with a unit, such as 500ms, 10s or 2m, or 0/);
+  it.each(["10", "-1s", "s", "1d", "ten seconds", "1m30", "1m 30s", "m30s"])("refuses %j, asking for a unit", (text) => {
+    expect(() => parseDuration("timeout", text)).toThrow(/--timeout must be a duration with a unit, such as 500ms, 10s, 2m or 1m30s, or 0/);
+  });
+
+  it("refuses less than the flag's minimum by name", () => {
+    expect(() => parseDuration("health-timeout", "0s", { minMs: 1 })).toThrow(/--health-timeout must be longer than 0, such as 5s \(got "0s"\)/);
+    expect(parseDuration("timeout", "0s")).toBe(0);
   });
 });

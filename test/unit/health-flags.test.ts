@@ -42,7 +42,7 @@ describe("run's health flags", () => {
     expect(refusal({ "health-cmd": "true", "health-retries": "two" })).toMatch(/--health-retries .* \(got "two"\)/);
     expect(refusal({ "health-cmd": "true", "health-timeout": "0" })).toMatch(/--health-timeout must be longer than 0, such as 5s \(got "0"\)/);
     expect(refusal({ "health-cmd": "true", "health-interval": "0s" })).toMatch(/--health-interval must be longer than 0/);
-    expect(refusal({ "health-cmd": "true", "health-interval": "30" })).toMatch(/--health-interval must be a duration as Docker writes them, such as 500ms, 5s or 1m30s \(got "30"\)/);
+    expect(refusal({ "health-cmd": "true", "health-interval": "30" })).toMatch(/--health-interval must be a duration with a unit, such as 500ms, 10s, 2m or 1m30s \(got "30"\)/);
     expect(refusal({ "health-cmd": "true", "health-start-period": "-1s" })).toMatch(/--health-start-period must be a duration/);
     expect(refusal({ "health-cmd": "true", "health-cooldown": "1m30" })).toMatch(/--health-cooldown must be a duration/);
     expect(refusal({ "health-cmd": "  " })).toMatch(/--health-cmd needs the check to run/);

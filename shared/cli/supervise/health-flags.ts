@@ -25,7 +25,7 @@ export interface HealthFlags {
 
 /**
  * The health flags as given: undefined without --health-cmd (and then no other health flag
- * may be given). Durations are written as Docker writes them: 500ms, 5s, 1m30s, 1h.
+ * may be given). Durations are read as every duration flag is (parseDuration): 500ms, 5s, 1m30s, 1h.
  */
 export function parseHealthFlags(values: Readonly<Record<string, string | boolean | undefined>>): HealthFlags | undefined {
   const command = values["health-cmd"];
@@ -40,12 +40,12 @@ export function parseHealthFlags(values: Readonly<Record<string, string | boolea
   return {
     command,
     settings: {
-      intervalMs: dockerDuration("health-interval", values["health-interval"], 1) ?? DEFAULTS.intervalMs,
-      timeoutMs: dockerDuration("health-timeout", values["health-timeout"], 1) ?? DEFAULTS.timeoutMs,
+      intervalMs: parseDuration("health-interval", values["health-interval"], { minMs: 1 }) ?? DEFAULTS.intervalMs,
+      timeoutMs: parseDuration("health-timeout", values["health-timeout"], { minMs: 1 }) ?? DEFAULTS.timeoutMs,
       retries: parseRetries(values["health-retries"]),
-      startPeriodMs: dockerDuration("health-start-period", values["health-start-period"], 0) ?? DEFAULTS.startPeriodMs,
+      startPeriodMs: parseDuration("health-start-period", values["health-start-period"]) ?? DEFAULTS.startPeriodMs,
     },
-    cooldownMs: dockerDuration("health-cooldown", values["health-cooldown"], 0),
+    cooldownMs: parseDuration("health-cooldown", values["health-cooldown"]),
   };
 }
 
@@ -66,22 +66,6 @@ export function chooseCooldownMs(requested: number | undefined, timing: LeaseTim
     );
   }
   return requested;
-}
-
-/**
- * A duration as Docker (Go's time.ParseDuration) writes it: one or more amounts with a
- * unit, `500ms`, `5s`, `1m30s`, `1.5h`, or a bare `0`; each part read as --timeout reads
- * durations. At least `minMs`.
- */
-function dockerDuration(flag: string, value: string | boolean | undefined, minMs: number): number | undefined {
-  if (value === undefined) return undefined;
-  const valid = typeof value === "string" && (value === "0" || /^(?:[0-9]+(?:\.[0-9]+)?(?:ms|s|m|h))+$/.test(value));
-  if (!valid) throw new UsageError(`--${flag} must be a duration as Docker writes them, such as 500ms, 5s or 1m30s (got ${JSON.stringify(value)}).`);
-  const parts = value === "0" ? ["0"] : (value.match(/[0-9.]+[a-z]+/g) ?? []);
-  const ms = parts.reduce((sum, part) => sum + (parseDuration(flag, part) ?? 0), 0);
-  if (!Number.isSafeInteger(ms)) throw new UsageError(`--${flag} is too long (got ${JSON.stringify(value)}).`);
-  if (ms < minMs) throw new UsageError(`--${flag} must be longer than 0, such as 5s (got ${JSON.stringify(value)}).`);
-  return ms;
 }
 
 function parseRetries(value: string | boolean | undefined): number {
