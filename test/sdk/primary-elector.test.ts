@@ -6,6 +6,7 @@ import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk
 import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/election/primary-elector.js";
 import { SlowRoundTripWarning } from "../../shared/sdk/election/slow-round-trip-warning.js";
 import { UnauthorizedError } from "../../shared/sdk/auth/unauthorized-error.js";
+import { ForbiddenError } from "../../shared/sdk/auth/forbidden-error.js";
 import { I, T, leaseView, primaryView, ScriptedTransport, type PendingCall } from "../helpers/sdk-fakes.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
 import { collectUncaught } from "../helpers/uncaught.js";
@@ -527,6 +528,65 @@ describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpo
     transport.expectIdle();
     await clock.advance(1);
     transport.take("getPrimary");
+  });
+
+  it("a write refused by the grants (403) backs off however the reads are answered: I, 2·I, 4·I, … up to T, reads included", async () => {
+    const { clock, transport, elector, events, answer } = setup();
+    elector.start();
+    const start = clock.now();
+    // Each poll's read is answered (nobody holds the role) and the acquire it leads to refused.
+    const sent: number[] = [];
+    for (let n = 0; n < 7; n += 1) {
+      const poll = await nextCall(clock, transport);
+      expect(poll.method).toBe("getPrimary");
+      sent.push(poll.sentAt - start);
+      await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+      transport.take("heartbeat").fail(forbidden());
+      await settle();
+      transport.expectIdle();
+    }
+    const gaps = sent.slice(1).map((at, index) => at - sent[index]!);
+    // Before the fix the answered read reset the count: a read and a write every I for ever.
+    expect(gaps).toEqual([I, 2 * I, 4 * I, T, T, T]);
+    expect(events.filter((e) => e.event === "error").every((e) => e.payload instanceof ForbiddenError)).toBe(true);
+
+    // The grant was added: a write's answer (here 409, another holder) ends the backoff.
+    await nextCall(clock, transport);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const acquire = transport.take("heartbeat");
+    await answer(acquire, { outcome: "held", view: leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: T })) });
+    expect((await nextCall(clock, transport)).sentAt - acquire.sentAt).toBe(I);
+  });
+
+  it("a refused write's backoff holds while another holds the role: the answered polls do not end it", async () => {
+    const { clock, transport, elector, answer } = setup({ announce: true });
+    elector.start();
+    const start = clock.now();
+    // Its first poll announces it (a write), and every announcement after (about every T/2)
+    // is refused; the polls between are answered: the role is held by another for long.
+    const sent: number[] = [];
+    const methods: string[] = [];
+    let writes = 0;
+    while (clock.now() < start + 8 * T) {
+      const call = await nextCall(clock, transport);
+      sent.push(call.sentAt);
+      methods.push(call.method);
+      if (call.method === "heartbeat") {
+        writes += 1;
+        expect(call.request?.announce).toBe(true);
+        transport.take("heartbeat").fail(forbidden());
+        await settle();
+      } else {
+        await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 10 * T })));
+      }
+    }
+    // Every I for 8·T would be about 40 calls; backing off, the waits reach T and stay there.
+    const gaps = sent.slice(1).map((at, index) => at - sent[index]!);
+    expect(writes).toBeGreaterThanOrEqual(3);
+    expect(gaps.slice(-4)).toEqual([T, T, T, T]);
+    expect(sent.length).toBeLessThanOrEqual(14);
+    // The refused announcements (due every T/2) do not take every poll: it still reads the role.
+    expect(methods.join(" ")).not.toMatch(/heartbeat heartbeat/);
   });
 
   it("a program that would rather stop on them does so from its error handler (as docs/sdk.md shows)", async () => {
@@ -1239,3 +1299,18 @@ describe("PrimaryElector: the renewal budget follows the round trip (docs/protoc
     expect(calls.length).toBe(17);
   });
 });
+
+/** A 403 of the grants: the caller may read the role, not write it. */
+function forbidden(): ForbiddenError {
+  return new ForbiddenError("UpdateHeartBeat(scheduler)", "managed identity b", "The identity b may not hold or release the role scheduler");
+}
+
+/** Advances the clock 1 ms at a time until the elector makes its next call (within 2·T); that call, not yet taken. */
+async function nextCall(clock: FakeClock, transport: ScriptedTransport): Promise<PendingCall> {
+  const made = transport.all.length;
+  for (let waited = 0; transport.all.length === made; waited += 1) {
+    expect(waited, "no call within 2·T").toBeLessThan(2 * T);
+    await clock.advance(1);
+  }
+  return transport.all[made]!;
+}

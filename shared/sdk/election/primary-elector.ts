@@ -72,8 +72,13 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #role: Role = { kind: "following" };
   #timing: LeaseTiming | undefined;
   #observedPrimary: string | null | undefined;
-  /** Failed calls in a row that no retry can fix (see isRefusal); any answer resets it. */
-  #refusals = 0;
+  /**
+   * Calls in a row that no retry can fix (see isRefusal), reads and writes apart: a read's
+   * refusals end with any answer, a write's only with a write's answer (accepted or 409).
+   * Grants refuse writes while reads are answered (403), and an answered read must not end
+   * the backoff of the writes it leads to (see #afterRefusal).
+   */
+  #refusals = { read: 0, write: 0 };
   /** Failed calls in a row of any kind (timeouts, 503s, refusals); any answer resets it. */
   #failures = 0;
   /** No follower call before this time: the service's last Retry-After. Renewals ignore it. */
@@ -280,6 +285,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       if (judgement.drawNew) this.#uuid = this.#newUuid();
     };
     const shown = (view: LeaseView): UuidEvent => ({ kind: "shown", holder: view.primary === null ? "none" : view.primary.uuid === this.#uuid ? "self" : "other" });
+    // Whether the last poll was an announcement (see #announceDue).
+    let announcedLast = false;
     for (;;) {
       // A resign()'s cool-down holds back a takeover (it only watches until then).
       if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
@@ -298,27 +305,30 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       // On a participant's grid the next poll is planned from this one's plan (planFrom), so the
       // standby polls every 1.1·I on average, as alone. A lone elector, or a quick poll, plans from now.
       const cadenceFrom = this.#setup.part !== undefined && !quick ? planFrom(planned, startedAt, pollMs) : startedAt;
-      // After calls no retry can fix (a wrong key or endpoint): later and later, up to T.
-      pollAt = this.#refusals > 0 ? startedAt + backoffMs(this.#refusals, this.#timing, this.#setup.retryDelayMs) * stretch : cadenceFrom + pollMs * stretch;
+      pollAt = cadenceFrom + pollMs * stretch;
       if (this.affinity !== undefined) {
         const holds = await this.#affinityHolds(this.affinity, pollMs, halt, false);
         if (halt.aborted) return undefined;
         if (!holds) {
           takeoverAt = undefined;
+          pollAt = this.#afterRefusal(pollAt, startedAt, stretch);
           continue;
         }
       }
       let attempt: AcquireOutcome | undefined;
-      if (takeoverAt !== undefined && this.#setup.clock.now() >= takeoverAt) {
+      const takingOver = takeoverAt !== undefined && this.#setup.clock.now() >= takeoverAt;
+      const announcing: boolean = !takingOver && this.#announceDue(announcedLast);
+      announcedLast = announcing;
+      if (takingOver) {
         takeoverAt = undefined;
         attempt = await this.#acquire();
-      } else if (this.#announceDue()) {
+      } else if (announcing) {
         // A standby's announcement: a heartbeat that, refused, records it (docs/protocol.md#standbys).
         // It never acquires (Conflict where it would): a free role is acquired at once by a plain one.
         attempt = await this.#acquire(true);
         if (attempt.kind === "unanswered") {
           // An announcement never starts a term, so its uuid holds nothing unseen: a failed poll.
-          pollAt = this.#afterFailure(pollAt, startedAt);
+          pollAt = this.#afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch);
           continue;
         }
         if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
@@ -329,14 +339,14 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
         const takeoverAlarm = new DeadlineAlarm(this.#setup.clock);
         if (takeoverAt !== undefined) takeoverAlarm.arm(takeoverAt);
-        const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#calls.getPrimary(this.utype, options));
+        const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#calls.getPrimary(this.utype, options), "read");
         takeoverAlarm.disarm();
         if (halt.aborted) return undefined;
         if (view === undefined) {
-          pollAt = this.#afterFailure(pollAt, startedAt);
+          pollAt = this.#afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch);
           continue;
         }
-        this.#observe(view);
+        this.#observe(view, "read");
         judge(shown(view));
         pollAt = handoverFor(view, this.#uuid) ? startedAt + fastPollMs(view) : cadenceFrom + view.intervalMs * stretch;
         takeoverAt = takeoverTime(view, this.#uuid, this.#setup.clock.now());
@@ -364,6 +374,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
           pollAt = this.#afterFailure(pollAt, startedAt);
           break;
       }
+      // Whatever the reads answered: a refused write holds back every call of the next poll too.
+      pollAt = this.#afterRefusal(pollAt, startedAt, stretch);
       if (halt.aborted) return undefined;
     }
   }
@@ -381,7 +393,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce } : { uuid, address: this.address ?? null };
     // Only its own budget ends it: a signal nobody aborts, one per call (a shared one would
     // gather a listener per acquire in flight across every elector of the process).
-    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#setup.retryDelayMs), new AbortController().signal, (options) => this.#calls.heartbeat(this.utype, body, options));
+    const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#setup.retryDelayMs), new AbortController().signal, (options) => this.#calls.heartbeat(this.utype, body, options), "write");
     this.#role = { kind: "following" };
     // Made, answered or not (it may have landed): the next attempts are plain polls and
     // acquires, so that a service too slow to answer within the budget still gets an acquire.
@@ -562,9 +574,15 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return { pollAt: now, takeoverAt: undefined };
   }
 
-  /** A standby announces itself on its first poll as this uuid and about every T/2 after; never while it may not compete. */
-  #announceDue(): boolean {
+  /**
+   * A standby announces itself on its first poll as this uuid and about every T/2 after; never
+   * while it may not compete. While its writes are refused (a grant it lacks), never on two
+   * polls in a row: the refused announcements would otherwise take every poll its backoff
+   * leaves, and it would no longer read the role.
+   */
+  #announceDue(announcedLast: boolean): boolean {
     if (!this.#announce || this.#setup.clock.now() < this.#competeAt) return false;
+    if (announcedLast && this.#refusals.write > 0) return false;
     const last = this.#announced;
     if (last === undefined || last.uuid !== this.#uuid) return true;
     return this.#timing !== undefined && this.#setup.clock.now() - last.at >= this.#timing.timeoutMs / 2;
@@ -616,7 +634,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
 
   /** Affinity: the other utype's live primary is at our address. A failed read proves nothing: `onFailure`. */
   async #affinityHolds(affinity: string, budgetMs: number, signal: AbortSignal, onFailure: boolean): Promise<boolean> {
-    const view = await this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(affinity, options));
+    const view = await this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(affinity, options), "read");
     if (view === undefined) return onFailure;
     return view.primary !== null && view.primary.address === this.address;
   }
@@ -637,9 +655,12 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return role.kind === "leading" && this.#setup.clock.now() < role.term.deadline ? role.term : undefined;
   }
 
-  /** Keeps I and T, the primaryChanged event and the time spent without a primary. */
-  #observe(view: LeaseView): void {
-    this.#refusals = 0;
+  /**
+   * Keeps I and T, the primaryChanged event and the time spent without a primary. `call`:
+   * what was answered; a read's answer does not end the refusals of writes (see #refusals).
+   */
+  #observe(view: LeaseView, call: "read" | "write" = "write"): void {
+    this.#refusals = { read: 0, write: call === "write" ? 0 : this.#refusals.write };
     this.#failures = 0;
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
     this.#stats.observed(this.#setup.clock.now(), view.primary?.expiresInMs);
@@ -661,8 +682,22 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return Math.max(pollAt, startedAt + failureBackoffMs(this.#failures, this.#timing, this.#setup.retryDelayMs, this.#random), this.#notBefore);
   }
 
-  #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>): Promise<T | undefined> {
-    return callWithin(budgetMs, signal, send, (error) => this.#fail(error));
+  /**
+   * A follower's next call after calls no retry can fix (a wrong key or endpoint, a write
+   * outside the caller's grants): I·2^(n−1) after this one started, up to T (backoffMs; n
+   * the refusals in a row, reads or writes, whichever are more), stretched as every poll
+   * is, and never earlier than `pollAt`. A refused write holds the whole poll back, reads
+   * included, however the reads are answered: a worker refused by its grants asks 2·I,
+   * 4·I, … up to T apart, not every I for ever.
+   */
+  #afterRefusal(pollAt: number, startedAt: number, stretch: number): number {
+    const refusals = Math.max(this.#refusals.read, this.#refusals.write);
+    if (refusals === 0) return pollAt;
+    return Math.max(pollAt, startedAt + backoffMs(refusals - 1, this.#timing, this.#setup.retryDelayMs) * stretch);
+  }
+
+  #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>, call: "read" | "write"): Promise<T | undefined> {
+    return callWithin(budgetMs, signal, send, (error) => this.#fail(error, call));
   }
 
   #roundTrip(ms: number, timing: LeaseTiming, call: "renewal" | "acquisition"): void {
@@ -671,10 +706,11 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     if (warning !== undefined) this.#report(warning);
   }
 
-  #fail(error: unknown): void {
+  /** A failed call: `call` says whether it was a read or a write (renewals, releases and acquires are writes). */
+  #fail(error: unknown, call: "read" | "write" = "write"): void {
     this.#stats.failed();
     this.#failures += 1;
-    if (isRefusal(error)) this.#refusals += 1;
+    if (isRefusal(error)) this.#refusals = { ...this.#refusals, [call]: this.#refusals[call] + 1 };
     const retryAfterMs = retryAfterOf(error);
     if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#setup.clock.now() + retryAfterMs);
     this.#report(error);
