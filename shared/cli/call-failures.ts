@@ -16,9 +16,16 @@ export function unfixableCallHint(error: unknown, endpoint: string): string | un
   // With several endpoints, the one that answered (the SDK's errors name it) is the one to correct.
   const answered = error instanceof Error && "endpoint" in error ? (error as { endpoint?: unknown }).endpoint : undefined;
   if (typeof answered === "string") endpoint = answered;
+  if (status === 401 && (error as { credential?: unknown }).credential === "token") {
+    return (
+      "The service refused this managed identity's token (the service's message above says why): most often it was asked for " +
+      "another audience than the service accepts. Give --audience (or HA_AUTH_AUDIENCE) as the service's HA_AUTH_AUDIENCE has it " +
+      "(its api://… URI or client id), and use an identity of the service's tenant (HA_AUTH_TENANT_ID) (docs/deploy.md, \"How workers authenticate\")."
+    );
+  }
   if (status === 401) {
     return (
-      "The function key is wrong or missing: pass --key KEY or set HA_API_KEY (with --auth managed-identity: the token was refused; check --audience against the service's HA_AUTH_AUDIENCE). In Azure, list the app's keys with " +
+      "The function key is wrong or missing: pass --key KEY or set HA_API_KEY. In Azure, list the app's keys with " +
       "`az functionapp keys list -g <group> -n <app>` (docs/deploy.md, \"Get a function key\"); " +
       "against `ha-module serve`, use the HA_API_KEY it was started with."
     );
@@ -49,10 +56,14 @@ function suggestApi(endpoint: string): string {
 
 /**
  * What a command prints on such a failure: the error, then the hint. The SDK's advice for
- * a 401 names its own option (apiKey); at the command line it is --key.
+ * a 401 names its own options (apiKey, ManagedIdentityCredential's audience); at the command
+ * line they are --key and --audience.
  */
 export function describeUnfixable(error: Error, hint: string): string {
-  return `${error.message.replace("pass apiKey or set HA_API_KEY", "pass --key or set HA_API_KEY")}\n  ${hint}`;
+  const message = error.message
+    .replace("pass apiKey or set HA_API_KEY", "pass --key or set HA_API_KEY")
+    .replace("as ManagedIdentityCredential's audience or HA_AUTH_AUDIENCE", "as --audience or HA_AUTH_AUDIENCE");
+  return `${message}\n  ${hint}`;
 }
 
 /** Something that reports failed calls through an `error` event, like PrimaryElector. */
@@ -99,7 +110,11 @@ export interface AnsweringSource {
  * fix is printed. One that retrying cannot fix (401, 403, 404) is printed once with its hint, and
  * not again while the calls keep failing that way (the elector backs off meanwhile, up to T
  * between tries, and a lease held runs out: `run` stops its command as for any lost lease).
- * Once an answer comes again that is said, and the next such failure is printed again.
+ * The report ends, said in one line, only with an answer that shows the refusal is over, and
+ * the next such failure is printed again: an accepted write (`elected`) ends any; a read's
+ * answer (`primaryChanged`) ends a 401 or 404, which refuse every call, but never a 403,
+ * which refuses only the writes a grant does not allow: while the reads are answered and
+ * another identity takes and releases the role, nothing has changed for this one.
  */
 export class FailureReport {
   #refused: number | undefined;
@@ -131,17 +146,21 @@ export class FailureReport {
     return true;
   }
 
-  /** The service answered. */
-  answered(): void {
-    if (this.#refused === undefined) return;
-    this.note(`the service answers again (it answered ${this.#refused} before); competing as before.`);
+  /** The service answered a read (`read`), or accepted a write (`write`). */
+  answered(call: "read" | "write"): void {
+    if (this.#refused === undefined || (call === "read" && this.#refused === 403)) return;
+    this.note(
+      call === "write"
+        ? `the service answers again and accepted a write (it answered ${this.#refused} before); competing as before.`
+        : `the service answers again (it answered ${this.#refused} before); competing as before.`,
+    );
     this.#refused = undefined;
   }
 
   /** Reports the elector's failures and answers from now on. */
   watch(source: AnsweringSource): void {
-    source.on("primaryChanged", () => this.answered());
-    source.on("elected", () => this.answered());
+    source.on("primaryChanged", () => this.answered("read"));
+    source.on("elected", () => this.answered("write"));
     source.on("error", (error) => void this.failed(error));
   }
 }

@@ -13,12 +13,16 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grantSettings, HEAD_A, HEAD_B, KEYS } from "../helpers/grants-fixture.js";
 import { LocalIssuer, TEST_AUDIENCE } from "../helpers/local-issuer.js";
-import { CliProcess, runCli } from "../helpers/sdk-cli-process.js";
+import { startRecordingProxy } from "../helpers/recording-proxy.js";
+import { CliProcess, realDelay, runCli } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /** Writes its marker file (proof that it ran), then waits for SIGTERM. */
 const COMMAND = "require('node:fs').writeFileSync(process.argv[1], 'ran'); process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1000);";
 const IDENTITY_HEADER = "identity-header-of-this-test";
+
+const I = 200;
+const T = 2000;
 
 let issuer: LocalIssuer;
 let identityEndpoint: Server;
@@ -43,7 +47,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => identityEndpoint.listen(0, "127.0.0.1", resolve));
   identityUrl = `http://127.0.0.1:${(identityEndpoint.address() as AddressInfo).port}`;
-  service = await startServiceProcess({ ...grantSettings(issuer.authority), HA_INTERVAL_MS: "200", HA_TIMEOUT_MS: "2000" });
+  service = await startServiceProcess({ ...grantSettings(issuer.authority), HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T) });
 }, 60_000);
 
 afterAll(async () => {
@@ -102,4 +106,61 @@ describe("ha-module run with two identities and grants", () => {
     granted.child.kill("SIGTERM");
     expect(await granted.exited).toEqual({ code: 0, signal: null });
   }, 120_000);
+});
+
+describe("a worker its grants refuse, while a granted one takes and releases the role", () => {
+  it("backs off up to every T however its reads are answered, and reports the 403 once: the primary changing is no answer to it", async () => {
+    // Head B's calls go through a proxy that counts them; head A talks to the service directly.
+    const proxy = await startRecordingProxy(service.url);
+    try {
+      const refused = new CliProcess("head-b", ["elect", "cluster-a.scheduler"], { ...machine("b"), HA_ENDPOINT: proxy.url });
+      processes.push(refused);
+      await refused.waitForStderr(/403 Forbidden[\s\S]*Trying again, less and less often/, 30_000);
+      // The backoff reaches T after I, 2·I, 4·I, 8·I (3 s); count from well after that.
+      await realDelay(2 * T);
+      const from = proxy.requests.length;
+      const eventsFrom = refused.events.length;
+      const startedAt = performance.now();
+      // Head A takes the role, holds it, and gives it back (stop() releases it). Head B, backed
+      // off, reads at least every third poll (the others a takeover and an announcement),
+      // so at most about 3·1.2·T apart: each phase lasts longer, so it reads both changes.
+      const granted = new CliProcess("head-a", ["elect", "cluster-a.scheduler"], machine("a"));
+      processes.push(granted);
+      await granted.waitFor((event) => event.event === "elected", { timeoutMs: 30_000 });
+      await realDelay(4.5 * T);
+      granted.signal("SIGTERM");
+      expect(await granted.exited).toEqual({ code: 0, signal: null });
+      await realDelay(4.5 * T);
+      const windowMs = performance.now() - startedAt;
+      const made = proxy.requests.slice(from);
+      // One poll is at most a read and a write (an acquire, a takeover, an announcement), and
+      // the polls are at least T − I apart (a takeover comes at the holder's expiry, up to I
+      // before the poll it would otherwise wait for): a busy machine only makes fewer. Before
+      // the fix the answered reads reset the count: a read and a write every I or 2·I.
+      const bound = 2 * (Math.ceil(windowMs / (T - I)) + 1);
+      console.log(`refused worker: ${made.length} requests in ${Math.round(windowMs)} ms (at most ${bound}; I = ${I} ms, T = ${T} ms)`);
+      expect(made.length, JSON.stringify(made.map((request) => `${request.method} ${request.path}`))).toBeLessThanOrEqual(bound);
+      expect(made.some((request) => request.method === "PUT")).toBe(true);
+      // Head B saw the role taken and given back: its reads were answered all along.
+      expect(refused.events.slice(eventsFrom).filter((event) => event.event === "primaryChanged").length, refused.stderr).toBeGreaterThanOrEqual(2);
+      // …and that is no answer to its refused writes: the 403 was said once, never "answers again".
+      expect(refused.stderr.match(/403 Forbidden/g), refused.stderr).toHaveLength(1);
+      expect(refused.stderr).not.toMatch(/answers again/);
+      expect(refused.events.some((event) => event.event === "elected")).toBe(false);
+      refused.signal("SIGTERM");
+      expect(await refused.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
+
+  it("a token asked for another audience is refused with 401, and the CLI says what is wrong with the token, not with a function key", async () => {
+    const wrong = await runCli(["elect", "cluster-a.scheduler", "--exit-on-auth-error"], { ...machine("a"), HA_AUTH_AUDIENCE: "api://not-ha-module" }, 60_000);
+    expect(wrong.code, wrong.stderr).toBe(1);
+    // The service's reason, naming the audience the token has and the one it accepts.
+    expect(wrong.stderr).toMatch(/401 Unauthorized: The token is for another audience \(aud "api:\/\/not-ha-module"\); request it for api:\/\/ha-module-test\./);
+    expect(wrong.stderr).toMatch(/refused the token of managed identity .* for api:\/\/not-ha-module: ask for the token with the audience the service accepts/);
+    expect(wrong.stderr).toMatch(/Give --audience \(or HA_AUTH_AUDIENCE\) as the service's HA_AUTH_AUDIENCE has it/);
+    expect(wrong.stderr).not.toMatch(/function key|--key|HA_API_KEY|apiKey/);
+  }, 60_000);
 });

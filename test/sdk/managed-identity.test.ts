@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ForbiddenError, HaClient, ManagedIdentityCredential } from "../../shared/sdk/index.js";
+import { ForbiddenError, HaClient, ManagedIdentityCredential, UnauthorizedError } from "../../shared/sdk/index.js";
 
 interface Seen {
   method: string;
@@ -116,6 +116,22 @@ describe("HaClient with a credential", () => {
     const call = seen.find((request) => request.url.pathname === "/api/primary/x");
     expect(call?.headers["authorization"]).toBe("Bearer the-token");
     expect(call?.headers["x-functions-key"]).toBeUndefined();
+  });
+
+  it("a 401 to a token says what is wrong with the token (its audience), not with a function key", async () => {
+    answer = (request) =>
+      request.url.pathname.startsWith("/metadata")
+        ? { status: 200, body: { access_token: "the-token", expires_in: 3600 } }
+        : { status: 401, body: { error: { code: "Unauthorized", message: 'The token is for another audience (aud "api://wrong"); request it for api://ha.' } } };
+    const client = new HaClient({ endpoint: `${base}/api`, credential: new ManagedIdentityCredential({ audience: "api://wrong", env: {}, imdsEndpoint: base }) });
+    const error = await client.getPrimary("x").catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect(error).toMatchObject({ status: 401, retryable: false, credential: "token" });
+    expect((error as Error).message).toMatch(/401 Unauthorized: The token is for another audience .* refused the token of managed identity .* for api:\/\/wrong: ask for the token with the audience the service accepts \(its HA_AUTH_AUDIENCE\)/);
+    expect((error as Error).message).not.toMatch(/function key|apiKey|HA_API_KEY/);
+    // With a key, the key is what was refused.
+    const byKey = await new HaClient({ endpoint: `${base}/api`, apiKey: "k", credential: null }).getPrimary("x").catch((thrown: unknown) => thrown);
+    expect(byKey).toMatchObject({ credential: "key", message: expect.stringMatching(/Wrong or missing function key/) });
   });
 
   it("takes HA_AUTH=managed-identity, HA_AUTH_AUDIENCE and HA_CLIENT_ID from the environment, and refuses HA_AUTH without an audience", () => {

@@ -148,7 +148,7 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
       return false;
     });
     if (timing === undefined) return refusal ?? EXIT.ok; // stopped before the service ever answered
-    failures.answered();
+    failures.answered("read");
     const graceMs = chooseGraceMs(requestedGrace, timing);
     say(
       `grace ${graceMs} ms (${requestedGrace === undefined ? "default, (T − 2·I)/2" : "--grace-ms"}; ` +

@@ -98,6 +98,8 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
   #singleRoutes = false;
   /** Who this client authenticates as, for start lines: the managed identity and audience, "a function key", or "no credentials". */
   readonly identity: string;
+  /** Whether it sends a bearer token (a credential) rather than a key: what a 401 refused. */
+  readonly sendsToken: boolean;
 
   constructor(options: HaClientOptions = {}) {
     checkOptionsObject("the HaClient options", options, '{ endpoint: "http://127.0.0.1:7071/api" }');
@@ -111,6 +113,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     this.#apiKey = options.apiKey === undefined ? environmentDefault("HA_API_KEY") : checkOptionalString("apiKey", options.apiKey);
     this.#credential = options.credential === undefined ? credentialFromEnvironment() : options.credential === null ? undefined : checkCredential(options.credential);
     this.identity = this.#credential?.description ?? (this.#apiKey === undefined ? "no credentials" : "a function key");
+    this.sendsToken = this.#credential !== undefined;
     this.#timeoutMs = checkPositiveMs("timeoutInMs", options.timeoutInMs, DEFAULT_CALL_TIMEOUT_MS);
   }
 
@@ -124,7 +127,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     const what = callName.getPrimary(utype);
     const path = `/primary/${utype}`;
     const answer = await this.#call("GET", options.standbys === true ? `${path}?standbys=true` : path, undefined, options, what);
-    return readPrimary(answer, utype, what, this.identity);
+    return readPrimary(answer, utype, what, this);
   }
 
   /** UpdateHeartBeat: acquire, renew (fast path when `lease` is given) or take over. */
@@ -132,7 +135,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     const what = callName.heartbeat(utype);
     const sent = heartbeatRequest(body);
     const answer = await this.#call("PUT", `/primary/${utype}`, JSON.stringify(sent), options, what);
-    return readHeartbeat(answer, utype, sent.uuid, what, this.identity);
+    return readHeartbeat(answer, utype, sent.uuid, what, this);
   }
 
   /**
@@ -153,7 +156,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     }
     const lost = lostOutcome(answer, utype, what);
     if (lost !== undefined) return lost;
-    throw refused(what, answer, this.identity, path);
+    throw refused(what, answer, this, path);
   }
 
   /**
@@ -175,7 +178,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
       if (code === "NoSuchStandby") return { outcome: "no-such-standby", view, standbys: view.standbys ?? [] };
       if (code === "Conflict") return { outcome: "conflict", view };
     }
-    throw refused(what, answer, this.identity, path);
+    throw refused(what, answer, this, path);
   }
 
   /**
@@ -186,7 +189,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     const what = "ListPrimaries";
     const query = [options.standbys === true ? "standbys=true" : "", options.vacant === true ? "vacant=true" : ""].filter((part) => part !== "").join("&");
     const answer = await this.#call("GET", query === "" ? "/primary" : `/primary?${query}`, undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this.identity, "/primary");
+    if (answer.status !== 200) throw refused(what, answer, this, "/primary");
     return parsePrimaryList(answer.body, answer.status, what);
   }
 
@@ -197,7 +200,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     if (answer.status === 200 || (answer.status === 503 && parseErrorBody(answer.body)?.code === "StoreUnavailable")) {
       return parseHealth(answer.body, answer.status, what);
     }
-    throw refused(what, answer, this.identity, "/health");
+    throw refused(what, answer, this, "/health");
   }
 
   /**
@@ -209,7 +212,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     const what = callName.memberHeartbeat(group, member);
     const sent = memberHeartbeatRequest(body);
     const answer = await this.#call("PUT", `/members/${group}/${member}`, JSON.stringify(sent), options, what);
-    return readMemberHeartbeat(answer, group, member, sent.session, what, this.identity);
+    return readMemberHeartbeat(answer, group, member, sent.session, what, this);
   }
 
   /** Goodbye: the session is leaving at once. `held` when the row belongs to another session. */
@@ -221,14 +224,14 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
     if (code === "SessionHeld" || code === "Conflict") {
       return { outcome: code === "SessionHeld" ? "held" : "conflict", answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
     }
-    throw refused(what, answer, this.identity, `/members/${group}/${member}`);
+    throw refused(what, answer, this, `/members/${group}/${member}`);
   }
 
   /** The group's members with their states, judged by the service at one instant. */
   async listMembers(group: string, options: CallOptions = {}): Promise<MemberList> {
     const what = callName.listMembers(group);
     const answer = await this.#call("GET", `/members/${group}`, undefined, options, what);
-    return readMemberList(answer, group, what, this.identity);
+    return readMemberList(answer, group, what, this);
   }
 
   /**
@@ -247,14 +250,14 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
       this.#singleRoutes = true;
       return this.#singly(sent, options);
     }
-    if (answer.status !== 200) throw refused(what, answer, this.identity, "/heartbeat");
+    if (answer.status !== 200) throw refused(what, answer, this, "/heartbeat");
     const parts = parseParticipantAnswer(answer.body, sent, answer.status, what);
     const read = <T>(part: PartAnswer, reader: (answer: Answer) => T): PartResult<T> => readPart(() => reader(partAnswer(part, answer.endpoint)));
     return {
-      roles: parts.roles.map((part, i) => read(part, (a) => readHeartbeat(a, sent.roles![i]!.utype, sent.roles![i]!.uuid, callName.heartbeat(part.utype), this.identity))),
-      reads: parts.reads.map((part) => read(part, (a) => readPrimary(a, part.utype, callName.getPrimary(part.utype), this.identity))),
-      members: parts.members.map((part, i) => read(part, (a) => readMemberHeartbeat(a, part.group, part.member, sent.members![i]!.session, callName.memberHeartbeat(part.group, part.member), this.identity))),
-      groups: parts.groups.map((part) => read(part, (a) => readGroup(a, part.group, callName.listMembers(part.group), this.identity))),
+      roles: parts.roles.map((part, i) => read(part, (a) => readHeartbeat(a, sent.roles![i]!.utype, sent.roles![i]!.uuid, callName.heartbeat(part.utype), this))),
+      reads: parts.reads.map((part) => read(part, (a) => readPrimary(a, part.utype, callName.getPrimary(part.utype), this))),
+      members: parts.members.map((part, i) => read(part, (a) => readMemberHeartbeat(a, part.group, part.member, sent.members![i]!.session, callName.memberHeartbeat(part.group, part.member), this))),
+      groups: parts.groups.map((part) => read(part, (a) => readGroup(a, part.group, callName.listMembers(part.group), this))),
     };
   }
 
@@ -273,7 +276,7 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
   async listGroups(options: CallOptions = {}): Promise<GroupList> {
     const what = "ListGroups";
     const answer = await this.#call("GET", "/members", undefined, options, what);
-    if (answer.status !== 200) throw refused(what, answer, this.identity, "/members");
+    if (answer.status !== 200) throw refused(what, answer, this, "/members");
     return parseGroupList(answer.body, answer.status, what);
   }
 
@@ -432,6 +435,12 @@ function looksLikeJson(text: string): boolean {
   return first === "{" || first === "[";
 }
 
+/** Who a refusal names: the identity the client authenticates as, and whether it sends a token (what a 401 refused). */
+interface Caller {
+  readonly identity: string;
+  readonly sendsToken: boolean;
+}
+
 /** A part of a participant heartbeat's answer, as a single call's answer (Retry-After in seconds there). */
 function partAnswer(part: PartAnswer, endpoint: string): Answer {
   return { endpoint, status: part.status, body: part.body, retryAfterMs: part.retryAfter === undefined ? undefined : Math.min(MAX_RETRY_AFTER_MS, part.retryAfter * 1000) };
@@ -474,37 +483,37 @@ function participantRequest(body: ParticipantHeartbeatBody): ParticipantHeartbea
  */
 
 /** GetPrimary (and a read part): 200 with the view, anything else refused. */
-function readPrimary(answer: Answer, utype: string, what: string, identity: string): LeaseView {
-  if (answer.status !== 200) throw refused(what, answer, identity, `/primary/${utype}`);
+function readPrimary(answer: Answer, utype: string, what: string, caller: Caller): LeaseView {
+  if (answer.status !== 200) throw refused(what, answer, caller, `/primary/${utype}`);
   return parseLeaseView(answer.body, utype, answer.status, what);
 }
 
 /** UpdateHeartBeat (and a role part): accepted with its token, a refused outcome with its view, or an error. */
-function readHeartbeat(answer: Answer, utype: string, uuid: string, what: string, identity: string): HeartbeatResult {
+function readHeartbeat(answer: Answer, utype: string, uuid: string, what: string, caller: Caller): HeartbeatResult {
   if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedHeartbeat(answer.body, utype, uuid, answer.status, what) };
   const lost = lostOutcome(answer, utype, what);
   if (lost !== undefined) return lost;
-  throw refused(what, answer, identity, `/primary/${utype}`);
+  throw refused(what, answer, caller, `/primary/${utype}`);
 }
 
 /** A member heartbeat (and a member part): accepted with its token, SessionHeld, SessionEnded or Conflict as outcomes, or an error. */
-function readMemberHeartbeat(answer: Answer, group: string, member: string, session: string, what: string, identity: string): MemberHeartbeatResult {
+function readMemberHeartbeat(answer: Answer, group: string, member: string, session: string, what: string, caller: Caller): MemberHeartbeatResult {
   if (answer.status === 200) return { outcome: "accepted", ...parseAcceptedMemberHeartbeat(answer.body, group, member, session, answer.status, what) };
   const code = answer.status === 409 ? parseErrorBody(answer.body)?.code : undefined;
   const outcome = (Object.keys(MEMBER_REFUSED_CODES) as (keyof typeof MEMBER_REFUSED_CODES)[]).find((candidate) => MEMBER_REFUSED_CODES[candidate] === code);
   if (outcome !== undefined) return { outcome, answer: parseMemberAnswer(answer.body, group, member, answer.status, what) };
-  throw refused(what, answer, identity, `/members/${group}/${member}`);
+  throw refused(what, answer, caller, `/members/${group}/${member}`);
 }
 
 /** ListMembers: 200 with the listing, anything else refused. */
-function readMemberList(answer: Answer, group: string, what: string, identity: string): MemberList {
-  if (answer.status !== 200) throw refused(what, answer, identity, `/members/${group}`);
+function readMemberList(answer: Answer, group: string, what: string, caller: Caller): MemberList {
+  if (answer.status !== 200) throw refused(what, answer, caller, `/members/${group}`);
   return parseMemberList(answer.body, group, answer.status, what);
 }
 
 /** A group part: ListMembers' reading, with the cursor, or `unchanged` since the cursor sent. */
-function readGroup(answer: Answer, group: string, what: string, identity: string): GroupAnswer {
-  if (answer.status !== 200) throw refused(what, answer, identity, `/members/${group}`);
+function readGroup(answer: Answer, group: string, what: string, caller: Caller): GroupAnswer {
+  if (answer.status !== 200) throw refused(what, answer, caller, `/members/${group}`);
   return parseGroupAnswer(answer.body, group, answer.status, what);
 }
 
@@ -520,10 +529,10 @@ function lostOutcome(answer: Answer, utype: string, what: string): { outcome: Re
 }
 
 /** A refusal names the endpoint that answered, and the identity the client authenticates as. */
-function refused(what: string, { endpoint, ...answer }: Answer, identity: string, path: string): HaRequestError {
+function refused(what: string, { endpoint, ...answer }: Answer, { identity, sendsToken }: Caller, path: string): HaRequestError {
   const error = parseErrorBody(answer.body);
   // Errors no retry can fix get classes of their own, so a program can tell them apart.
-  if (answer.status === 401) return new UnauthorizedError(what, endpoint, error?.message);
+  if (answer.status === 401) return new UnauthorizedError(what, endpoint, error?.message, sendsToken ? { identity } : undefined);
   if (answer.status === 403 && error?.code === "Forbidden") return new ForbiddenError(what, identity, error.message);
   if (answer.status === 404) return new EndpointNotFoundError(what, `${endpoint}${path}`, error?.message, endpoint);
   const options = { retryAfterMs: answer.retryAfterMs };
