@@ -16,3 +16,15 @@ export interface LeaseTiming {
   /** T: a lease not renewed for this long expires. */
   readonly timeoutMs: number;
 }
+
+/**
+ * How recently a standby must have announced itself to be named in a handover
+ * (docs/protocol.md#planned-handover). A live one announces every T/2
+ * (docs/protocol.md#standbys), so its row is at most T/2 and one poll (up to 1.2·I, and I/4
+ * more on a participant's grid) old; one not seen for T/2 + 2·I has missed its announcement
+ * by more than that: it stopped without withdrawing, or lost contact, and a handover to it
+ * would leave the role without a primary for T. Never more than T, the standbys' window.
+ */
+export function handoverSeenWithinMs({ intervalMs, timeoutMs }: LeaseTiming): number {
+  return Math.min(timeoutMs, timeoutMs / 2 + 2 * intervalMs);
+}

@@ -43,9 +43,10 @@ export const PER_PART = "per part";
 export const WRITE_NEEDS: Readonly<Record<string, (request: NeedRequest) => Need | typeof PER_PART>> = {
   updateHeartBeat: (request) => ({ action: "hold", on: "role", name: request.params["utype"] ?? "" }),
   // With the holder's token a release, without it a revoke. A token that does not prove the
-  // holder makes the service revoke too: it is told whether this caller may (Granted).
+  // holder makes the service revoke too: it is told whether this caller may (Granted). A
+  // standby's withdrawal (standby=true) is a participant's act, as its announcement is: hold.
   releasePrimary: (request) => ({
-    action: parseLease(request.query.get("lease") ?? undefined) === undefined ? "revoke" : "hold",
+    action: parseLease(request.query.get("lease") ?? undefined) === undefined && !["true", ""].includes(request.query.get("standby") ?? "false") ? "revoke" : "hold",
     on: "role",
     name: request.params["utype"] ?? "",
   }),

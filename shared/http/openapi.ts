@@ -151,7 +151,12 @@ function errorResponses(own: readonly ErrorDoc[]): Record<string, JsonSchema> {
   const responses: Record<string, JsonSchema> = {};
   for (const [status, branches] of [...byStatus].sort(([a], [b]) => a - b)) {
     const schemas = [...branches].map(([view, codes]) => ({
-      allOf: [errorBodySchema([...codes]), ...(view === undefined ? [] : [ref(view)]), ...(codes.has("Forbidden") ? [MISSING_GRANT] : [])],
+      allOf: [
+        errorBodySchema([...codes]),
+        ...(view === undefined ? [] : [ref(view)]),
+        ...(codes.has("Forbidden") ? [MISSING_GRANT] : []),
+        ...(codes.has("NoSuchStandby") ? [LAST_SEEN] : []),
+      ],
       unevaluatedProperties: false,
     }));
     const codes = new Set([...branches.values()].flatMap((set) => [...set]));
@@ -174,6 +179,12 @@ const MISSING_GRANT: JsonSchema = {
       additionalProperties: { type: "string" },
     },
   },
+};
+
+/** Beside a handover's NoSuchStandby: the standby `to` names, when it was seen but not lately enough. */
+const LAST_SEEN: JsonSchema = {
+  type: "object",
+  properties: { lastSeen: { ...ref("StandbyView"), description: "The standby `to` names, with when it was last seen, when that was too long ago to hand over to it." } },
 };
 
 /** A named schema that admits no other property where it is used alone. */

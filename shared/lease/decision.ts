@@ -24,6 +24,12 @@ export type LeaseRequest =
       readonly utype: string;
       /** The standby's uuid that should take over, or null for any. */
       readonly to: string | null;
+    }
+  | {
+      /** A standby that stops cleanly withdraws (its standby row goes beside this decision). */
+      readonly op: "withdraw";
+      readonly utype: string;
+      readonly uuid: string;
     };
 
 /**
@@ -62,8 +68,14 @@ export type HandoverAction =
   /** The same request is pending already: nothing to write. */
   | { readonly kind: "none" };
 
-/** Every answer of the rule; each question has its own narrow part (decideHeartbeat, decideRelease, decideHandover). */
-export type LeaseAction = HeartbeatAction | ReleaseAction | HandoverAction;
+export type WithdrawAction =
+  /** A handover names the standby that withdraws: it is dropped, as on a retire; nothing else changes. */
+  | { readonly kind: "drop-handover"; readonly next: LeaseState }
+  /** Nothing on the entry names it: nothing to write. */
+  | { readonly kind: "none" };
+
+/** Every answer of the rule; each question has its own narrow part (decideHeartbeat, decideRelease, decideHandover, decideWithdraw). */
+export type LeaseAction = HeartbeatAction | ReleaseAction | HandoverAction | WithdrawAction;
 
 /**
  * The whole of the lease protocol's server side (docs/protocol.md#the-rule-server-side) as a pure function: no I/O, no
@@ -90,7 +102,11 @@ export type LeaseAction = HeartbeatAction | ReleaseAction | HandoverAction;
  *   2. to == the holder                           → refuse (to-holder)
  *   3. the same request pending                   → nothing to do
  *   4. otherwise                                  → store {to, requestedAt} (the first request's time)
- * The ended list changes only with a term (take over, release, retire), never on a renewal.
+ * Withdraw (DELETE ?uuid=…&standby=true, a standby's clean stop):
+ *   1. a handover (pending or reserved) names uuid → drop it: nobody waits for a standby that left
+ *   2. otherwise                                  → nothing to do (only its standby row goes)
+ * The ended list changes only with a term (take over, release, retire), never on a renewal
+ * or a withdrawal: a withdrawn uuid held nothing, and the list's 8 places are for those that did.
  */
 export function decide(
   entry: LeaseState | undefined,
@@ -105,7 +121,14 @@ export function decide(
       return decideRelease(entry, request, haTime, timeoutMs);
     case "handover":
       return decideHandover(entry, request.to, haTime, timeoutMs);
+    case "withdraw":
+      return decideWithdraw(entry, request.uuid);
   }
+}
+
+export function decideWithdraw(entry: LeaseState | undefined, uuid: string): WithdrawAction {
+  if (entry?.handover === undefined || entry.handover.to !== uuid) return { kind: "none" };
+  return { kind: "drop-handover", next: withoutHandover(entry) };
 }
 
 export function decideHandover(entry: LeaseState | undefined, to: string | null, haTime: number, timeoutMs: number): HandoverAction {

@@ -1,11 +1,11 @@
 import type { HeartbeatBody, ReleaseQuery } from "../contract/heartbeat-body.js";
 import type { LeaseView, StandbyView } from "../contract/lease-view.js";
-import type { HandoverResult, HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
+import type { HandoverResult, HeartbeatResult, ReleaseResult, WithdrawResult } from "../contract/outcomes.js";
 import type { TermHistory } from "../contract/term-history.js";
 import { debuglog } from "node:util";
-import type { LeaseTiming } from "../contract/timing.js";
+import { handoverSeenWithinMs, type LeaseTiming } from "../contract/timing.js";
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "../service/clock.js";
-import { decideHandover, decideHeartbeat, decideRelease, type LeaseAction } from "./decision.js";
+import { decideHandover, decideHeartbeat, decideRelease, decideWithdraw, type LeaseAction } from "./decision.js";
 import { isLive, pendingHandover, type LeaseRecord, type LeaseState } from "./lease.js";
 import type { LeaseStore, StandbyRecord } from "./lease-store.js";
 import type { WriteOutcome } from "../service/store-call.js";
@@ -78,6 +78,11 @@ export interface ViewOptions {
   readonly vacant?: boolean;
 }
 
+/** The standby `to` names: an exact uuid first, else the most recently seen one with that address (`standbys` oldest first). */
+function standbyNamed(standbys: readonly StandbyView[], to: string): StandbyView | undefined {
+  return standbys.find((standby) => standby.uuid === to) ?? standbys.filter((standby) => standby.address === to).at(-1);
+}
+
 /** What #readEntry answers while another request may be creating the role's first entry. */
 const CREATING = Symbol("creating");
 
@@ -134,6 +139,14 @@ export class LeaseService {
   /** An operator's planned handover (docs/protocol.md#planned-handover): `to` a standby's uuid or address, or any. */
   handover(utype: string, to: string | undefined, arrival?: RequestArrival): Promise<HandoverResult> {
     return this.#admitted("other", () => this.#handover(utype, to, arrival));
+  }
+
+  /**
+   * A standby's clean stop (docs/protocol.md#standbys): its row is deleted, and a handover
+   * that names it is dropped. Its uuid is not retired: it held nothing.
+   */
+  withdrawStandby(utype: string, uuid: string, arrival?: RequestArrival): Promise<WithdrawResult> {
+    return this.#admitted("other", () => this.#withdrawStandby(utype, uuid, arrival));
   }
 
   health(arrival?: RequestArrival): Promise<void> {
@@ -201,23 +214,24 @@ export class LeaseService {
   }
 
   /**
-   * The standbys seen within T, oldest announcement first, leaving out the holder and the
+   * The standbys seen within T (or `withinMs`), oldest announcement first, leaving out the holder and the
    * uuids whose term ended: a standby's row goes from view when it becomes holder or is
    * retired (DELETE ?uuid=) without a write on those paths. A read never writes: stale rows
    * are only left out here, and deleted by the sweeper (StandbySweeper).
    */
-  #freshStandbys(rows: readonly StandbyRecord[], entry: LeaseState | undefined, haTime: number): StandbyView[] {
+  #freshStandbys(rows: readonly StandbyRecord[], entry: LeaseState | undefined, haTime: number, withinMs = this.deps.timing.timeoutMs): StandbyView[] {
     return rows
-      .filter((row) => haTime - row.seenAt <= this.deps.timing.timeoutMs && row.uuid !== entry?.uuid && !(entry?.endedUuids.includes(row.uuid) ?? false))
+      .filter((row) => haTime - row.seenAt <= withinMs && row.uuid !== entry?.uuid && !(entry?.endedUuids.includes(row.uuid) ?? false))
       .sort((a, b) => a.seenAt - b.seenAt)
       .map((row) => ({ uuid: row.uuid, address: row.address, seenAt: new Date(row.seenAt).toISOString() }));
   }
 
   /**
    * A handover request: the entry and, when `to` names someone, the role's standbys (two
-   * reads side by side); `to` resolved to a fresh standby's uuid (an exact uuid first, else
-   * the most recently seen standby with that address); then one conditional write, decided
-   * again (at most MAX_DECISIONS times) when it loses a race.
+   * reads side by side); `to` resolved to the uuid of a standby seen within
+   * handoverSeenWithinMs (an exact uuid first, else the most recently seen standby with that
+   * address), or refused naming when the one it names was last seen; then one conditional
+   * write, decided again (at most MAX_DECISIONS times) when it loses a race.
    */
   async #handover(utype: string, to: string | undefined, arrival: RequestArrival | undefined): Promise<HandoverResult> {
     const budget = this.#budget(arrival);
@@ -229,12 +243,14 @@ export class LeaseService {
     for (let decisions = 1; ; decisions += 1) {
       const haTime = this.deps.clock.now();
       let toUuid: string | null = null;
+      const standbys = this.#freshStandbys(rows, entry, haTime, handoverSeenWithinMs(this.deps.timing));
       if (to !== undefined) {
-        const standbys = this.#freshStandbys(rows, entry, haTime);
-        const named = standbys.find((standby) => standby.uuid === to) ?? standbys.filter((standby) => standby.address === to).at(-1);
-        // A holder to hand over, but nobody by that name: the operator must see who stands by.
+        const named = standbyNamed(standbys, to);
+        // A holder to hand over, but nobody by that name seen lately: the operator must see
+        // who stands by, and when the one named was last seen (if its row is still there).
         if (named === undefined && entry !== undefined && !entry.revoked && isLive(entry, haTime, this.deps.timing.timeoutMs)) {
-          return { outcome: "no-such-standby", view: this.#view(utype, entry, haTime), standbys };
+          const lastSeen = standbyNamed(this.#freshStandbys(rows, entry, haTime, Number.POSITIVE_INFINITY), to);
+          return { outcome: "no-such-standby", view: this.#view(utype, entry, haTime), standbys, ...(lastSeen === undefined ? {} : { lastSeen }) };
         }
         toUuid = named?.uuid ?? null;
       }
@@ -245,7 +261,7 @@ export class LeaseService {
         case "refuse-handover":
           return action.reason === "no-primary"
             ? { outcome: "no-primary", view: this.#view(utype, entry, haTime) }
-            : { outcome: "no-such-standby", view: this.#view(utype, entry, haTime), standbys: this.#freshStandbys(rows, entry, haTime) };
+            : { outcome: "no-such-standby", view: this.#view(utype, entry, haTime), standbys };
         case "request-handover": {
           if (entry === undefined) throw new Error("decideHandover() asked to store a handover on no entry");
           const outcome = await this.#write(action, entry, budget);
@@ -255,6 +271,25 @@ export class LeaseService {
           return { outcome: "conflict", view: this.#view(utype, entry) };
         }
       }
+    }
+  }
+
+  /**
+   * A withdrawal: the entry read and the row deleted side by side (the delete is
+   * unconditional: only its own uuid writes that row); then, only when a handover names the
+   * uuid, one conditional write dropping it, decided again when it loses a race.
+   */
+  async #withdrawStandby(utype: string, uuid: string, arrival: RequestArrival | undefined): Promise<WithdrawResult> {
+    const budget = this.#budget(arrival);
+    let [entry] = await Promise.all([this.deps.store.read(utype, budget.forStoreCall("read")), this.deps.store.deleteStandby(utype, uuid, budget.forStoreCall("write"))]);
+    for (let decisions = 1; ; decisions += 1) {
+      const haTime = this.deps.clock.now();
+      const action = decideWithdraw(entry, uuid);
+      if (action.kind === "none" || entry === undefined) return { outcome: "withdrawn", view: this.#view(utype, entry, haTime) };
+      const outcome = await this.#write(action, entry, budget);
+      if (outcome.ok) return { outcome: "withdrawn", view: this.#view(utype, action.next, haTime) };
+      entry = await this.deps.store.read(utype, budget.forStoreCall("read"));
+      if (decisions >= MAX_DECISIONS) return { outcome: "conflict", view: this.#view(utype, entry) };
     }
   }
 

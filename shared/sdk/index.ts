@@ -32,7 +32,7 @@ export type { ParticipantTransport } from "./transport/participant-transport.js"
 export type { LoopOptions } from "./loop/loop-setup.js";
 export type { HeartbeatBody } from "../contract/heartbeat-body.js";
 export type { HandoverView, HealthView, LeaseView, PrimaryList, PrimaryView, StandbyView, TelemetryFailure } from "../contract/lease-view.js";
-export type { HandoverResult, HeartbeatResult, ReleaseResult } from "../contract/outcomes.js";
+export type { HandoverResult, HeartbeatResult, ReleaseResult, WithdrawResult } from "../contract/outcomes.js";
 export type { ErrorCode } from "../contract/error-codes.js";
 export type { GroupAnswer, GroupListing, GroupPart, GroupUnchanged, MemberPart, ParticipantHeartbeatBody, ParticipantResults, PartResult, ReadPart, RolePart } from "../contract/participant.js";
 export type { LeaseTiming } from "../contract/timing.js";

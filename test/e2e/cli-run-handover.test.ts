@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CliProcess, isRunning, runCli } from "../helpers/sdk-cli-process.js";
+import { CliProcess, isRunning, realDelay, runCli } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
@@ -34,11 +34,17 @@ describe("ha-module handover with run supervisors", () => {
     return made;
   };
 
+  /** The role's standbys as the service shows them. */
+  async function standbysOf(utype: string): Promise<Array<{ uuid: string; address: string; seenAt: string }>> {
+    const view = (await (await fetch(`${service.url}/primary/${utype}?standbys=true`)).json()) as { standbys?: Array<{ uuid: string; address: string; seenAt: string }> };
+    return view.standbys ?? [];
+  }
+
   /** Until the service shows `count` standbys of the role (each `run` announces itself as it polls). */
-  async function standbysShown(count: number): Promise<Array<{ uuid: string; address: string }>> {
+  async function standbysShown(count: number, utype = "e2e-handover"): Promise<Array<{ uuid: string; address: string; seenAt: string }>> {
     for (;;) {
-      const view = (await (await fetch(`${service.url}/primary/e2e-handover?standbys=true`)).json()) as { standbys?: Array<{ uuid: string; address: string }> };
-      if ((view.standbys?.length ?? 0) >= count) return view.standbys ?? [];
+      const standbys = await standbysOf(utype);
+      if (standbys.length >= count) return standbys;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -54,7 +60,7 @@ describe("ha-module handover with run supervisors", () => {
 
     const unknown = await runCli(["handover", "e2e-handover", "--to", "host-z:1", "--endpoint", service.url]);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/--to "host-z:1" names no standby of e2e-handover seen within T; known: .*\(host-b:1\).*\(host-c:1\)|known: .*\(host-c:1\).*\(host-b:1\)/);
+    expect(unknown.stderr).toMatch(/--to "host-z:1" names no standby of e2e-handover seen within the last 3400 ms \(T\/2 \+ 2·I, at most T\); known: .*\(host-b:1\).*\(host-c:1\)|known: .*\(host-c:1\).*\(host-b:1\)/);
 
     const handedOver = await runCli(["handover", "e2e-handover", "--to", "host-c:1", "--endpoint", service.url]);
     expect(handedOver.code, handedOver.stderr).toBe(0);
@@ -100,5 +106,48 @@ describe("ha-module handover with run supervisors", () => {
     const elected = await b.waitFor((e) => e.event === "elected");
     expect(elected).toMatchObject({ epoch: 2 });
     expect(Date.parse(String(elected["at"]))).toBeGreaterThanOrEqual(Date.parse(String(exited["at"])));
+  }, 90_000);
+
+  it("a standby whose run stopped is gone from primary and refused by handover --to at once; one killed is refused once past its announcement, naming when it was last seen", async () => {
+    const utype = "e2e-gone";
+    const a = runner("gone-a", utype);
+    await a.waitFor((e) => e.event === "started");
+    const b = runner("gone-b", utype);
+    const c = runner("gone-c", utype);
+    await standbysShown(2, utype);
+
+    // b stops cleanly: it withdraws its row on the way out, so it is gone at once, not T (6 s) later.
+    b.signal("SIGTERM");
+    expect(await b.exited).toEqual({ code: 0, signal: null });
+    const shown = await runCli(["primary", utype, "--endpoint", service.url]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect((JSON.parse(shown.stdout) as { standbys: Array<{ address: string }> }).standbys.map((standby) => standby.address)).toEqual(["gone-c:1"]);
+    const toStopped = await runCli(["handover", utype, "--to", "gone-b:1", "--endpoint", service.url]);
+    expect(toStopped.code, toStopped.stderr).toBe(1);
+    expect(toStopped.stderr).toMatch(/--to "gone-b:1" names no standby of e2e-gone seen within the last 3400 ms \(T\/2 \+ 2·I, at most T\); known: \S+ \(gone-c:1\)\. Nothing was changed\./);
+
+    // c is killed (no clean stop, so no withdrawal) right after an announcement: its row stays
+    // within T (6 s), but once it is T/2 + 2·I (3.4 s) old, c has missed an announcement.
+    const before = (await standbysOf(utype)).find((standby) => standby.address === "gone-c:1")!;
+    let announcedAt = before.seenAt;
+    while (announcedAt === before.seenAt) {
+      await realDelay(20);
+      announcedAt = (await standbysOf(utype)).find((standby) => standby.address === "gone-c:1")?.seenAt ?? announcedAt;
+    }
+    c.signal("SIGKILL");
+    await c.exited;
+    await realDelay(Date.parse(announcedAt) + 4000 - Date.now());
+    const toKilled = await runCli(["handover", utype, "--to", "gone-c:1", "--endpoint", service.url]);
+    expect(Date.now() - Date.parse(announcedAt)).toBeLessThan(T);
+    expect(toKilled.code, toKilled.stderr).toBe(1);
+    expect(toKilled.stderr).toMatch(
+      new RegExp(`--to "gone-c:1" names \\S+ \\(gone-c:1\\), a standby of e2e-gone last seen at ${announcedAt.replace(/\./g, "\\.")} \\(about \\d+\\.\\d s ago by this machine's clock\\)\\. A live standby announces itself every T/2, so one not seen within 3400 ms`),
+    );
+    expect(toKilled.stderr).toMatch(/Nothing was changed\./);
+
+    // Neither handover was stored: a is primary all along, no step-down, no gap.
+    expect(a.events.some((e) => e.event === "demoted")).toBe(false);
+    const view = (await (await fetch(`${service.url}/primary/${utype}`)).json()) as { primary: { address: string } | null; handover: unknown };
+    expect(view).toMatchObject({ primary: { address: "gone-a:1" }, handover: null });
   }, 90_000);
 });

@@ -149,6 +149,17 @@ describe.each(STORES)("grants on the %s store, through the Azure functions", (_n
     expect(released).toMatchObject({ status: 200, body: { primary: null } });
   });
 
+  it("DELETE /primary/{utype}?uuid=…&standby=true: a standby's withdrawal needs hold, as its announcement does, never revoke", async () => {
+    expect((await call(functions, "updateHeartBeat", "PUT", "primary/cluster-a.scheduler", caller("head-a"), { uuid: "a1" })).status).toBe(200);
+    expect((await call(functions, "updateHeartBeat", "PUT", "primary/cluster-a.scheduler", caller("token-a"), { uuid: "a2", announce: true })).status).toBe(409);
+    stores.leases.reset();
+    await expectRefused(call(functions, "releasePrimary", "DELETE", "primary/cluster-a.scheduler?uuid=a2&standby=true", caller("token-b")), { hold: "cluster-a.scheduler", caller: HEAD_B.oid });
+    await expectRefused(call(functions, "releasePrimary", "DELETE", "primary/cluster-a.scheduler?uuid=a2&standby=true", caller("ops")), { hold: "cluster-a.scheduler" });
+    const withdrawn = await call(functions, "releasePrimary", "DELETE", "primary/cluster-a.scheduler?uuid=a2&standby=true", caller("token-a"));
+    expect(withdrawn).toMatchObject({ status: 200, body: { primary: { uuid: "a1", revoked: false } } });
+    expect([...stores.leases.calls].sort()).toEqual(["deleteStandby", "read"]);
+  });
+
   it("POST /primary/{utype}/handover: asking a holder to step down needs revoke, and a refusal writes nothing", async () => {
     expect((await call(functions, "updateHeartBeat", "PUT", "primary/cluster-a.scheduler", caller("head-a"), { uuid: "a1" })).status).toBe(200);
     stores.leases.reset();

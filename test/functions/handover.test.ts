@@ -142,4 +142,77 @@ describe("POST /api/primary/{utype}/handover", () => {
     // The holder's own announcement (a renewal) is accepted as a renewal.
     expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", announce: true })).status).toBe(200);
   });
+
+  it("409 NoSuchStandby naming when the standby was last seen, once it missed its announcement: not seen within T/2 + 2·I", async () => {
+    // standby-b announced at WALL_START; T/2 + 2·I = 4500 ms. Seen 4500 ms ago it may still be live.
+    await clock.advance(4400);
+    store.reset();
+    const live = await send(runtime, "POST", "/primary/scheduler/handover", { to: "standby-b" });
+    expect(live.status).toBe(202);
+    // Named again 101 ms later it is past its announcement by over 2·I, still within T (so
+    // ?standbys=true still lists it), and refused; nothing is written.
+    await clock.advance(101);
+    store.reset();
+    const stale = await send(runtime, "POST", "/primary/scheduler/handover", { to: "10.0.0.5:5800" });
+    expect(stale.status).toBe(409);
+    expect(errorCodeOf(stale)).toBe("NoSuchStandby");
+    const seenAt = new Date(WALL_START).toISOString();
+    expect(stale.body["lastSeen"]).toEqual({ uuid: "standby-b", address: "10.0.0.5:5800", seenAt });
+    expect(stale.body["standbys"]).toEqual([]);
+    expect((stale.body["error"] as { message: string }).message).toBe(
+      `to: "10.0.0.5:5800" names standby-b (10.0.0.5:5800), a standby of scheduler last seen at ${seenAt}: a live standby announces itself every T/2 (2500 ms), ` +
+        "so one not seen within 4500 ms (T/2 + 2·I, at most T) has stopped or lost contact, and a handover to it would leave the role without a primary for T; " +
+        "none is known (a standby announces itself while it polls). Name one of them, or leave out to for any.",
+    );
+    expect(store.calls.filter((call) => call !== "read" && call !== "readStandbys")).toEqual([]);
+    expect((await send(runtime, "GET", "/primary/scheduler?standbys=true")).body["standbys"]).toEqual([{ uuid: "standby-b", address: "10.0.0.5:5800", seenAt }]);
+  });
+
+  it("DELETE ?uuid=…&standby=true withdraws a standby: its row goes at once, the entry is not written, the holder keeps its fast path", async () => {
+    const withdrawn = await send(runtime, "DELETE", "/primary/scheduler?uuid=standby-b&standby=true");
+    expect(withdrawn.status).toBe(200);
+    expect(withdrawn.body).toMatchObject({ utype: "scheduler", primary: { uuid: "holder" }, handover: null });
+    expect([...store.calls].sort()).toEqual(["deleteStandby", "read"]);
+    expect((await send(runtime, "GET", "/primary/scheduler?standbys=true")).body["standbys"]).toEqual([]);
+    const named = await send(runtime, "POST", "/primary/scheduler/handover", { to: "standby-b" });
+    expect(errorCodeOf(named)).toBe("NoSuchStandby");
+    expect(named.body["lastSeen"]).toBeUndefined();
+    // Not retired (it held nothing): the ended uuids are for those that did. The holder's
+    // next renewal is still one conditional merge.
+    store.reset();
+    expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: token })).status).toBe(200);
+    expect(store.calls).toEqual(["renew"]);
+    // Withdrawing again, or a uuid with no row, is the same answer.
+    expect((await send(runtime, "DELETE", "/primary/scheduler?uuid=standby-b&standby=true")).status).toBe(200);
+  });
+
+  it("a withdrawal drops a handover that names the standby, pending or reserved: nobody waits for a standby that left", async () => {
+    expect((await send(runtime, "POST", "/primary/scheduler/handover", { to: "standby-b" })).status).toBe(202);
+    store.reset();
+    const withdrawn = await send(runtime, "DELETE", "/primary/scheduler?uuid=standby-b&standby=true");
+    expect(withdrawn.body).toMatchObject({ primary: { uuid: "holder" }, handover: null });
+    expect([...store.calls].sort()).toEqual(["deleteStandby", "read", "replace"]);
+    expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: token })).body["handover"]).toBeNull();
+
+    // Reserved: the holder released for b; b stops instead of taking over; anyone may take the role at once.
+    const renewal = await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: token });
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby-b", address: "10.0.0.5:5800", announce: true });
+    await send(runtime, "POST", "/primary/scheduler/handover", { to: "standby-b" });
+    const pending = await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: renewal.body["lease"] as string });
+    expect((await send(runtime, "DELETE", `/primary/scheduler?uuid=holder&lease=${encodeURIComponent(pending.body["lease"] as string)}`)).body["handover"]).toMatchObject({ phase: "reserved", to: "standby-b" });
+    expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby-c" })).status).toBe(409);
+    expect((await send(runtime, "DELETE", "/primary/scheduler?uuid=standby-b&standby=true")).body).toMatchObject({ primary: null, handover: null });
+    expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby-c" })).status).toBe(200);
+  });
+
+  it.each([
+    ["/primary/scheduler?uuid=standby-b&standby=true&lease=abc", /^standby=true withdraws a standby, which holds no lease/],
+    ["/primary/scheduler?uuid=standby-b&standby=yes", /^standby must be true or false/],
+    ["/primary/scheduler?standby=true", /^uuid is required/],
+  ])("400 InvalidRequest for DELETE %s; nothing changes", async (path, message) => {
+    const reply = await send(runtime, "DELETE", path);
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual({ error: { code: "InvalidRequest", message: expect.stringMatching(message) } });
+    expect(store.calls).toEqual([]);
+  });
 });

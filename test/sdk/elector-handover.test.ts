@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LeaseService } from "../../shared/lease/lease-service.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
-import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
+import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult, WithdrawResult } from "../../shared/sdk/index.js";
 import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { sleep } from "../../shared/sdk/loop/elector-clock.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
@@ -28,6 +28,11 @@ class ServiceTransport implements LeaseTransport {
   release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult> {
     this.calls.push(`delete ${uuid}${options?.lease === undefined ? "" : " with token"}`);
     return this.service.release({ utype, uuid, lease: options?.lease });
+  }
+
+  withdraw(utype: string, uuid: string, _options?: CallOptions): Promise<WithdrawResult> {
+    this.calls.push(`withdraw ${uuid}`);
+    return this.service.withdrawStandby(utype, uuid);
   }
 }
 
@@ -128,5 +133,44 @@ describe("the elector and a planned handover (docs/protocol.md#planned-handover)
     await service.handover("svc", undefined);
     await clock.advance(T + 1);
     expect((await service.heartbeat({ utype: "svc", uuid: "old", lease: first.outcome === "accepted" ? first.lease : "" })).outcome).toBe("revoked");
+  });
+
+  it("a standby that stops withdraws its row: gone from the standbys and from a handover at once, not T later; a holder that stops releases instead", async () => {
+    const { clock, service, transport } = setUp();
+    const log: string[] = [];
+    const a = elector("a", transport, clock, log).start();
+    await clock.advance(10);
+    const b = elector("b", transport, clock, log).start();
+    await clock.advance(10);
+    expect((await service.getPrimary("svc", undefined, { standbys: true })).standbys?.map((standby) => standby.uuid)).toEqual(["b1"]);
+    await clock.advance(3 * I);
+    await b.stop();
+    expect(transport.calls.at(-1)).toBe("withdraw b1");
+    expect((await service.getPrimary("svc", undefined, { standbys: true })).standbys).toEqual([]);
+    const handover = await service.handover("svc", "b:1");
+    expect(handover.outcome).toBe("no-such-standby");
+    // The holder keeps the role: no handover to a standby that left, no T without a primary.
+    await clock.advance(2 * I);
+    expect(a.isPrimary()).toBe(true);
+    // The holder announced as a1 before it was elected as a1: it releases, and withdraws nothing.
+    transport.calls.length = 0;
+    await a.stop();
+    expect(transport.calls).toEqual(["delete a1 with token"]);
+  });
+
+  it("a named standby that stops while the handover is pending withdraws, and the handover is dropped: the holder stays", async () => {
+    const { clock, service, transport } = setUp();
+    const log: string[] = [];
+    const a = elector("a", transport, clock, log).start();
+    await clock.advance(10);
+    const b = elector("b", transport, clock, log).start();
+    await clock.advance(10);
+    expect((await service.handover("svc", "b1")).outcome).toBe("requested");
+    await b.stop();
+    expect((await service.getPrimary("svc")).handover).toBeNull();
+    await clock.advance(2 * T);
+    expect(a.isPrimary()).toBe(true);
+    expect(log.filter((line) => line.includes("demoted"))).toEqual([]);
+    await a.stop();
   });
 });

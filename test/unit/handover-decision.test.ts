@@ -19,6 +19,7 @@ const entry = (overrides: Partial<LeaseState> = {}): LeaseState => ({
 const heartbeat = (uuid: string): LeaseRequest => ({ op: "heartbeat", utype: "scheduler", uuid, address: undefined });
 const release = (uuid: string, provenEpoch?: number): LeaseRequest => ({ op: "release", utype: "scheduler", uuid, provenEpoch });
 const handover = (to: string | null): LeaseRequest => ({ op: "handover", utype: "scheduler", to });
+const withdraw = (uuid: string): LeaseRequest => ({ op: "withdraw", utype: "scheduler", uuid });
 /** The entry just after the holder's proven release during a handover to `to`, at NOW - ago. */
 const reserved = (to: string | null, ago: number): LeaseState =>
   entry({ uuid: "", address: null, renewedAt: NOW - ago, endedUuids: ["gone-1", "holder"], handover: { to, requestedAt: NOW - ago - 100 } });
@@ -111,6 +112,25 @@ describe("decide: planned handover", () => {
       request: release("standby-b"),
       expected: { kind: "retire", next: entry({ uuid: "", address: null, renewedAt: NOW - 100, endedUuids: ["gone-1", "holder", "standby-b"] }) },
     },
+    {
+      name: "the reserved standby's withdrawal (a clean stop) drops the reservation, and retires nothing",
+      entry: reserved("standby-b", 100),
+      request: withdraw("standby-b"),
+      expected: { kind: "drop-handover", next: entry({ uuid: "", address: null, renewedAt: NOW - 100, endedUuids: ["gone-1", "holder"] }) },
+    },
+    {
+      name: "the named standby's withdrawal while the handover is pending drops it: the holder stays",
+      entry: entry({ handover: { to: "standby-b", requestedAt: NOW - 300 } }),
+      request: withdraw("standby-b"),
+      expected: { kind: "drop-handover", next: entry() },
+    },
+    {
+      name: "another standby's withdrawal writes nothing to the entry (only its row goes)",
+      entry: entry({ handover: { to: "standby-b", requestedAt: NOW - 300 } }),
+      request: withdraw("standby-c"),
+      expected: { kind: "none" },
+    },
+    { name: "a withdrawal with no handover, or no entry, writes nothing", entry: undefined, request: withdraw("standby-b"), expected: { kind: "none" } },
   ];
 
   it.each(rows)("$name", ({ entry: current, request, expected }) => {

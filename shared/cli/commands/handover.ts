@@ -1,4 +1,5 @@
 import type { HandoverResult } from "../../contract/outcomes.js";
+import { handoverSeenWithinMs } from "../../contract/timing.js";
 import { checkId, checkOptionalString } from "../../sdk/loop/option-checks.js";
 import { describeUnfixable, unfixableCallHint } from "../call-failures.js";
 import { asUsageError } from "../cli-elector.js";
@@ -19,7 +20,8 @@ export const handoverSpec: CommandSpec = {
     "A primary that does not answer is not forced: after T its renewals are refused and the role",
     "waits for its lease to run out, as after a revoke.",
     "Prints {\"outcome\":\"requested\",…LeaseView}. Exits 0 when requested, 3 when the role has no live",
-    "primary, 1 when --to names no standby (the known ones are listed) or the call failed.",
+    "primary, 1 when --to names no standby seen within T/2 + 2·I (the known ones are listed, and when",
+    "the one named was last seen) or the call failed.",
   ].join("\n"),
   options: [{ name: "to", value: "STANDBY", help: "the standby to take over: its uuid or address (default: any)" }, ...CLIENT_OPTIONS],
 };
@@ -64,8 +66,16 @@ export async function requestHandover(command: string, utype: string, to: string
       return EXIT.noPrimary;
     case "no-such-standby": {
       const known = result.standbys.map((standby) => `${standby.uuid}${standby.address === null ? "" : ` (${standby.address})`}`);
+      const { lastSeen } = result;
+      const withinMs = handoverSeenWithinMs(view);
+      const why =
+        lastSeen === undefined
+          ? `names no standby of ${utype} seen within the last ${withinMs} ms (T/2 + 2·I, at most T)`
+          : `names ${lastSeen.uuid}${lastSeen.address === null ? "" : ` (${lastSeen.address})`}, a standby of ${utype} last seen at ${lastSeen.seenAt}` +
+            ` (about ${(Math.max(0, Date.now() - Date.parse(lastSeen.seenAt)) / 1000).toFixed(1)} s ago by this machine's clock). A live standby announces itself every T/2, so one not seen` +
+            ` within ${withinMs} ms (T/2 + 2·I, at most T) has stopped or lost contact, and a handover to it would leave ${utype} without a primary for T`;
       note(
-        `ha-module ${command}: --to ${JSON.stringify(to)} names no standby of ${utype} seen within T; ` +
+        `ha-module ${command}: --to ${JSON.stringify(to)} ${why}; ` +
           (known.length === 0 ? "none is known (a standby announces itself while it polls)." : `known: ${known.join(", ")}.`) +
           " Nothing was changed.",
       );

@@ -14,6 +14,7 @@ import { HaRequestError } from "../transport/ha-request-error.js";
 export class UnauthorizedError extends HaRequestError {
   /** Always "UnauthorizedError". */
   override readonly name = "UnauthorizedError";
+  /** What was refused: `key`, the function key; `token`, a bearer token (its audience or issuer). */
   readonly credential: "key" | "token";
 
   constructor(

@@ -246,10 +246,29 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         this.#fail(error);
       }
     }
+    await this.#withdraw(uuid);
     this.#stats.stopClock(this.#setup.clock.now());
     await this.membership?.stop();
     this.#unobserve?.();
     this.#unobserve = undefined;
+  }
+
+  /**
+   * stop()'s last call as a standby: the uuid it last announced withdraws its standby row
+   * (docs/protocol.md#standbys), so that it leaves `?standbys=true`, and `handover --to`
+   * refuses it, at once rather than T later. Not when that uuid was just released or retired
+   * (`released`: its row is out of view already), nor while writes are refused (its
+   * announcements were, so it has no row), nor on a transport without `withdraw`.
+   */
+  async #withdraw(released: string | undefined): Promise<void> {
+    const uuid = this.#announced?.uuid;
+    const transport = this.#setup.transport;
+    if (uuid === undefined || uuid === released || this.#refusals.write > 0 || transport.withdraw === undefined) return;
+    try {
+      await transport.withdraw(this.utype, uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs) });
+    } catch (error) {
+      this.#fail(error);
+    }
   }
 
   /** Follow until elected, lead until demoted, and again as a new uuid, until stop(). */

@@ -4,7 +4,7 @@ import { environmentDefault } from "../loop/environment.js";
 import { HaRequestError } from "./ha-request-error.js";
 import type { HeartbeatBody } from "../../contract/heartbeat-body.js";
 import type { HealthView, LeaseView } from "../../contract/lease-view.js";
-import { REFUSED_OUTCOME_CODES, type HandoverResult, type HeartbeatResult, type ReleaseResult } from "../../contract/outcomes.js";
+import { REFUSED_OUTCOME_CODES, type HandoverResult, type HeartbeatResult, type ReleaseResult, type WithdrawResult } from "../../contract/outcomes.js";
 import type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
 import { MEMBER_REFUSED_CODES, type GroupList, type MemberHeartbeatBody, type MemberHeartbeatResult, type MemberLeaveResult, type MemberList } from "../../contract/members.js";
 import { parseAcceptedMemberHeartbeat, parseGroupAnswer, parseGroupList, parseMemberAnswer, parseMemberList } from "./member-response-validation.js";
@@ -21,6 +21,7 @@ import {
   parseJsonBody,
   parseLeaseView,
   parsePrimaryList,
+  parseStandby,
 } from "./response-validation.js";
 import { UnauthorizedError } from "../auth/unauthorized-error.js";
 import { ForbiddenError } from "../auth/forbidden-error.js";
@@ -160,6 +161,21 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
   }
 
   /**
+   * A standby's withdrawal (DELETE ?uuid=…&standby=true, docs/protocol.md#standbys): the
+   * elector's stop() sends it for the uuid it last announced, so that the standby is gone
+   * from `?standbys=true` and from `handover --to` at once, not T later. `withdrawn` with
+   * the view; `conflict` (409) when dropping a handover that named it kept losing races.
+   */
+  async withdraw(utype: string, uuid: string, options: CallOptions = {}): Promise<WithdrawResult> {
+    const what = `Withdraw(${checkId("utype", utype)})`;
+    const path = `/primary/${utype}`;
+    const answer = await this.#call("DELETE", `${path}?uuid=${encodeURIComponent(checkId("uuid", uuid))}&standby=true`, undefined, options, what);
+    if (answer.status === 200) return { outcome: "withdrawn", view: parseLeaseView(answer.body, utype, answer.status, what) };
+    if (answer.status === 409 && parseErrorBody(answer.body)?.code === "Conflict") return { outcome: "conflict", view: parseLeaseView(answer.body, utype, answer.status, what) };
+    throw refused(what, answer, this, path);
+  }
+
+  /**
    * A planned handover (docs/protocol.md#planned-handover): asks the primary of `utype` to
    * step down, to the standby `to` names (its uuid or address) or to any. `requested`: the
    * request stands (202); `no-primary` and `no-such-standby` (409) change nothing, the
@@ -175,7 +191,10 @@ export class HaClient implements LeaseTransport, MembersTransport, ParticipantTr
       const code = parseErrorBody(answer.body)?.code;
       const view = parseLeaseView(answer.body, utype, answer.status, what);
       if (code === "NoPrimary") return { outcome: "no-primary", view };
-      if (code === "NoSuchStandby") return { outcome: "no-such-standby", view, standbys: view.standbys ?? [] };
+      if (code === "NoSuchStandby") {
+        const lastSeen = (answer.body as { lastSeen?: unknown }).lastSeen;
+        return { outcome: "no-such-standby", view, standbys: view.standbys ?? [], ...(lastSeen === undefined ? {} : { lastSeen: parseStandby(lastSeen, what, answer.status) }) };
+      }
       if (code === "Conflict") return { outcome: "conflict", view };
     }
     throw refused(what, answer, this, path);

@@ -1,6 +1,6 @@
 import type { HeartbeatBody } from "../../contract/heartbeat-body.js";
 import type { LeaseView } from "../../contract/lease-view.js";
-import type { HeartbeatResult, ReleaseResult } from "../../contract/outcomes.js";
+import type { HeartbeatResult, ReleaseResult, WithdrawResult } from "../../contract/outcomes.js";
 
 /** Every call takes these: `abortSignal` cancels, `timeoutInMs` bounds the whole call. */
 export interface CallOptions {
@@ -21,7 +21,7 @@ export interface ReleaseOptions extends CallOptions {
 }
 
 /**
- * The three lease calls the elector makes. HaClient implements it over HTTP; tests and the
+ * The lease calls the elector makes. HaClient implements it over HTTP; tests and the
  * simulation implement it over an in-memory lease service. Anything other than a typed
  * outcome (a timeout, a 503, a corrupted body) is thrown.
  */
@@ -32,4 +32,9 @@ export interface LeaseTransport {
   heartbeat(utype: string, body: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult>;
   /** Ends the term of `uuid`: released with its token, revoked without. */
   release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult>;
+  /**
+   * A standby's withdrawal on a clean stop (docs/protocol.md#standbys): its standby row goes
+   * at once instead of after T. Optional: without it a stopped standby's row ages out.
+   */
+  withdraw?(utype: string, uuid: string, options?: CallOptions): Promise<WithdrawResult>;
 }

@@ -69,14 +69,17 @@ function parseHandover(value: unknown, what: string, status: number): HandoverVi
 
 function parseStandbys(value: unknown, what: string, status: number): StandbyView[] {
   if (!Array.isArray(value)) throw corrupted(what, status, "standbys must be an array");
-  return value.map((standby: unknown) => {
-    if (!isObject(standby)) throw corrupted(what, status, "a standby must be an object");
-    const { uuid, address, seenAt } = standby;
-    if (typeof uuid !== "string" || uuid === "") throw corrupted(what, status, "standby.uuid is missing");
-    if (address !== null && typeof address !== "string") throw corrupted(what, status, "standby.address must be a string or null");
-    if (!isIsoTime(seenAt)) throw corrupted(what, status, "standby.seenAt must be an ISO-8601 time");
-    return { uuid, address, seenAt };
-  });
+  return value.map((standby: unknown) => parseStandby(standby, what, status));
+}
+
+/** One standby row as the service shows it: `{uuid, address, seenAt}`. */
+export function parseStandby(standby: unknown, what: string, status: number): StandbyView {
+  if (!isObject(standby)) throw corrupted(what, status, "a standby must be an object");
+  const { uuid, address, seenAt } = standby;
+  if (typeof uuid !== "string" || uuid === "") throw corrupted(what, status, "standby.uuid is missing");
+  if (address !== null && typeof address !== "string") throw corrupted(what, status, "standby.address must be a string or null");
+  if (!isIsoTime(seenAt)) throw corrupted(what, status, "standby.seenAt must be an ISO-8601 time");
+  return { uuid, address, seenAt };
 }
 
 function parsePrimary(value: unknown, what: string, status: number): PrimaryView | null {
