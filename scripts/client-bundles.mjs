@@ -42,7 +42,7 @@ async function bundle({ entry, outfile, format }) {
     minify: false,
     legalComments: "none",
     // The single executable has no package.json to read its version from (shared/config/package-version.ts).
-    define: { HA_MODULE_VERSION: JSON.stringify(version()), ...(format === "cjs" ? { "import.meta.url": "undefined" } : {}) },
+    define: { __HA_MODULE_VERSION__: JSON.stringify(version()), ...(format === "cjs" ? { "import.meta.url": "undefined" } : {}) },
     metafile: true,
     logLevel: "warning",
   });

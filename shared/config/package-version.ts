@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
  * Set by the bundles' build (scripts/client-bundles.mjs) to the version they are built
  * from: the single executable has no package.json to read, nor a file of its own.
  */
-declare const HA_MODULE_VERSION: string | undefined;
+declare const __HA_MODULE_VERSION__: string | undefined;
 
 /**
  * The version of the installed ha-module: the `version` of the nearest package.json named
@@ -12,7 +12,7 @@ declare const HA_MODULE_VERSION: string | undefined;
  * the one a bundle was built with; the CLI prints it, the OpenAPI document states it.
  */
 export function packageVersion(): string {
-  if (typeof HA_MODULE_VERSION === "string") return HA_MODULE_VERSION;
+  if (typeof __HA_MODULE_VERSION__ === "string") return __HA_MODULE_VERSION__;
   for (let url = new URL("./package.json", import.meta.url); ; ) {
     try {
       const manifest = JSON.parse(readFileSync(url, "utf8")) as { name?: unknown; version?: unknown };

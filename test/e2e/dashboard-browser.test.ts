@@ -281,14 +281,24 @@ describe("the dashboard in a real Chromium", () => {
       { timeout: SHOWN_WITHIN_MS, polling: 50 },
     );
     const marks = new Map(electors.map((elector) => [elector, elector.events.length]));
-    await select.focus();
-    // The latest announcement from that address (the service lists standbys oldest first).
-    const value = await select.locator("option", { hasText: address }).last().getAttribute("value");
-    await select.selectOption(value!);
-    await page.keyboard.press("Tab");
-    expect(await page.evaluate(() => ((globalThis as unknown as PageGlobals).document.activeElement as unknown as { ariaLabel: string | null } | null)?.ariaLabel)).toBe(`Hand over ${ROLE}`);
-    await page.keyboard.press("Enter");
-    await waitForText(handoverResult, `Asked \\S+ to hand over to ${address.replace(/\./g, "\\.")}: it steps down at its next renewal\\.`);
+    const escaped = address.replace(/\./g, "\\.");
+    const accepted = `Asked \\S+ to hand over to ${escaped}: it steps down at its next renewal\\.`;
+    // A live standby announces itself every T/2, and the service names only one seen within
+    // T/2 + 2·I (docs/protocol.md#standbys): on a loaded machine an announcement can come later
+    // than that, and the page then shows the refusal with when it was last seen. That is the
+    // documented answer, not this test's subject: ask again (at most three times in all).
+    for (let attempt = 1; ; attempt += 1) {
+      await select.focus();
+      // The latest announcement from that address (the service lists standbys oldest first).
+      const value = await select.locator("option", { hasText: address }).last().getAttribute("value");
+      await select.selectOption(value!);
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => ((globalThis as unknown as PageGlobals).document.activeElement as unknown as { ariaLabel: string | null } | null)?.ariaLabel)).toBe(`Hand over ${ROLE}`);
+      await page.keyboard.press("Enter");
+      const shown = await waitForText(handoverResult, `${accepted}|NoSuchStandby: to: "\\S+" names \\S+ \\(${escaped}\\), a standby of ${ROLE} last seen at`);
+      if (new RegExp(accepted).test(shown) || attempt === 3) break;
+    }
+    await waitForText(handoverResult, accepted);
     await waitForText("#announcer", `Role ${ROLE}: handing over to ${address.replace(/\./g, "\\.")} …`);
     const { who, event } = await elected(marks);
     expect(who).toBe(standby);
