@@ -14,7 +14,7 @@ import type { LeaseTiming } from "../../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "../transport/lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
 import { Evented } from "../loop/listeners.js";
-import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "../loop/poll-delays.js";
+import { backoffMs, failureBackoffMs, isOutage, isRefusal, pollStretch, retryAfterOf } from "../loop/poll-delays.js";
 import { planFrom } from "../transport/cadence.js";
 import { checkId, checkNonNegativeMs } from "../loop/option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
@@ -24,6 +24,7 @@ import { RenewalTimer } from "./renewal-timer.js";
 import { renewHedged } from "./hedged-renewal.js";
 import { HaRequestError } from "../transport/ha-request-error.js";
 import type { HeartbeatResult } from "../../contract/outcomes.js";
+import { ContactHoldBack } from "./contact-hold-back.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -97,6 +98,17 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #announce: boolean;
   /** The uuid last announced as a standby, and when (monotonic): see #announceDue. */
   #announced: { readonly uuid: string; readonly at: number } | undefined;
+  /** Lost contact with the service holds back takeovers of a role its holder may come back to (#holdBackUntil). */
+  readonly #contact = new ContactHoldBack();
+  /** The latest answer's view: the role the takeover planned from it is about. */
+  #lastView: LeaseView | undefined;
+  /**
+   * The term this elector held last, when it ended for want of answers (the service or its
+   * store out, for everyone or for this process alone): while no answer shows another term,
+   * the role is this elector's to take back at once, under a new uuid and so a new epoch
+   * (docs/protocol.md#sticky-recovery).
+   */
+  #reclaim: { readonly uuid: string; readonly epoch: number } | undefined;
 
   constructor(options: PrimaryElectorOptions) {
     super();
@@ -309,13 +321,16 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     for (;;) {
       // A resign()'s cool-down holds back a takeover (it only watches until then).
       if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
+      // So does lost contact, while the role's holder may come back (recomputed every time:
+      // the hold-back has no end until an answer comes).
+      const takeoverDue = takeoverAt === undefined ? undefined : Math.max(takeoverAt, this.#holdBackUntil());
       // Retry-After holds back the takeover too: the service said it would refuse it.
       // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
       // quick one: a standby polling fast for a handover to it); a takeover never waits.
       const quick = this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2;
       const planned = pollAt;
       const pollWake = this.#align(pollAt, !quick);
-      const wakeAt = Math.max(takeoverAt === undefined ? pollWake : Math.min(pollWake, takeoverAt), this.#notBefore);
+      const wakeAt = Math.max(takeoverDue === undefined ? pollWake : Math.min(pollWake, takeoverDue), this.#notBefore);
       await sleep(this.#setup.clock, wakeAt - this.#setup.clock.now(), halt);
       if (halt.aborted) return undefined;
       const startedAt = this.#setup.clock.now();
@@ -335,7 +350,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         }
       }
       let attempt: AcquireOutcome | undefined;
-      const takingOver = takeoverAt !== undefined && this.#setup.clock.now() >= takeoverAt;
+      const takingOver = takeoverAt !== undefined && this.#setup.clock.now() >= Math.max(takeoverAt, this.#holdBackUntil());
       const announcing: boolean = !takingOver && this.#announceDue(announcedLast);
       announcedLast = announcing;
       if (takingOver) {
@@ -352,12 +367,17 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         }
         if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
           judge(shown(attempt.view));
+          if (attempt.view.primary === null && this.#setup.clock.now() < this.#holdBackUntil()) {
+            // Lost contact: the free role is taken when the hold-back ends, not now.
+            takeoverAt = this.#setup.clock.now();
+            continue;
+          }
           attempt = await this.#acquire();
         }
       } else {
         // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
         const takeoverAlarm = new DeadlineAlarm(this.#setup.clock);
-        if (takeoverAt !== undefined) takeoverAlarm.arm(takeoverAt);
+        if (takeoverDue !== undefined && Number.isFinite(takeoverDue)) takeoverAlarm.arm(takeoverDue);
         const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#calls.getPrimary(this.utype, options), "read");
         takeoverAlarm.disarm();
         if (halt.aborted) return undefined;
@@ -370,8 +390,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         pollAt = handoverFor(view, this.#uuid) ? startedAt + fastPollMs(view) : cadenceFrom + view.intervalMs * stretch;
         takeoverAt = takeoverTime(view, this.#uuid, this.#setup.clock.now());
         if (view.primary === null || view.primary.uuid === this.#uuid) {
-          if (this.#setup.clock.now() >= this.#competeAt) attempt = await this.#acquire();
-          else pollAt = Math.min(pollAt, this.#competeAt);
+          if (this.#setup.clock.now() < this.#competeAt) pollAt = Math.min(pollAt, this.#competeAt);
+          // Lost contact: the free role is taken when the hold-back ends (a poll before then may still show its holder back).
+          else if (view.primary === null && this.#setup.clock.now() < this.#holdBackUntil()) takeoverAt = this.#setup.clock.now();
+          else attempt = await this.#acquire();
         }
       }
       switch (attempt?.kind) {
@@ -437,6 +459,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     }
     this.#role = { kind: "leading", term };
     this.#resignation = new AbortController();
+    this.#reclaim = undefined;
     this.#stats.elected();
     void this.listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
     return { kind: "elected", elected };
@@ -537,7 +560,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       send: (options) => this.#calls.heartbeat(this.utype, request, options),
       onUnanswered: (budgetMs) => {
         this.#renewalTimer.unanswered();
-        this.#fail(new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined));
+        const error = new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined);
+        this.#fail(error, "write", this.#setup.clock.now() - budgetMs);
       },
       onFailure: (error) => this.#fail(error),
     });
@@ -632,11 +656,17 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // its capacity. A release would most likely go unanswered too and only add to its load,
     // and competing again at once is the release-and-reacquire churn of a retry storm. So
     // the lease is left to run out, and the new incarnation first waits out a backoff.
+    //
+    // Then the role is still this process's to take back (docs/protocol.md#sticky-recovery):
+    // the new incarnation polls every I (no backoff) until it gets an answer, and takes the
+    // role back at once if that answer shows no other term since (standbys that lost contact
+    // too hold back meanwhile); under its new uuid, so the next term has a new epoch and the
+    // work stopped at the deadline never resumes under the old one.
     const unanswered = reason === "lease-expired" && this.#failures > 0;
     if (unanswered) {
+      this.#reclaim = { uuid: term.uuid, epoch: term.epoch };
       void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
-      const now = this.#setup.clock.now();
-      return { pollAt: this.#afterFailure(now, now), takeoverAt: undefined };
+      return { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
     }
     if (!refused) {
       this.#setup.transport
@@ -681,6 +711,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #observe(view: LeaseView, call: "read" | "write" = "write"): void {
     this.#refusals = { read: 0, write: call === "write" ? 0 : this.#refusals.write };
     this.#failures = 0;
+    this.#contact.answered(this.#setup.clock.now());
+    this.#lastView = view;
+    // Another term began (or the service forgot the role): nothing left to take back.
+    if (this.#reclaim !== undefined && view.epoch !== this.#reclaim.epoch) this.#reclaim = undefined;
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
     this.#stats.observed(this.#setup.clock.now(), view.primary?.expiresInMs);
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
@@ -698,6 +732,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    */
   #afterFailure(pollAt: number, startedAt: number): number {
     if (this.#failures === 0) return pollAt;
+    // A holder whose term ended for want of answers looks every I, to find the service within about I of its return.
+    if (this.#reclaim !== undefined && this.#refusals.read === 0 && this.#refusals.write === 0) return Math.max(pollAt, this.#notBefore);
     return Math.max(pollAt, startedAt + failureBackoffMs(this.#failures, this.#timing, this.#setup.retryDelayMs, this.#random), this.#notBefore);
   }
 
@@ -716,7 +752,27 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>, call: "read" | "write"): Promise<T | undefined> {
-    return callWithin(budgetMs, signal, send, (error) => this.#fail(error, call));
+    const sentAt = this.#setup.clock.now();
+    return callWithin(budgetMs, signal, send, (error) => this.#fail(error, call, sentAt));
+  }
+
+  /**
+   * Before when this elector may take the role the last answer showed, by the hold-back of
+   * lost contact (contact-hold-back.ts), −∞ when nothing holds it back. A role nobody ever
+   * held, this elector's own last term (#reclaim), and a planned handover to it or to any
+   * are not held back: no holder is on its way back to them, or the holder itself handed over.
+   */
+  #holdBackUntil(): number {
+    const view = this.#lastView;
+    if (view === undefined || view.epoch === 0 || this.#reclaims(view) || handoverFavours(view, this.#uuid)) return Number.NEGATIVE_INFINITY;
+    return this.#contact.until(this.#timing ?? view);
+  }
+
+  /** The view shows this elector's last term, ended for want of answers, as the role's last: live under its old uuid, or vacant since. */
+  #reclaims(view: LeaseView): boolean {
+    const own = this.#reclaim;
+    if (own === undefined || view.epoch !== own.epoch) return false;
+    return view.primary === null || view.primary.uuid === own.uuid;
   }
 
   #roundTrip(ms: number, timing: LeaseTiming, call: "renewal" | "acquisition"): void {
@@ -725,11 +781,15 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     if (warning !== undefined) this.#report(warning);
   }
 
-  /** A failed call: `call` says whether it was a read or a write (renewals, releases and acquires are writes). */
-  #fail(error: unknown, call: "read" | "write" = "write"): void {
+  /**
+   * A failed call: `call` says whether it was a read or a write (renewals, releases and
+   * acquires are writes); `sentAt`, when it was sent (now when not known).
+   */
+  #fail(error: unknown, call: "read" | "write" = "write", sentAt = this.#setup.clock.now()): void {
     this.#stats.failed();
     this.#failures += 1;
     if (isRefusal(error)) this.#refusals = { ...this.#refusals, [call]: this.#refusals[call] + 1 };
+    if (isOutage(error)) this.#contact.failed(sentAt);
     const retryAfterMs = retryAfterOf(error);
     if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#setup.clock.now() + retryAfterMs);
     this.#report(error);
@@ -744,6 +804,12 @@ export class PrimaryElector extends Evented<ElectorEvents> {
 function handoverFor(view: LeaseView, uuid: string): boolean {
   const handover = view.handover;
   return handover !== null && handover !== undefined && handover.phase === "pending" && (handover.to === null || handover.to === uuid);
+}
+
+/** A planned handover, pending or reserved, to this uuid or to any. */
+function handoverFavours(view: LeaseView, uuid: string): boolean {
+  const handover = view.handover;
+  return handover !== null && handover !== undefined && (handover.to === null || handover.to === uuid);
 }
 
 /** A standby's poll while a handover to it (or to any) is pending: max(50 ms, I/10), never more than T. */

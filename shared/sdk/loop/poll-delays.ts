@@ -38,6 +38,23 @@ export function isRefusal(error: unknown): boolean {
   return typeof error === "object" && error !== null && "retryable" in error && error.retryable === false;
 }
 
+/**
+ * An error that says the service could not be reached or could not serve: no answer (a
+ * refused or dropped connection, a timeout) or a 5xx. Such a failure may have been
+ * everyone's: it is what holds a standby back after the service returns
+ * (contact-hold-back.ts), and what a primary with `rideThroughMs` rides through. Not an
+ * outage: a refusal (a 4xx answer), a corrupted answer, an error of a transport that says
+ * neither, and `503 Overloaded` — a live service shedding load, which admits renewals
+ * first (docs/protocol.md#overload-shedding-before-the-store-falls-behind), so its holders
+ * keep renewing and a standby it refused has no holder to wait for.
+ */
+export function isOutage(error: unknown): boolean {
+  if (typeof error !== "object" || error === null || !("retryable" in error) || error.retryable !== true) return false;
+  if ("code" in error && error.code === "Overloaded") return false;
+  const status = "status" in error ? error.status : undefined;
+  return status === undefined || (typeof status === "number" && (status >= 500 || status === 408));
+}
+
 /** The most a failed call's backoff stretches a standby's poll interval. */
 export const FAILURE_BACKOFF_MAX_INTERVALS = 4;
 

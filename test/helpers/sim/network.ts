@@ -45,7 +45,7 @@ export class SimTransport implements LeaseTransport {
   }
 
   heartbeat(utype: string, request: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
-    return this.send((service, arrival) => this.withPlants(service, arrival).heartbeat({ utype, ...request }, arrival), options);
+    return this.send((service, arrival) => this.withPlants(service, arrival).heartbeat({ utype, ...request }, arrival), options, request.lease !== undefined);
   }
 
   release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult> {
@@ -87,7 +87,8 @@ export class SimTransport implements LeaseTransport {
     if (!isStoreUnavailable(error) && !(error instanceof HaRequestError)) this.deps.onServiceError(error);
   }
 
-  protected send<T>(handle: (service: LeaseService, arrival: RequestArrival, members: () => MemberService) => Promise<T>, options: CallOptions = {}): Promise<T> {
+  /** `renewal`: a primary's renewal (with `renewalsOnly`, the only calls that meet loss and 503s). */
+  protected send<T>(handle: (service: LeaseService, arrival: RequestArrival, members: () => MemberService) => Promise<T>, options: CallOptions = {}, renewal = false): Promise<T> {
     const { world, rng, instances, stats } = this.deps;
     return new Promise<T>((resolve, reject) => {
       let done = false;
@@ -108,7 +109,8 @@ export class SimTransport implements LeaseTransport {
         );
       }
       stats.count("requests");
-      const faults = this.deps.faults();
+      const weather = this.deps.faults();
+      const faults = weather.renewalsOnly === true && !renewal ? { ...weather, lossRate: 0, unavailableRate: 0 } : weather;
       const copies = [world.now + rng.int(0, faults.maxDelayMs)];
       if (rng.chance(faults.duplicateRate)) copies.push(copies[0]! + rng.int(0, faults.maxDelayMs));
       copies.forEach((arrivesAt, copy) => {

@@ -38,7 +38,7 @@ export class SimParticipantTransport extends SimTransport implements MembersTran
       const answered = <T>(list: readonly PartResult<T>[]): PartResult<T>[] =>
         list.map((result) => (result.ok ? { ok: true, value: this.inflate(result.value) } : { ok: false, error: this.asAnswer(result.error) }));
       return { roles: answered(results.roles), reads: answered(results.reads), members: answered(results.members), groups: answered(results.groups) };
-    }, options);
+    }, options, body.roles?.some((role) => role.lease !== undefined) === true);
   }
 
   /** A part's error as the client would get it: 503 StoreUnavailable; a service bug is reported as one. */

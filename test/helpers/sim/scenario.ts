@@ -70,6 +70,13 @@ export interface NetworkFaults {
   readonly unavailableRate: number;
   /** Probability that a request is delivered a second time, up to maxDelayMs after the first. */
   readonly duplicateRate: number;
+  /**
+   * Loss and gateway 503s hit only a primary's renewals (heartbeats with a lease token); every
+   * other call is only delayed. The skew profiles' race needs a lease that ages while its holder
+   * believes and a standby that takes it over: a standby whose own calls fail holds back
+   * (docs/protocol.md#sticky-recovery), so its calls must get through.
+   */
+  readonly renewalsOnly?: boolean;
 }
 
 export interface StoreFaults {
@@ -209,7 +216,7 @@ function skewScenario(seed: number, rng: Prng, profile: Profile, epsilon: number
     starts: Array.from({ length: electors }, () => rng.int(0, 500)),
     skews: spread(rng, 2, epsilon),
     sharedSecret: true,
-    network: { lossRate: rng.between(0.3, 0.6), maxDelayMs: rng.int(0, 50), unavailableRate: rng.between(0, 0.1), duplicateRate: 0 },
+    network: { lossRate: rng.between(0.3, 0.6), maxDelayMs: rng.int(0, 50), unavailableRate: rng.between(0, 0.1), duplicateRate: 0, renewalsOnly: true },
     store: { maxLatencyMs: rng.int(0, 10), ambiguousRate: 0, lostBeforeStoreRate: 0 },
     outages: [],
     pauses: [],

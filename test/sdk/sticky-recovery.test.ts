@@ -1,0 +1,271 @@
+import { describe, expect, it } from "vitest";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
+import { UnauthorizedError } from "../../shared/sdk/auth/unauthorized-error.js";
+import type { HeartbeatResult, LeaseView } from "../../shared/sdk/index.js";
+import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/election/primary-elector.js";
+import { I, T, leaseView, primaryView, ScriptedTransport, type PendingCall } from "../helpers/sdk-fakes.js";
+import { FakeClock, settle } from "../helpers/fake-clock.js";
+
+/**
+ * Sticky recovery (docs/protocol.md#sticky-recovery) on the injected clock: when the service
+ * was out for everyone, the role goes back to the participant that held it, and a standby
+ * that lost contact holds back for max(its failed call + T, its next answer + 2·I) so that
+ * the holder finds the service first; a holder cut off alone is still replaced at T.
+ */
+
+const UTYPE = "scheduler";
+const down = (): HaRequestError => new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503);
+
+type Recorded = { [E in keyof ElectorEvents]: { event: E; at: number; payload: ElectorEvents[E] } }[keyof ElectorEvents];
+
+function setup(options: Partial<PrimaryElectorOptions> = {}) {
+  const clock = new FakeClock();
+  const transport = new ScriptedTransport(clock);
+  let counter = 0;
+  const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => `uuid-${++counter}`, random: () => 0, announce: false, ...options });
+  const events: Recorded[] = [];
+  for (const event of ["elected", "demoted", "primaryChanged"] as const) {
+    elector.on(event, (payload: unknown) => void events.push({ event, at: clock.now(), payload } as Recorded));
+  }
+  elector.on("error", () => undefined);
+  const answer = async (call: PendingCall, value: LeaseView | HeartbeatResult): Promise<void> => {
+    call.respond(value);
+    await settle();
+  };
+  const accepted = (uuid: string, epoch: number): HeartbeatResult => ({
+    outcome: "accepted",
+    view: leaseView(UTYPE, primaryView({ uuid, epoch, expiresInMs: T })),
+    lease: `token-${uuid}-${epoch}`,
+  });
+  /** Fails every call still open, as an outage does, until the clock reaches `until`. */
+  const outageUntil = async (until: number): Promise<void> => {
+    while (clock.now() < until) {
+      for (const call of transport.all) if (!call.settled) call.fail(down());
+      await clock.advance(Math.min(10, until - clock.now()));
+    }
+    for (const call of transport.all) if (!call.settled) call.fail(down());
+    await settle();
+  };
+  const electedEvents = () => events.filter((e) => e.event === "elected").map((e) => e.payload as ElectorEvents["elected"]);
+  return { clock, transport, elector, events, answer, accepted, outageUntil, electedEvents };
+}
+
+describe("sticky recovery: the holder takes its role back after an outage for everyone", () => {
+  it("a holder whose renewals got no answer looks every I and, at its first answer, takes the role back under a new uuid and epoch", async () => {
+    const { clock, transport, elector, answer, accepted, outageUntil, electedEvents, events } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const acquire = transport.take("heartbeat");
+    await answer(acquire, accepted("uuid-1", 4));
+    const deadline = acquire.sentAt + T - I;
+    // The service goes away for 3·T: every renewal, then every look, fails.
+    await outageUntil(acquire.sentAt + 3 * T);
+    expect(elector.isPrimary()).toBe(false);
+    expect(events.filter((e) => e.event === "demoted").map((e) => [e.at, e.payload])).toEqual([[deadline, { reason: "lease-expired", uuid: "uuid-1", epoch: 4 }]]);
+    // Looks at its deadline and every I after it (U = 0): none backed off.
+    const looks = transport.all.filter((call) => call.method === "getPrimary" && call.sentAt >= deadline).map((call) => call.sentAt - deadline);
+    expect(looks).toEqual(Array.from({ length: looks.length }, (_, n) => n * I));
+    expect(looks.length).toBe(Math.floor((3 * T - (T - I)) / I) + 1);
+    // Back: the next look shows the role vacant, its last term ours (epoch 4).
+    await clock.advance(I);
+    const back = transport.all.find((call) => !call.settled)!;
+    expect(back.method).toBe("getPrimary");
+    await answer(back, leaseView(UTYPE, null, undefined, 4));
+    // At once, not after a hold-back: the role was this process's.
+    const reclaim = transport.all.find((call) => !call.settled)!;
+    expect(reclaim.method).toBe("heartbeat");
+    expect(reclaim.sentAt).toBe(back.sentAt);
+    expect(reclaim.request).toEqual({ uuid: "uuid-2", address: null });
+    await answer(reclaim, accepted("uuid-2", 5));
+    expect(elector.isPrimary()).toBe(true);
+    // A new epoch: the work stopped at the deadline never resumes under the old one.
+    expect(electedEvents().map(({ uuid, epoch }) => [uuid, epoch])).toEqual([
+      ["uuid-1", 4],
+      ["uuid-2", 5],
+    ]);
+  });
+
+  it("an ex-holder that finds its old lease still live (the service back between its deadline and the expiry) takes it over at the expiry, lost contact or not", async () => {
+    const { clock, transport, elector, answer, accepted, outageUntil } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const acquire = transport.take("heartbeat");
+    await answer(acquire, accepted("uuid-1", 2));
+    await outageUntil(acquire.sentAt + T - I + 1);
+    expect(elector.uuid).toBe("uuid-2");
+    await clock.advance(I - 1);
+    const look = transport.all.find((call) => !call.settled)!;
+    await answer(look, leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 2, expiresInMs: 200 })));
+    await clock.advance(200);
+    expect(transport.all.filter((call) => !call.settled)).toEqual([]);
+    await clock.advance(1);
+    const takeover = transport.all.find((call) => !call.settled)!;
+    expect(takeover.method).toBe("heartbeat");
+    expect(takeover.sentAt - look.sentAt).toBe(201);
+    expect(takeover.request).toEqual({ uuid: "uuid-2", address: null });
+  });
+
+  it("an ex-holder whose first answer shows another term since is a standby like any other", async () => {
+    const { clock, transport, elector, answer, accepted, outageUntil } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const acquire = transport.take("heartbeat");
+    await answer(acquire, accepted("uuid-1", 2));
+    await outageUntil(acquire.sentAt + 2 * T);
+    await clock.advance(I);
+    // Cut off alone: a standby took the role over meanwhile (epoch 3), and that term has just run out.
+    await answer(transport.all.find((call) => !call.settled)!, leaseView(UTYPE, null, undefined, 3));
+    // Not ours to take back, and this process lost contact: held back like any standby.
+    await clock.advance(2 * I - 1);
+    expect(transport.all.filter((call) => !call.settled).map((call) => call.method)).toEqual(["getPrimary"]);
+  });
+});
+
+describe("sticky recovery: a standby that lost contact holds back", () => {
+  /** A standby that saw "holder" live (epoch 3), then an outage of `forMs` in which every poll failed. */
+  async function standbyThroughOutage(forMs: number, options: Partial<PrimaryElectorOptions> = {}) {
+    const ctx = setup(options);
+    const { clock, transport, elector, answer, outageUntil } = ctx;
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "holder", epoch: 3, expiresInMs: T })));
+    const outageAt = clock.now() + I / 2;
+    await clock.advance(I / 2);
+    await outageUntil(outageAt + forMs);
+    const failed = transport.all.filter((call) => call.settled && call.sentAt < clock.now() && call.method === "getPrimary" && call.sentAt >= outageAt);
+    expect(failed.length).toBeGreaterThan(0);
+    const lastFailedSentAt = Math.max(...failed.map((call) => call.sentAt));
+    return { ...ctx, outageAt, lastFailedSentAt };
+  }
+
+  /** The next poll, answered with `view` (within 1 ms of its sending); returns when the answer arrived. */
+  async function nextPollAnswered(ctx: ReturnType<typeof setup>, view: LeaseView): Promise<number> {
+    while (!ctx.transport.all.some((call) => !call.settled)) await ctx.clock.advance(1);
+    const poll = ctx.transport.all.find((call) => !call.settled)!;
+    expect(poll.method).toBe("getPrimary");
+    const at = ctx.clock.now();
+    await ctx.answer(poll, view);
+    return at;
+  }
+
+  it("takes no expired lease before max(its last failed call + T, its first answer + 2·I): the returning holder renews first", async () => {
+    const ctx = await standbyThroughOutage(3 * T);
+    const { clock, transport, answer, accepted, lastFailedSentAt } = ctx;
+    // The service answers again: the role is vacant, its last term "holder"'s (epoch 3).
+    const regainedAt = await nextPollAnswered(ctx, leaseView(UTYPE, null, undefined, 3));
+    const holdBackEnd = Math.max(lastFailedSentAt + T, regainedAt + 2 * I);
+    expect(holdBackEnd).toBe(lastFailedSentAt + T);
+    // Polls go on (every I); none of them is followed by an acquire while "holder" may come back.
+    while (clock.now() < holdBackEnd - I) {
+      await nextPollAnswered(ctx, leaseView(UTYPE, null, undefined, 3));
+      expect(transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
+    }
+    // Nobody came back: the takeover goes exactly when the hold-back ends, at most T after the return.
+    await clock.advance(holdBackEnd - clock.now() - 1);
+    expect(transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
+    await clock.advance(1);
+    const takeover = transport.all.find((call) => call.method === "heartbeat")!;
+    expect(takeover.sentAt).toBe(holdBackEnd);
+    await answer(takeover, accepted("uuid-1", 4));
+    expect(ctx.elector.epoch).toBe(4);
+  });
+
+  it("when the holder comes back within the hold-back, the standby never takes the role", async () => {
+    const ctx = await standbyThroughOutage(3 * T);
+    const { clock, transport } = ctx;
+    await nextPollAnswered(ctx, leaseView(UTYPE, null, undefined, 3));
+    // The holder took its role back (a new uuid and epoch, on the same machine).
+    for (let n = 0; n < 10; n += 1) await nextPollAnswered(ctx, leaseView(UTYPE, primaryView({ uuid: "holder-again", epoch: 4, expiresInMs: T })));
+    await clock.advance(T);
+    expect(transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
+  });
+
+  it("found the service late (its backoff): waits 2·I after its first answer, so the holder still renews first", async () => {
+    // U = 0.999: the failure backoff is just under 4·I, so the first answer comes more than T − 2·I after the last failed call.
+    const ctx = await standbyThroughOutage(3 * T, { random: () => 0.999 });
+    const { clock, transport, lastFailedSentAt } = ctx;
+    const regainedAt = await nextPollAnswered(ctx, leaseView(UTYPE, null, undefined, 3));
+    expect(regainedAt - lastFailedSentAt).toBeGreaterThan(3998);
+    expect(regainedAt + 2 * I).toBeGreaterThan(lastFailedSentAt + T);
+    await nextPollAnswered(ctx, leaseView(UTYPE, null, undefined, 3));
+    await clock.advance(regainedAt + 2 * I - clock.now() - 1);
+    expect(transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
+    await clock.advance(2);
+    expect(transport.all.find((call) => call.method === "heartbeat")?.sentAt).toBeCloseTo(regainedAt + 2 * I, 6);
+  });
+
+  it("a lease that runs out while the standby's polls fail is not taken until the service has answered again", async () => {
+    const ctx = await standbyThroughOutage(2 * T);
+    // The takeover was armed for the holder's expiry (T after the first poll), in the middle of the outage.
+    expect(ctx.transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
+    const regainedAt = await nextPollAnswered(ctx, leaseView(UTYPE, primaryView({ uuid: "holder", epoch: 3, expiresInMs: 100 })));
+    // The holder is back and renewing: the takeover at its expiry (100 ms) is still held back.
+    await ctx.clock.advance(101);
+    expect(ctx.transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
+    expect(regainedAt).toBeGreaterThan(0);
+  });
+
+  it("a standby whose calls were refused (a 4xx), not left unanswered, is not held back: it takes over at the expiry", async () => {
+    const { clock, transport, elector, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "holder", epoch: 3, expiresInMs: 2500 })));
+    for (let n = 1; n <= 2; n += 1) {
+      await clock.advance(I);
+      transport.take("getPrimary").fail(new UnauthorizedError("GetPrimary(scheduler)", "http://127.0.0.1:7071/api", undefined));
+      await settle();
+    }
+    // The refusals back the next poll off to 4·I (after the expiry): only the takeover is sent.
+    await clock.advance(start + 2501 - clock.now());
+    const takeover = transport.take("heartbeat");
+    expect(takeover.sentAt - start).toBe(2501);
+  });
+
+  it("a standby with contact all along takes over at the holder's expiry: a holder cut off alone is replaced at T", async () => {
+    const { clock, transport, answer, elector } = setup();
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    for (let n = 0; n < 3; n += 1) {
+      if (n > 0) await clock.advance(I);
+      await answer(transport.take("getPrimary"), leaseView(UTYPE, primaryView({ uuid: "holder", epoch: 3, expiresInMs: 2500 - n * I })));
+    }
+    await clock.advance(start + 2501 - clock.now());
+    expect(transport.take("heartbeat").sentAt - start).toBe(2501);
+  });
+
+  it("a role nobody ever held (epoch 0) is acquired at once, lost contact or not", async () => {
+    const { clock, transport, elector, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    transport.take("getPrimary").fail(down());
+    await clock.advance(I);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    expect(transport.take("heartbeat").request).toEqual({ uuid: "uuid-1", address: null });
+  });
+
+  it("a planned handover to it is taken at once, lost contact or not", async () => {
+    const { clock, transport, elector, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    transport.take("getPrimary").fail(down());
+    await clock.advance(I);
+    const reserved = { ...leaseView(UTYPE, null, undefined, 6), handover: { to: "uuid-1", requestedAt: new Date(0).toISOString(), phase: "reserved" as const, until: new Date(T).toISOString() } };
+    await answer(transport.take("getPrimary"), reserved);
+    expect(transport.take("heartbeat").request).toEqual({ uuid: "uuid-1", address: null });
+  });
+
+  it("a 503 Overloaded is a live service shedding load, not an outage: no hold-back after it", async () => {
+    const { clock, transport, elector, answer } = setup();
+    elector.start();
+    await clock.advance(0);
+    transport.take("getPrimary").fail(new HaRequestError("503 Overloaded", "Overloaded", 503, { retryAfterMs: 1000 }));
+    await clock.advance(I);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null, undefined, 6));
+    expect(transport.take("heartbeat").request).toEqual({ uuid: "uuid-1", address: null });
+  });
+});
