@@ -42,14 +42,23 @@ export function asUsageError<T>(build: () => T): T {
  * (docs/protocol.md#standbys), so an operator sees them and can name one in `ha-module handover --to`.
  * --member makes the participant a member of --group (the utype by default) that watches it,
  * through the elector's `membership`: one HaClient, so its calls batch (docs/sdk.md#one-request-per-participant).
+ * `rideThroughMs`: `run --ride-through` (docs/protocol.md#ride-through); 0 for `elect`.
  */
-export function createCliElector(utype: string, client: ClientSettings, values: Readonly<Record<string, string | boolean | undefined>>): PrimaryElector {
+export function createCliElector(utype: string, client: ClientSettings, values: Readonly<Record<string, string | boolean | undefined>>, rideThroughMs = 0): PrimaryElector {
   const { address, member, group } = values;
   if (group !== undefined && member === undefined) throw new UsageError("--group needs --member: it names the group the member joins, e.g. --member node-3 --group cluster.");
   const membership =
     typeof member === "string" ? asUsageError(() => ({ member: checkId("--member", member), ...(typeof group === "string" ? { group: checkId("--group", group) } : {}) })) : undefined;
   return asUsageError(
-    () => new PrimaryElector({ utype, transport: clientOf(client), address: typeof address === "string" ? address : hostname(), announce: true, ...(membership === undefined ? {} : { membership }) }),
+    () =>
+      new PrimaryElector({
+        utype,
+        transport: clientOf(client),
+        address: typeof address === "string" ? address : hostname(),
+        announce: true,
+        rideThroughMs,
+        ...(membership === undefined ? {} : { membership }),
+      }),
   );
 }
 

@@ -34,6 +34,21 @@ describe("CheckPrimary of `ha-module run`", () => {
     }
   });
 
+  it("answers 503 while the primary rides through an outage (docs/protocol.md#ride-through): who asks here acts without fencing", async () => {
+    const state = { epoch: 3 as number | undefined, exclusive: 1200, exclusiveTimeLeftMs(): number { return this.exclusive; } };
+    const server = await startCheckPrimaryServer(state, 0);
+    try {
+      expect(await send(server.url, "GET")).toMatchObject({ status: 200, body: '{"isPrimary":true,"epoch":3}' });
+      state.exclusive = 0;
+      expect(await send(server.url, "GET")).toMatchObject({ status: 503, body: '{"isPrimary":false,"ridingThrough":true}' });
+      expect(await send(server.url, "HEAD")).toMatchObject({ status: 503, body: "" });
+      state.epoch = undefined;
+      expect(await send(server.url, "GET")).toMatchObject({ status: 503, body: '{"isPrimary":false}' });
+    } finally {
+      await server.close();
+    }
+  });
+
   // Another loopback address (Linux routes all of 127/8 to lo): the flag is honoured, and
   // the test still opens nothing to other machines.
   it.runIf(process.platform === "linux")("--check-host listens there, and only there", async () => {

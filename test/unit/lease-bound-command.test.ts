@@ -6,6 +6,7 @@ import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { FakeProcessGroups, type GroupBehaviour } from "../helpers/fake-process-groups.js";
 import { I, T, leaseView, primaryView, ScriptedTransport } from "../helpers/sdk-fakes.js";
 import { FakeClock, settle } from "../helpers/fake-clock.js";
+import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
 
 const UTYPE = "scheduler";
 /** The default for I = 1000, T = 5000: (T − 2·I)/2. */
@@ -15,11 +16,11 @@ const GRACE = 1500;
  * The supervisor's timing rule (docs/protocol.md#the-clients-side) on a fake clock, with a real PrimaryElector on a
  * scripted transport: every call the elector makes is answered (or not) by the test.
  */
-function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }) {
+function setup(behaviour: GroupBehaviour = { onTerm: "ignore" }, rideThroughMs = 0) {
   const clock = new FakeClock();
   const transport = new ScriptedTransport(clock);
   let counter = 0;
-  const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => `uuid-${++counter}`, announce: false, random: () => 0 });
+  const elector = new PrimaryElector({ utype: UTYPE, transport, clock, newUuid: () => `uuid-${++counter}`, announce: false, random: () => 0, rideThroughMs });
   const groups = new FakeProcessGroups(clock);
   groups.behaviour = behaviour;
   const notes: string[] = [];
@@ -329,5 +330,78 @@ describe("LeaseBoundCommand: the command runs only while the lease has more than
     expect(signals(at)).toEqual([]);
     void lease.shutDown();
     expect(lease.stepDown(`${groups.last.env["HA_UUID"]}#4`, "late", 5000)).toBe(false);
+  });
+});
+
+describe("LeaseBoundCommand with ride-through (run --ride-through): the command keeps running through an outage", () => {
+  const RIDE = 3 * T;
+  const down = (): HaRequestError => new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503);
+  /** Every call still open fails as an outage does, until the clock reaches `until`. */
+  const outageUntil = async (ctx: ReturnType<typeof setup>, until: number): Promise<void> => {
+    while (ctx.clock.now() < until) {
+      for (const call of ctx.transport.all) if (!call.settled) call.fail(down());
+      await ctx.clock.advance(Math.min(10, until - ctx.clock.now()));
+    }
+  };
+
+  it("past the deadline it keeps running, and the watchdog's kill time moves to the ride-through's end; when the service answers, the same term and command go on", async () => {
+    const ctx = setup({ onTerm: "ignore" }, RIDE);
+    const t0 = await ctx.becomePrimary(5);
+    await outageUntil(ctx, t0 + T - I + 2 * T);
+    expect(ctx.elector.isPrimary()).toBe(true);
+    expect(ctx.groups.signals).toEqual([]);
+    expect(ctx.groups.last.lifeline!.lastKillAt).toBe(t0 + T - I + RIDE);
+    // The service is back: the next renewal is accepted, with the same epoch.
+    while (!ctx.transport.all.some((call) => !call.settled)) await ctx.clock.advance(1);
+    const put = ctx.transport.all.find((call) => !call.settled)!;
+    put.respond({ outcome: "accepted", view: leaseView(UTYPE, primaryView({ uuid: put.request!.uuid, epoch: 5 })), lease: "token-5b" });
+    await settle();
+    expect(ctx.elector.exclusiveTimeLeftMs()).toBeGreaterThan(0);
+    await ctx.clock.advance(I);
+    expect(ctx.groups.signals).toEqual([]);
+    expect(ctx.groups.spawned).toHaveLength(1);
+    // The kill time follows the renewed lease: its new deadline plus the ride-through.
+    expect(ctx.groups.last.lifeline!.lastKillAt).toBeGreaterThan(t0 + T - I + RIDE);
+  });
+
+  it("a ride-through that gets no answer: SIGTERM when the time left to its end reaches the grace, SIGKILL at its end", async () => {
+    const ctx = setup({ onTerm: "ignore" }, RIDE);
+    const t0 = await ctx.becomePrimary();
+    const end = t0 + T - I + RIDE;
+    await outageUntil(ctx, end - GRACE - 1);
+    expect(ctx.groups.signals).toEqual([]);
+    await outageUntil(ctx, end);
+    await ctx.clock.advance(0);
+    expect(ctx.signals(t0)).toEqual([
+      ["SIGTERM", T - I + RIDE - GRACE],
+      ["SIGKILL", T - I + RIDE],
+    ]);
+  });
+
+  it("a refusal during the ride (another holder took over while this one was cut off): SIGKILL at once", async () => {
+    const ctx = setup({ onTerm: "ignore" }, RIDE);
+    const t0 = await ctx.becomePrimary(5);
+    await outageUntil(ctx, t0 + T - I + T);
+    while (!ctx.transport.all.some((call) => !call.settled)) await ctx.clock.advance(1);
+    const put = ctx.transport.all.find((call) => !call.settled)!;
+    const at = ctx.clock.now();
+    put.respond({ outcome: "revoked", view: leaseView(UTYPE, primaryView({ uuid: "standby", epoch: 6 })) });
+    await settle();
+    expect(ctx.elector.isPrimary()).toBe(false);
+    expect(ctx.signals(at)).toEqual([["SIGKILL", 0]]);
+  });
+
+  it("a revoke is never ridden through: answered revoked during the ride, SIGKILL at once (the lease's own deadline is past)", async () => {
+    const ctx = setup({ onTerm: "ignore" }, RIDE);
+    const t0 = await ctx.becomePrimary(5);
+    await outageUntil(ctx, t0 + T - I + T);
+    while (!ctx.transport.all.some((call) => !call.settled)) await ctx.clock.advance(1);
+    const put = ctx.transport.all.find((call) => !call.settled)!;
+    const at = ctx.clock.now();
+    put.respond({ outcome: "revoked", view: leaseView(UTYPE, primaryView({ uuid: put.request!.uuid, epoch: 5, revoked: true })) });
+    await settle();
+    expect(ctx.elector.isPrimary()).toBe(false);
+    await ctx.clock.advance(0);
+    expect(ctx.signals(at)).toEqual([["SIGKILL", 0]]);
   });
 });

@@ -20,6 +20,7 @@ import { learnServiceTiming } from "../service-timing.js";
 import { exitWhenStdoutLost, guardOutput } from "../stdout-guard.js";
 import { untilSignal } from "../supervise/stop-signals.js";
 import { UsageError } from "../usage-error.js";
+import { MAX_RIDE_THROUGH_MS } from "../../sdk/election/elector-options.js";
 
 export const runSpec: CommandSpec = {
   name: "run",
@@ -42,6 +43,12 @@ export const runSpec: CommandSpec = {
     "(401) or endpoint (404) is reported once and retried, backing off, with the command stopped,",
     "until the answer changes; --exit-on-auth-error exits 1 instead.",
     "",
+    "--ride-through D (HA_RIDE_THROUGH) is for a command that fences every write with HA_EPOCH:",
+    "through an outage of the service (no answer, timeouts, 5xx; never a refusal, a revoke or a",
+    "handover) run stays primary and the command keeps running up to D past the lease's deadline,",
+    "the epoch unchanged; the first answered renewal continues the term or ends it at once. Another",
+    "participant may be elected meanwhile if only this one is cut off: the new epoch's writes win.",
+    "",
     "--health-cmd CMD checks the command while it runs as primary, as Docker's HEALTHCHECK does:",
     "`sh -c CMD` with the command's environment, every --health-interval, killed after",
     "--health-timeout. After --health-retries failures in a row, run prints",
@@ -59,6 +66,11 @@ export const runSpec: CommandSpec = {
     },
     { name: "check-host", value: "H", help: `the address CheckPrimary listens on (default ${CHECK_HOST_DEFAULT}, this host only;\n0.0.0.0 for every interface)` },
     { name: "grace-ms", value: "G", help: "ms between SIGTERM and SIGKILL, below T − 2·I (default (T − 2·I)/2)" },
+    {
+      name: "ride-through",
+      value: "D",
+      help: "only for a command that fences its writes with HA_EPOCH: through an outage of\nthe service, stay primary and keep the command up to D past the lease deadline\n(env HA_RIDE_THROUGH; default 0, off)",
+    },
     ...HEALTH_OPTIONS,
     ...CLIENT_OPTIONS,
   ],
@@ -92,6 +104,10 @@ export const runSpec: CommandSpec = {
  *    Docker's HEALTHCHECK does; after --health-retries failures the command is stopped as
  *    on a revoke, the term is given up (released with its token) and `run` only watches
  *    for the cool-down (default T) before competing again, so a standby takes over.
+ * 7. --ride-through D: the elector rides through an outage of the service up to D past the
+ *    deadline (docs/protocol.md#ride-through), and the command with it (the time left that
+ *    the rules above read includes the ride-through); `run` says at start that the command
+ *    must fence its writes with HA_EPOCH, and CheckPrimary answers 503 while riding through.
  */
 export async function runCommand({ values, positionals, trailing }: CommandLine, env: NodeJS.ProcessEnv): Promise<number> {
   if (trailing.length === 0) {
@@ -107,7 +123,8 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   const timeoutMs = parseDuration("timeout", values["timeout"]);
   const health = parseHealthFlags(values);
   const exitOnAuthError = values["exit-on-auth-error"] === true;
-  const elector = createCliElector(utype, client, values);
+  const rideThroughMs = parseRideThrough(values["ride-through"], env);
+  const elector = createCliElector(utype, client, values, rideThroughMs);
   const transport = clientOf(client);
   const say = (text: string): void => note(`ha-module run: ${text}`);
   say(identityLine(client));
@@ -155,6 +172,14 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
         `the service's I = ${timing.intervalMs} ms, T = ${timing.timeoutMs} ms)`,
     );
     const cooldownMs = health === undefined ? 0 : chooseCooldownMs(health.cooldownMs, timing);
+    if (rideThroughMs > 0) {
+      say(
+        `ride-through ${rideThroughMs} ms: through an outage of the service (no answer, timeouts, 5xx) this process stays primary and ` +
+          `the command keeps running up to ${rideThroughMs} ms past the lease's deadline, and another process may be elected meanwhile ` +
+          "if only this one is cut off. The command must fence every write with HA_EPOCH (a store that refuses a lower epoch than it has " +
+          "seen, docs/fencing.md); CheckPrimary answers 503 while the lease is not exclusive.",
+      );
+    }
 
     const checkServer = await startCheckPrimaryServer(elector, checkPort, checkHost);
     say(`CheckPrimary on ${checkServer.url}`);
@@ -215,6 +240,27 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   } finally {
     ended.abort();
   }
+}
+
+/**
+ * --ride-through, or HA_RIDE_THROUGH when the flag is not given: 0 (off) by default. A
+ * duration as the command line reads them (parseDuration), no longer than a timer can wait.
+ */
+export function parseRideThrough(flag: string | boolean | undefined, env: NodeJS.ProcessEnv): number {
+  const fromEnvironment = flag === undefined ? env["HA_RIDE_THROUGH"]?.trim() || undefined : undefined;
+  let ms: number | undefined;
+  try {
+    ms = parseDuration("ride-through", flag ?? fromEnvironment);
+  } catch (error) {
+    if (fromEnvironment === undefined || !(error instanceof UsageError)) throw error;
+    throw new UsageError(`HA_RIDE_THROUGH must be a duration with a unit, such as 30s or 5m, or 0 for off (got ${JSON.stringify(fromEnvironment)}).`);
+  }
+  if (ms === undefined) return 0;
+  if (ms > MAX_RIDE_THROUGH_MS) {
+    const source = flag === undefined ? "HA_RIDE_THROUGH" : "--ride-through";
+    throw new UsageError(`${source} ${ms}ms is longer than a timer can wait: give at most ${MAX_RIDE_THROUGH_MS}ms (about 24 days).`);
+  }
+  return ms;
 }
 
 /** The `unhealthy` event's account of the last check: its output (trimmed, bounded), its exit code or that it timed out, and the failures counted. */

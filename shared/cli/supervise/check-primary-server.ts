@@ -13,15 +13,22 @@ export interface CheckPrimaryServer {
   close(): Promise<void>;
 }
 
-/** What it reads of the elector: `epoch` is defined exactly while primary. */
+/**
+ * What it reads of the elector: `epoch` is defined exactly while primary; `exclusiveTimeLeftMs()`
+ * is 0 while a primary rides through an outage (docs/protocol.md#ride-through).
+ */
 export interface PrimaryState {
   readonly epoch: number | undefined;
+  exclusiveTimeLeftMs?(): number;
 }
 
 /**
  * CheckPrimary for co-located services (docs/cli.md#run): `GET /check-primary` answers from the
  * elector's computed state at the moment of the request, 200 {"isPrimary":true,"epoch":…}
- * or 503 {"isPrimary":false}; `HEAD` gives the same status without a body, for probes
+ * or 503 {"isPrimary":false}. 200 only while no other participant can be primary: while a
+ * primary rides through an outage (`run --ride-through`) another may have been elected, and
+ * those who ask here act without the epoch to fence their work, so the answer is then 503
+ * {"isPrimary":false,"ridingThrough":true}. `HEAD` gives the same status without a body, for probes
  * that only look at it. It listens on `host` (127.0.0.1 by default: this host only).
  * A port in use or a host that is not this machine's is a UsageError naming the flag.
  */
@@ -44,8 +51,9 @@ export async function startCheckPrimaryServer(elector: PrimaryState, port: numbe
       body = { error: { code: "MethodNotAllowed", message: "Use GET or HEAD /check-primary." } };
     } else {
       const epoch = elector.epoch; // read once: undefined exactly when not primary now
-      status = epoch === undefined ? 503 : 200;
-      body = epoch === undefined ? { isPrimary: false } : { isPrimary: true, epoch };
+      const riding = epoch !== undefined && elector.exclusiveTimeLeftMs !== undefined && elector.exclusiveTimeLeftMs() <= 0;
+      status = epoch === undefined || riding ? 503 : 200;
+      body = epoch === undefined ? { isPrimary: false } : riding ? { isPrimary: false, ridingThrough: true } : { isPrimary: true, epoch };
     }
     response.writeHead(status, headers);
     // For HEAD, Node sends the headers (with the length GET would have) and no body.

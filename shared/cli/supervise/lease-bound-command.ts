@@ -7,7 +7,10 @@ export interface LeaseState {
   readonly uuid: string;
   /** Defined exactly while primary. */
   readonly epoch: number | undefined;
+  /** Until it stops being primary unless a renewal is accepted first: with ride-through, its end. */
   leaseTimeLeftMs(): number;
+  /** Until the lease's own deadline, before which nobody else can be primary: 0 while riding through. */
+  exclusiveTimeLeftMs(): number;
   /**
    * Gives up the term held now (release, then compete as a new uuid, after `cooldownMs` of
    * only watching); false when none is held.
@@ -74,7 +77,11 @@ export class LeaseBoundCommand {
   #timer: TimerHandle | undefined;
   /** The term the last command was started in: no other command may start in it. */
   #ranIn: string | undefined;
-  /** The lease deadline of that term as last read (it only grows with renewals): what a revoked lease still covers. */
+  /**
+   * The lease deadline of that term as last read (it only grows with renewals): what a revoked
+   * lease still covers. The lease's own deadline, never a ride-through's end: a revoke or a
+   * handover is never ridden through.
+   */
   #heldUntil = Number.NEGATIVE_INFINITY;
   /** A term revoked while its command ran: that command's stop is already planned inside the lease. */
   #revoked: string | undefined;
@@ -105,7 +112,8 @@ export class LeaseBoundCommand {
     const epoch = lease.epoch;
     const left = epoch === undefined ? 0 : lease.leaseTimeLeftMs();
     const term = epoch === undefined ? undefined : `${lease.uuid}#${epoch}`;
-    if (term !== undefined && term === this.#ranIn) this.#heldUntil = now + left;
+    const exclusive = epoch === undefined ? 0 : lease.exclusiveTimeLeftMs();
+    if (term !== undefined && term === this.#ranIn && exclusive > 0) this.#heldUntil = now + exclusive;
     if (command.state !== "idle") {
       if (command.term === this.#revoked) {
         // Stopping within what is left of the revoked lease (revoked()).
@@ -129,7 +137,7 @@ export class LeaseBoundCommand {
       }
     } else if (this.#accepting && epoch !== undefined && term !== undefined && left > graceMs) {
       this.#ranIn = term;
-      this.#heldUntil = now + left;
+      this.#heldUntil = now + exclusive;
       command.start({ env: this.#o.environment(lease.uuid, epoch), term, epoch, killBy: now + left });
     }
     this.#plan(term === undefined ? undefined : left > graceMs ? Math.min(this.#o.intervalMs(), left - graceMs) : this.#o.intervalMs());

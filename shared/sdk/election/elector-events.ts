@@ -31,6 +31,15 @@ export interface ElectorEvents {
    * the role's epoch from the same answer: the holder's, or the last term's when none holds it.
    */
   primaryChanged: { readonly primary: PrimaryView | null; readonly epoch: number };
+  /**
+   * With `rideThroughMs`: the term's deadline passed while its renewals got no answer, a
+   * timeout or a 5xx, and it rides through (docs/protocol.md#ride-through). It stays primary,
+   * its epoch unchanged, for up to `leftMs` more unless an answer comes first: accepted, the
+   * term goes on; anything else ends it at once. Meanwhile another participant may be
+   * elected too (if only this one is cut off): work that is not fenced by the epoch must stop
+   * here. `exclusiveTimeLeftMs()` reads 0 until an accepted renewal.
+   */
+  ridingThrough: { readonly uuid: string; readonly epoch: number; readonly leftMs: number };
   /** Non-fatal: a failed call, a corrupted answer, slow round trips. The elector keeps going. */
   error: Error;
 }

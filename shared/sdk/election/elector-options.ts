@@ -38,6 +38,16 @@ export interface PrimaryElectorOptions extends LoopOptions<LeaseTransport> {
    * operators see it (and can name it in a handover). Default true.
    */
   readonly announce?: boolean;
+  /**
+   * Ride-through, for work fenced by the epoch (docs/protocol.md#ride-through): through no
+   * answer, timeouts and 5xx — never a refusal, a revoke or a handover — stay primary up to
+   * this many milliseconds past the lease's deadline, the epoch unchanged; the first answered
+   * renewal then either continues the term (accepted) or ends it at once. The guarantee
+   * changes: two participants may both believe they are primary while one of them is cut off,
+   * so every write of the work must be fenced by `epoch` (fencedTableEntity, fencedBlob,
+   * fencedCosmosItem, or the SQL form of docs/fencing.md). Default 0: off.
+   */
+  readonly rideThroughMs?: number;
 }
 
 /** The options, checked, with every default filled in. */
@@ -51,7 +61,11 @@ export interface ElectorSettings {
   readonly newUuid: () => string;
   readonly random: () => number;
   readonly meter: ElectorMeter | undefined;
+  readonly rideThroughMs: number;
 }
+
+/** The longest ride-through: a timer of the platform cannot wait longer (2³¹ − 1 ms, about 24.8 days). */
+export const MAX_RIDE_THROUGH_MS = 2_147_483_647;
 
 /** The elector's transport must at least heartbeat; its `endpoint` may come from HA_ENDPOINT (docs/configuration.md). */
 const LEASE_TRANSPORT: TransportKind<LeaseTransport> = {
@@ -81,7 +95,19 @@ export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSe
     random: checkOptionalFunction("random", options.random) ?? Math.random,
     meter: checkOptionalMeter(options.meter),
     announce: checkOptionalBoolean("announce", options.announce) ?? true,
+    rideThroughMs: checkRideThroughMs(options.rideThroughMs),
   };
+}
+
+/** 0 (off, the default) or a whole number of milliseconds a timer can wait. */
+function checkRideThroughMs(value: unknown): number {
+  if (value === undefined) return 0;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_RIDE_THROUGH_MS) {
+    throw new TypeError(
+      `Expected \`rideThroughMs\` to be 0 (off) or a whole number of milliseconds up to ${MAX_RIDE_THROUGH_MS}, how long past its deadline a primary whose renewals get no answer stays primary, got ${typeof value === "number" ? String(value) : typeof value}.`,
+    );
+  }
+  return value;
 }
 
 function checkOptionalBoolean(name: string, value: unknown): boolean | undefined {

@@ -16,6 +16,15 @@ export interface Term {
   deadline: number;
   /** Aborted, with a TermEndedError, when the term ends. */
   readonly ended: AbortController;
+  /**
+   * With `rideThroughMs`: whether the term may ride through past its deadline. True after
+   * each accepted heartbeat; false once a renewal met something other than an outage (a
+   * refusal: docs/protocol.md#ride-through), and then the deadline ends the term as without
+   * the option.
+   */
+  rides: boolean;
+  /** When the current ride-through began (the deadline passed with no answer), undefined when not riding. */
+  ridingSince: number | undefined;
 }
 
 /**

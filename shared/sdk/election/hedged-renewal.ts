@@ -51,7 +51,10 @@ export function renewHedged<T>(renewal: HedgedRenewal<T>): Promise<{ readonly va
         timer = undefined;
         overdue = true;
         renewal.onUnanswered(budgetMs);
-        if (!settled && clock.now() < deadline) sendCopy();
+        if (settled) return;
+        // At the deadline every copy is over (each is cut off then): nothing more to wait for.
+        if (clock.now() < deadline) sendCopy();
+        else finish(undefined);
       }, budgetMs);
       void callWithin(deadline - sentAt, signal, (options) => renewal.send(options), (error) => {
         // An overdue copy was reported already; its end changes nothing.

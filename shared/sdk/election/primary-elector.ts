@@ -2,7 +2,7 @@ import { callWithin } from "../loop/bounded-call.js";
 import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs } from "../loop/budgets.js";
 import { CorruptedMessageError } from "../transport/corrupted-message-error.js";
 import { DeadlineAlarm } from "./deadline-alarm.js";
-import { sleep } from "../loop/elector-clock.js";
+import { sleep, type TimerHandle } from "../loop/elector-clock.js";
 import type { ElectorEvents } from "./elector-events.js";
 import { resolveElectorOptions, type PrimaryElectorOptions } from "./elector-options.js";
 import { observeElectorStats, type ElectorMeter } from "./elector-meter.js";
@@ -39,6 +39,9 @@ export type { ElectorStats } from "./elector-stats.js";
  *   accepted heartbeat was sent, on this process's monotonic clock. The write happened
  *   after sentAt, so no other uuid can take over before sentAt + T: the I left over absorbs
  *   clock skew between function hosts and clock rate error here (docs/protocol.md#the-assumptions).
+ *   With `rideThroughMs` it stays true up to that long after, through no answer, timeouts
+ *   and 5xx only (docs/protocol.md#ride-through): then another participant may be primary
+ *   too, and only fenced writes keep the work safe. exclusiveTimeLeftMs() tells the two apart.
  * - It is computed, not stored: a process resuming from a pause longer than the lease
  *   reads false at once, and its next event is `demoted`.
  * Not guaranteed: that your work stops the instant isPrimary() turns false. Fence your
@@ -61,6 +64,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   /** The transport, clock, first retry delay, abort signal and participant part, as every SDK loop has them. */
   readonly #setup: LoopSetup<LeaseTransport>;
   readonly #newUuid: () => string;
+  /** How long past its deadline a term rides through an outage (docs/protocol.md#ride-through); 0: off. */
+  readonly #rideThroughMs: number;
   readonly #random: () => number;
   readonly #stats = new ElectorStatistics();
   /** The renewals' budget, from the heartbeats' round trips (renewal-timer.ts). */
@@ -122,6 +127,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#random = settings.random;
     this.#announce = settings.announce;
     this.#meter = settings.meter;
+    this.#rideThroughMs = settings.rideThroughMs;
     this.#uuid = checkId("newUuid()", this.#newUuid());
     this.membership =
       options.membership === undefined
@@ -145,17 +151,32 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return this.#timing;
   }
 
-  /** True only while leading and before the deadline of the last accepted heartbeat. */
+  /**
+   * True only while leading and before the deadline of the last accepted heartbeat; with
+   * `rideThroughMs`, also while riding through past it (ridingThrough, exclusiveTimeLeftMs()).
+   */
   isPrimary(): boolean {
     return this.#termHeldNow() !== undefined;
   }
 
   /**
    * Milliseconds left before this elector stops being primary unless a renewal is accepted
-   * first (its deadline, sentAt + (T − I), minus now); 0 when not primary. Work that needs
-   * time to wind down must begin stopping while this is still larger than that time.
+   * first (its deadline, sentAt + (T − I), minus now; with `rideThroughMs`, plus that while
+   * the term may ride through); 0 when not primary. Work that needs time to wind down must
+   * begin stopping while this is still larger than that time.
    */
   leaseTimeLeftMs(): number {
+    const term = this.#termHeldNow();
+    return term === undefined ? 0 : Math.max(0, this.#endOf(term) - this.#setup.clock.now());
+  }
+
+  /**
+   * Milliseconds left before the lease's own deadline, sentAt + (T − I): while this is above
+   * 0 no other participant can be primary. Equal to leaseTimeLeftMs() without
+   * `rideThroughMs`; 0 while riding through (and when not primary). What a check that
+   * must never act beside another primary (CheckPrimary, an unfenced action) should read.
+   */
+  exclusiveTimeLeftMs(): number {
     const term = this.#termHeldNow();
     return term === undefined ? 0 : Math.max(0, term.deadline - this.#setup.clock.now());
   }
@@ -229,7 +250,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // Only one that went unanswered leaves its uuid to release without a token.
     const acquiring = role.kind === "acquiring" ? this.#uuid : undefined;
     // A term whose deadline has passed is not stopped but expired: the loop says so when it wakes.
-    if (role.kind === "leading" && this.#setup.clock.now() < role.term.deadline) {
+    if (role.kind === "leading" && this.#setup.clock.now() < this.#endOf(role.term)) {
       const { term } = role;
       this.#role = { kind: "releasing", term };
       this.#stats.demoted();
@@ -448,7 +469,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#roundTrip(this.#setup.clock.now() - sentAt, result.view, "acquisition");
     this.#observe(result.view);
     if (result.outcome !== "accepted" || epoch === undefined) return { kind: "refused", ended: result.outcome === "revoked", view: result.view };
-    const term: Term = { uuid, epoch, lease: result.lease, deadline: sentAt + (result.view.timeoutMs - result.view.intervalMs), ended: new AbortController() };
+    const term: Term = { uuid, epoch, lease: result.lease, deadline: sentAt + (result.view.timeoutMs - result.view.intervalMs), ended: new AbortController(), rides: true, ridingSince: undefined };
     const elected: Elected = { term, sentAt, view: result.view };
     if (this.#halt.signal.aborted) return { kind: "elected", elected };
     if (this.#setup.clock.now() >= term.deadline) {
@@ -470,6 +491,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * 409 → the term ends, unless the answer names this uuid as the live holder at the held
    * epoch (our own echo won a race). A failure → try again, each call bounded by the time
    * left. While stop() awaits its handlers (`releasing`) the lease is renewed the same way.
+   * With `rideThroughMs`, the deadline ends the term only after that much more, while every
+   * failure was an outage (#rideFrom); renewals go on meanwhile, each within T − I.
    */
   async #lead({ term: first, sentAt: acquiredAt, view: acquired }: Elected): Promise<LeadEnd> {
     let term = first;
@@ -481,13 +504,31 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // small); after an answer showing another address than ours, the next one sends it.
     let sendAddress = acquired.primary?.address !== (this.address ?? null);
     const alarm = new DeadlineAlarm(this.#setup.clock);
-    alarm.arm(term.deadline);
+    alarm.arm(this.#endOf(term));
+    // With ride-through the deadline itself wakes nothing: this timer only says that the ride began.
+    let rideTimer: TimerHandle | undefined;
+    const rideCheck = (): void => {
+      if (rideTimer !== undefined) this.#setup.clock.clearTimeout(rideTimer);
+      rideTimer = undefined;
+      if (this.#rideThroughMs === 0 || !term.rides || term.ridingSince !== undefined) return;
+      const now = this.#setup.clock.now();
+      if (now < term.deadline) rideTimer = this.#setup.clock.setTimeout(rideCheck, term.deadline - now);
+      else this.#rideFrom(term, now);
+    };
+    rideCheck();
+    // A renewal met a refusal, not an outage: no ride-through for this term until one is accepted.
+    const refused = (error: unknown): void => {
+      if (this.#rideThroughMs === 0 || isOutage(error) || !term.rides) return;
+      term.rides = false;
+      alarm.arm(this.#endOf(term));
+    };
     const resignation = this.#resignation;
     const wake = AbortSignal.any([this.#halt.signal, alarm.signal, resignation.signal]);
     const ended = (): LeadEnd | undefined => {
-      if (this.#setup.clock.now() >= term.deadline) return { reason: "lease-expired", term };
+      if (this.#setup.clock.now() >= this.#endOf(term)) return { reason: "lease-expired", term };
       if (this.#halt.signal.aborted) return { reason: "halted", term };
       if (resignation.signal.aborted) return { reason: "resigned", term };
+      rideCheck();
       return undefined;
     };
     try {
@@ -499,7 +540,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         const timing = this.#timing ?? acquired;
         renewAt = this.#setup.clock.now() + timing.intervalMs;
         const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: this.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
-        const answer = await this.#renew(timing, term, request, wake);
+        const answer = await this.#renew(timing, term, request, wake, refused);
         const afterRenewal = ended();
         if (afterRenewal !== undefined) return afterRenewal;
         if (answer === undefined) {
@@ -515,7 +556,11 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         }
         this.#roundTrip(this.#setup.clock.now() - sentAt, result.view, "renewal");
         if (result.outcome !== "accepted" || epoch === undefined) {
-          if (epoch !== term.epoch) return { reason: result.outcome === "revoked" ? "revoked" : "rejected", term, view: result.view };
+          // `revoked` when the answer shows this uuid's lease revoked; a 409 LeaseRevoked naming
+          // another holder means this uuid's term ended by a takeover (after a pause, or while
+          // riding through): rejected, as a takeover is.
+          const revoked = result.outcome === "revoked" && result.view.primary?.uuid === term.uuid;
+          if (epoch !== term.epoch) return { reason: revoked ? "revoked" : "rejected", term, view: result.view };
           // Our own echo (a retry, a duplicate) won the race: the lease is still ours, but
           // this answer says nothing about when it was renewed. Keep the deadline, do not
           // extend it, and renew again at once.
@@ -528,9 +573,12 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         if (epoch !== term.epoch) term = this.#changeTerm(term, epoch);
         term.lease = result.lease;
         term.deadline = sentAt + (result.view.timeoutMs - result.view.intervalMs);
+        term.rides = true;
+        if (this.#setup.clock.now() < term.deadline) term.ridingSince = undefined;
         renewAt = sentAt + result.view.intervalMs;
         answered = true;
-        alarm.arm(term.deadline);
+        alarm.arm(this.#endOf(term));
+        rideCheck();
         // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
         if (result.view.handover?.phase === "pending" && this.#role.kind === "leading") return { reason: "handover", term };
         if (this.affinity !== undefined && this.#role.kind === "leading") {
@@ -542,7 +590,24 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       }
     } finally {
       alarm.disarm();
+      if (rideTimer !== undefined) this.#setup.clock.clearTimeout(rideTimer);
     }
+  }
+
+  /**
+   * When the term stops being primary unless a renewal is accepted first: its deadline, or
+   * with `rideThroughMs`, that much later while the term may ride through.
+   */
+  #endOf(term: Term): number {
+    return term.deadline + (term.rides ? this.#rideThroughMs : 0);
+  }
+
+  /** The deadline passed with no answer, and the term rides through: `ridingThrough`, once per ride. */
+  #rideFrom(term: Term, now: number): void {
+    const role = this.#role;
+    if (role.kind !== "leading" || role.term !== term || now >= this.#endOf(term)) return;
+    term.ridingSince = now;
+    void this.listeners.emit("ridingThrough", { uuid: term.uuid, epoch: term.epoch, leftMs: this.#endOf(term) - now });
   }
 
   /**
@@ -551,10 +616,20 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * left running: the first answer counts, with the sentAt of its copy. Undefined when the
    * term ended meanwhile, or when the newest copy failed fast (the cadence I goes on).
    */
-  #renew(timing: LeaseTiming, term: Term, request: HeartbeatBody, wake: AbortSignal): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
+  #renew(
+    timing: LeaseTiming,
+    term: Term,
+    request: HeartbeatBody,
+    wake: AbortSignal,
+    refused: (error: unknown) => void,
+  ): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
+    const now = this.#setup.clock.now();
+    // Before the deadline every copy ends there, as always. Riding through, each renewal gets
+    // what a renewal gets after an accepted one, T − I, within what is left of the ride.
+    const deadline = now < term.deadline ? term.deadline : Math.min(this.#endOf(term), now + (timing.timeoutMs - timing.intervalMs));
     return renewHedged({
       clock: this.#setup.clock,
-      deadline: term.deadline,
+      deadline,
       signal: wake,
       budgetMs: () => this.#renewalTimer.budgetMs(timing, this.#setup.clock.now()),
       send: (options) => this.#calls.heartbeat(this.utype, request, options),
@@ -563,7 +638,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         const error = new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined);
         this.#fail(error, "write", this.#setup.clock.now() - budgetMs);
       },
-      onFailure: (error) => this.#fail(error),
+      onFailure: (error) => {
+        this.#fail(error);
+        refused(error);
+      },
     });
   }
 
@@ -573,7 +651,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * one: never a silent change of the fencing token the user's writes carry.
    */
   #changeTerm(old: Term, epoch: number): Term {
-    const term: Term = { uuid: old.uuid, epoch, lease: old.lease, deadline: old.deadline, ended: new AbortController() };
+    const term: Term = { uuid: old.uuid, epoch, lease: old.lease, deadline: old.deadline, ended: new AbortController(), rides: true, ridingSince: undefined };
     if (this.#role.kind === "releasing") {
       // stop() already told the user the term ended; only the lease to release changes.
       this.#role = { kind: "releasing", term };
@@ -698,10 +776,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return this.#setup.part?.align(at, this.#timing?.intervalMs, mayDelay, mayAdvance) ?? at;
   }
 
-  /** The term held now: leading, and before its deadline. */
+  /** The term held now: leading, and before its deadline (or the end of its ride-through). */
   #termHeldNow(): Term | undefined {
     const role = this.#role;
-    return role.kind === "leading" && this.#setup.clock.now() < role.term.deadline ? role.term : undefined;
+    return role.kind === "leading" && this.#setup.clock.now() < this.#endOf(role.term) ? role.term : undefined;
   }
 
   /**
