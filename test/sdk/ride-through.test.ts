@@ -100,10 +100,11 @@ describe("ride-through: a primary stays primary through an outage, its epoch unc
     expect(elector.isPrimary()).toBe(true);
     const renewals = transport.all.filter((call) => call.method === "heartbeat" && call.request?.lease !== undefined);
     const riding = renewals.filter((call) => call.sentAt >= deadline);
-    // Each renewal of the ride sends its copies within T − I, then the next renewal begins.
-    expect(riding.length).toBeGreaterThanOrEqual(3);
+    // Each renewal of the ride sends its copies within T − I, then the next renewal begins;
+    // a copy goes at least every I, so the rider finds the service within about I of its return.
+    expect(riding.length).toBeGreaterThanOrEqual(2 * T / I);
     for (const call of riding) expect(call.options.timeoutInMs).toBeLessThanOrEqual(T - I);
-    for (let n = 1; n < riding.length; n += 1) expect(riding[n]!.sentAt - riding[n - 1]!.sentAt).toBeLessThanOrEqual(T - I);
+    for (let n = 1; n < riding.length; n += 1) expect(riding[n]!.sentAt - riding[n - 1]!.sentAt).toBeLessThanOrEqual(I);
     // Back: the copy still open is answered.
     const copy = open().find((call) => call.method === "heartbeat")!;
     await answer(copy, accepted("uuid-1", 7));

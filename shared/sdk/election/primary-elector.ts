@@ -625,13 +625,19 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   ): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
     const now = this.#setup.clock.now();
     // Before the deadline every copy ends there, as always. Riding through, each renewal gets
-    // what a renewal gets after an accepted one, T − I, within what is left of the ride.
-    const deadline = now < term.deadline ? term.deadline : Math.min(this.#endOf(term), now + (timing.timeoutMs - timing.intervalMs));
+    // what a renewal gets after an accepted one, T − I, within what is left of the ride, and
+    // a copy goes at least every I: the rider must find the service within about I of its
+    // return, before a standby's hold-back ends (docs/protocol.md#sticky-recovery).
+    const riding = now >= term.deadline;
+    const deadline = riding ? Math.min(this.#endOf(term), now + (timing.timeoutMs - timing.intervalMs)) : term.deadline;
     return renewHedged({
       clock: this.#setup.clock,
       deadline,
       signal: wake,
-      budgetMs: () => this.#renewalTimer.budgetMs(timing, this.#setup.clock.now()),
+      budgetMs: () => {
+        const budgetMs = this.#renewalTimer.budgetMs(timing, this.#setup.clock.now());
+        return riding ? Math.min(budgetMs, timing.intervalMs) : budgetMs;
+      },
       send: (options) => this.#calls.heartbeat(this.utype, request, options),
       onUnanswered: (budgetMs) => {
         this.#renewalTimer.unanswered();
