@@ -22,6 +22,9 @@ const CASES: ReadonlyArray<{ plant: PlantedBug; invariant: Invariant; profile: P
   { plant: "never-takes-over", invariant: "liveness", profile: "safe", why: "a crashed holder's lease never ends" },
   { plant: "handover-releases-before-step-down", invariant: "one-primary", profile: "safe", why: "the successor takes over while the old holder still believes" },
   { plant: "participant-parts-without-budget", invariant: "no-phantom", profile: "safe", why: "a participant heartbeat queued in a frozen instance revives a lease" },
+  { plant: "standby-ignores-lost-contact", invariant: "sticky", profile: "outage", why: "a standby takes the expired lease at once after contact returns" },
+  { plant: "ride-through-past-refusal", invariant: "ride-through", profile: "outage", why: "a ride-through continues past a refusal" },
+  { plant: "fenced-write-ignores-etag", invariant: "fenced-writes", profile: "outage", why: "a read-check-write without If-Match lets a rider's write land after the new primary's" },
 ];
 
 describe("each checker fails on a planted bug", () => {

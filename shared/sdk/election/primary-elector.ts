@@ -113,7 +113,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * the role is this elector's to take back at once, under a new uuid and so a new epoch
    * (docs/protocol.md#sticky-recovery).
    */
-  #reclaim: { readonly uuid: string; readonly epoch: number } | undefined;
+  #reclaim: { readonly uuid: string; readonly epoch: number; readonly lease: string } | undefined;
 
   constructor(options: PrimaryElectorOptions) {
     super();
@@ -410,7 +410,16 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         judge(shown(view));
         pollAt = handoverFor(view, this.#uuid) ? startedAt + fastPollMs(view) : cadenceFrom + view.intervalMs * stretch;
         takeoverAt = takeoverTime(view, this.#uuid, this.#setup.clock.now());
-        if (view.primary === null || view.primary.uuid === this.#uuid) {
+        if (view.primary !== null && this.#reclaims(view)) {
+          // Its own last term still holds a live lease (a renewal that landed as the term ended,
+          // or a service back before the expiry), which nobody renews: released with its token,
+          // the role is taken back now rather than at that lease's expiry.
+          if (await this.#releaseOwnLastTerm()) {
+            if (halt.aborted) return undefined;
+            takeoverAt = undefined;
+            attempt = await this.#acquire();
+          }
+        } else if (view.primary === null || view.primary.uuid === this.#uuid) {
           if (this.#setup.clock.now() < this.#competeAt) pollAt = Math.min(pollAt, this.#competeAt);
           // Lost contact: the free role is taken when the hold-back ends (a poll before then may still show its holder back).
           else if (view.primary === null && this.#setup.clock.now() < this.#holdBackUntil()) takeoverAt = this.#setup.clock.now();
@@ -425,6 +434,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
           // release retired it: compete on as a new incarnation.
           judge(attempt.ended ? { kind: "ended" } : shown(attempt.view));
           takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#setup.clock.now());
+          // Refused, yet the answer shows this uuid as the live holder: another copy of the acquire
+          // won the race (the service answered this one Conflict). Acquire again at once, which
+          // renews it, as after a late acceptance, rather than a poll later.
+          if (!attempt.ended && attempt.view.primary?.uuid === this.#uuid && !attempt.view.primary.revoked) takeoverAt = this.#setup.clock.now();
           if (handoverFor(attempt.view, this.#uuid)) pollAt = Math.min(pollAt, startedAt + fastPollMs(attempt.view));
           break;
         case "too-late":
@@ -748,7 +761,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // work stopped at the deadline never resumes under the old one.
     const unanswered = reason === "lease-expired" && this.#failures > 0;
     if (unanswered) {
-      this.#reclaim = { uuid: term.uuid, epoch: term.epoch };
+      this.#reclaim = { uuid: term.uuid, epoch: term.epoch, lease: term.lease };
       void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
       return { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
     }
@@ -843,13 +856,30 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   /**
    * Before when this elector may take the role the last answer showed, by the hold-back of
    * lost contact (contact-hold-back.ts), −∞ when nothing holds it back. A role nobody ever
-   * held, this elector's own last term (#reclaim), and a planned handover to it or to any
-   * are not held back: no holder is on its way back to them, or the holder itself handed over.
+   * held, one this elector's uuid holds, this elector's own last term (#reclaim), and a
+   * planned handover to it or to any are not held back: no holder is on its way back to
+   * them, or the holder itself handed over.
    */
   #holdBackUntil(): number {
     const view = this.#lastView;
-    if (view === undefined || view.epoch === 0 || this.#reclaims(view) || handoverFavours(view, this.#uuid)) return Number.NEGATIVE_INFINITY;
+    if (view === undefined || view.epoch === 0 || view.primary?.uuid === this.#uuid || this.#reclaims(view) || handoverFavours(view, this.#uuid)) return Number.NEGATIVE_INFINITY;
     return this.#contact.until(this.#timing ?? view);
+  }
+
+  /**
+   * A proven release of this elector's last term (ended for want of answers), whose lease
+   * is still live: true when the answer shows the role vacant at that term's epoch, so that
+   * the new incarnation may acquire it at once (a new epoch). Safe as any proven release:
+   * the work of that term stopped at its deadline.
+   */
+  async #releaseOwnLastTerm(): Promise<boolean> {
+    const own = this.#reclaim;
+    if (own === undefined) return false;
+    const budgetMs = releaseBudgetMs(this.#timing, this.#setup.retryDelayMs);
+    const released = await this.#call(budgetMs, this.#halt.signal, (options) => this.#setup.transport.release(this.utype, own.uuid, { ...options, lease: own.lease }), "write");
+    if (released === undefined) return false;
+    this.#observe(released.view);
+    return released.outcome === "released" && released.view.primary === null && released.view.epoch === own.epoch;
   }
 
   /** The view shows this elector's last term, ended for want of answers, as the role's last: live under its old uuid, or vacant since. */

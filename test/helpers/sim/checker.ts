@@ -1,6 +1,8 @@
 import type { LeaseRecord } from "../../../shared/lease/lease.js";
 import type { DemotionReason, PrimaryElector } from "../../../shared/sdk/election/primary-elector.js";
 import type { SimProcess } from "./process.js";
+import type { AppliedWrite } from "./fenced-resource.js";
+import type { RenewalAnswer } from "./network.js";
 import type { RecordingStore, StoreWrite } from "./recording-store.js";
 import { DEFAULT_INVARIANTS, type Invariant, type Scenario } from "./scenario.js";
 import type { SimStats } from "./stats.js";
@@ -16,12 +18,15 @@ export interface Participant {
   lastUuid: string;
   /** Stopped or crashed: its uuid's life ended then. */
   gone: boolean;
+  /** When the world started it (simulated time). */
+  readonly startedAt: number;
 }
 
 /** What the handlers and the world record; the checker alone judges it. */
 export type SimLogEntry =
   | { readonly kind: "elected"; readonly at: number; readonly who: string; readonly uuid: string; readonly epoch: number }
   | { readonly kind: "demoted"; readonly at: number; readonly who: string; readonly uuid: string; readonly epoch: number; readonly reason: DemotionReason }
+  | { readonly kind: "riding-through"; readonly at: number; readonly who: string; readonly uuid: string; readonly epoch: number }
   | { readonly kind: "uuid-ended"; readonly at: number; readonly who: string; readonly uuid: string; readonly how: "new incarnation" | "stopped" | "crashed" };
 
 export type ViolationKind = Invariant | "service-error";
@@ -60,9 +65,17 @@ export function replayHint(scenario: Scenario): string {
  *
  * - epochs-increase: every election has a higher epoch than every election before it.
  * - one-primary: at no instant do two electors report isPrimary(). A crashed or paused
- *   elector counts as long as its clock says its lease lasts: stricter, never looser.
- * - store-agrees: an elector that reports isPrimary() is the store's holder, at its epoch
- *   (or held the term of an entry deleted behind the service: one-primary still judges it).
+ *   elector counts as long as its clock says its lease lasts: stricter, never looser. With
+ *   ride-through (scenario.rideThroughMs) the promise is the weaker one of
+ *   docs/protocol.md#ride-through: at most one of them is before its own deadline
+ *   (exclusiveTimeLeftMs() > 0); the others ride through, judged by ride-through.
+ * - ride-through: an elector riding through (primary past its deadline) has had no answer
+ *   to its renewals since the ride began that refused it: the first one ends the ride.
+ * - store-agrees: an elector that reports isPrimary() before its deadline is the store's
+ *   holder, at its epoch (or held the term of an entry deleted behind the service:
+ *   one-primary still judges it).
+ * - fenced-writes: the fenced resource the primaries write to (scenario.fencedWrites) never
+ *   applies a write of a lower epoch after one of a higher epoch.
  * - no-phantom: a lease nobody stands behind is never written. No write makes a uuid the
  *   holder (create, renew, take over) once that uuid's term ended in the store (taken
  *   over, released, retired) and no running elector uses it, nor later than
@@ -90,9 +103,16 @@ export class Checker {
     private readonly utype: string,
     readonly phantomWindowMs: number,
     private readonly stats: SimStats,
+    /** The answers to renewals as they reached each elector (network.ts). */
+    private readonly renewalAnswers: readonly RenewalAnswer[] = [],
+    /** The writes the fenced resource applied, when this role's primaries write one. */
+    private readonly fencedWrites: readonly AppliedWrite[] = [],
   ) {
     this.#enabled = new Set<ViolationKind>([...(scenario.invariants ?? DEFAULT_INVARIANTS), "service-error"]);
   }
+
+  #fencedSeen = 0;
+  #highestFenced: AppliedWrite | undefined;
 
   /** Registers an elector; its handlers record events and nothing else. */
   watch(participant: Participant): void {
@@ -100,6 +120,7 @@ export class Checker {
     const { elector, name } = participant;
     elector.on("elected", ({ uuid, epoch }) => void this.log.push({ kind: "elected", at: this.world.now, who: name, uuid, epoch }));
     elector.on("demoted", ({ uuid, epoch, reason }) => void this.log.push({ kind: "demoted", at: this.world.now, who: name, uuid, epoch, reason }));
+    elector.on("ridingThrough", ({ uuid, epoch }) => void this.log.push({ kind: "riding-through", at: this.world.now, who: name, uuid, epoch }));
   }
 
   /** The world stopped or killed it: its current uuid's life ends now. */
@@ -118,10 +139,14 @@ export class Checker {
       const write = this.store.writes[this.#writesSeen]!;
       if (write.after.utype === this.utype) this.#judgeWrite(write);
     }
-    const primaries = this.primaries();
+    for (; this.#fencedSeen < this.fencedWrites.length; this.#fencedSeen += 1) this.#judgeFencedWrite(this.fencedWrites[this.#fencedSeen]!);
+    const believers = this.primaries();
+    // With ride-through, those past their deadline may believe beside one that is not (docs/protocol.md#ride-through).
+    const primaries = (this.scenario.rideThroughMs ?? 0) > 0 ? believers.filter((p) => p.elector.exclusiveTimeLeftMs() > 0) : believers;
     if (primaries.length > 1) {
-      this.fail("one-primary", `electors ${primaries.map((p) => p.name).join(" and ")} all report isPrimary()`);
+      this.fail("one-primary", `electors ${primaries.map((p) => p.name).join(" and ")} all report isPrimary()${primaries === believers ? "" : ", each before its own deadline"}`);
     }
+    for (const rider of believers.filter((p) => !primaries.includes(p))) this.#judgeRide(rider);
     for (const participant of primaries) {
       const entry = this.store.current(this.utype);
       const { uuid, epoch } = participant.elector;
@@ -136,6 +161,30 @@ export class Checker {
 
   primaries(): Participant[] {
     return this.participants.filter((participant) => participant.elector.isPrimary());
+  }
+
+  /** A rider (primary past its deadline) must not have been refused since its ride began. */
+  #judgeRide(rider: Participant): void {
+    const { uuid, epoch } = rider.elector;
+    const ride = this.log.findLast((entry) => entry.kind === "riding-through" && entry.who === rider.name && entry.uuid === uuid && entry.epoch === epoch);
+    if (ride === undefined) return;
+    const refusal = this.renewalAnswers.find((answer) => answer.process === rider.process && answer.utype === this.utype && answer.uuid === uuid && answer.refusal && answer.at >= ride.at);
+    if (refusal !== undefined) {
+      this.fail("ride-through", `${rider.name} (${uuid}@${epoch}) still rides through ${Math.round(this.world.now - refusal.at)} ms after a renewal was refused: the first answer ends a ride-through`);
+    }
+  }
+
+  /** The fenced resource applied `write`: never a lower epoch after a higher one. */
+  #judgeFencedWrite(write: AppliedWrite): void {
+    this.stats.count("fencedWritesApplied");
+    const highest = this.#highestFenced;
+    if (highest !== undefined && write.epoch < highest.epoch) {
+      this.fail(
+        "fenced-writes",
+        `the fenced resource applied ${write.who}'s write of epoch ${write.epoch} after ${highest.who}'s of epoch ${highest.epoch} (at t=${Math.round(highest.at)} ms)`,
+      );
+    }
+    if (highest === undefined || write.epoch >= highest.epoch) this.#highestFenced = write;
   }
 
   fail(invariant: ViolationKind, what: string): void {
@@ -166,6 +215,9 @@ export class Checker {
         break;
       case "demoted":
         this.stats.count("demotions");
+        break;
+      case "riding-through":
+        this.stats.count("ridesThrough");
         break;
       case "uuid-ended":
         if (!this.#endedAtElector.has(entry.uuid)) this.#endedAtElector.set(entry.uuid, entry.at);

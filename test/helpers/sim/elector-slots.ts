@@ -1,6 +1,9 @@
 import { MemberSession } from "../../../shared/sdk/membership/member-session.js";
 import { MembersWatcher } from "../../../shared/sdk/membership/members-watcher.js";
 import { PrimaryElector } from "../../../shared/sdk/election/primary-elector.js";
+import { fencedTableEntity } from "../../../shared/sdk/fencing/fenced-table-entity.js";
+import { FencedOutError } from "../../../shared/sdk/fencing/fenced-out-error.js";
+import type { SimFencedTable } from "./fenced-resource.js";
 import { SimParticipantTransport } from "./participant-link.js";
 import type { Checker, Participant } from "./checker.js";
 import { SimTransport, type NetworkDeps } from "./network.js";
@@ -20,6 +23,8 @@ export interface ElectorSlotsDeps {
   readonly healed: () => boolean;
   /** Judges the second role the participants of even slots hold. */
   readonly companions: Checker;
+  /** The resource the primaries of the judged role write to, fenced by their epoch (scenario.fencedWrites). */
+  readonly fenced: SimFencedTable | undefined;
 }
 
 /** The rest of a participant: a second role, its member session and its group watch, on the elector's transport. */
@@ -63,7 +68,7 @@ export class ElectorSlots {
     // one run in four, so that the simulation's run time stays about what it was; in every
     // run while a bug of the participant path is planted, so that its checker is given it.
     const several = slot === 0 && (scenario.seed % 4 === 0 || scenario.plant === "participant-parts-without-budget");
-    const transport = several ? new SimParticipantTransport(network, process) : new SimTransport(network, process);
+    const transport = several ? new SimParticipantTransport(network, process, slot) : new SimTransport(network, process, slot);
     const elector = new PrimaryElector({
       utype,
       address: `node-${slot}`,
@@ -76,12 +81,16 @@ export class ElectorSlots {
       random: jitterStream(scenario.seed, slot, n),
       // Standbys announce themselves only where an operator may name one in a handover.
       announce: scenario.handovers.length > 0,
+      rideThroughMs: scenario.rideThroughMs ?? 0,
     });
-    const participant: Participant = { name: `e${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false };
+    const participant: Participant = { name: `e${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now };
     this.#current[slot] = participant;
     checker.watch(participant);
     const extras = several ? this.#extrasOf(slot, n, process, transport) : undefined;
     this.#extras[slot] = extras;
+    const riders = [elector, ...(extras === undefined ? [] : [extras.companion.elector])];
+    transport.riding = (role) => riders.some((one) => one.utype === role && one.isPrimary() && one.exclusiveTimeLeftMs() === 0);
+    if (this.deps.fenced !== undefined) this.#work(participant, this.deps.fenced);
     process.post(() => {
       elector.start();
       extras?.companion.elector.start();
@@ -100,8 +109,9 @@ export class ElectorSlots {
       newUuid: () => `u${++this.#uuids}-c${slot}.${n}`,
       random: jitterStream(scenario.seed, slot + 512, n),
       announce: false,
+      rideThroughMs: scenario.rideThroughMs ?? 0,
     });
-    const companion: Participant = { name: `c${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false };
+    const companion: Participant = { name: `c${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now };
     companions.watch(companion);
     let sessions = 0;
     return {
@@ -109,6 +119,34 @@ export class ElectorSlots {
       session: new MemberSession({ ...shared, group: utype, member: `node-${slot}`, address: `node-${slot}`, newSession: () => `s${slot}.${n}.${++sessions}` }),
       watcher: new MembersWatcher({ ...shared, group: utype, random: jitterStream(scenario.seed, slot + 1024, n), wallClock: () => world.now }),
     };
+  }
+
+  /**
+   * The primary's work: every I/2 while its elector reports isPrimary() (riding through
+   * included), one fenced write of the shared resource with its epoch, through the SDK's
+   * fencedTableEntity; one at a time. A FencedOutError is the fence at work (counted).
+   */
+  #work(participant: Participant, table: SimFencedTable): void {
+    const { scenario, stats } = this.deps;
+    const { elector, process } = participant;
+    const writer = fencedTableEntity(table.clientFor(process, () => participant.name));
+    let writing = false;
+    let n = 0;
+    const tick = (): void => {
+      if (participant.gone) return;
+      const epoch = elector.epoch;
+      if (!writing && epoch !== undefined) {
+        writing = true;
+        writer
+          .upsert({ partitionKey: "sim", rowKey: "work", n: ++n }, { epoch })
+          .catch((error: unknown) => {
+            if (error instanceof FencedOutError) stats.count("fencedWritesRefused");
+          })
+          .finally(() => (writing = false));
+      }
+      process.setTimeout(tick, scenario.timing.intervalMs / 2);
+    };
+    process.post(tick);
   }
 
   /** Stops the rest of every participant (the caller stops the electors of the judged role). */

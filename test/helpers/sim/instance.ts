@@ -29,14 +29,28 @@ export interface InstanceDeps {
   readonly members: { readonly store: MemberStore; readonly tokens: MemberTokenSigner };
 }
 
+/** A request that reached a restarting instance: refused at once, as a connection to a port nothing listens on. */
+export class SimConnectionRefused extends Error {
+  override readonly name = "SimConnectionRefused";
+}
+
+/** The instance restarted while it served the request: the answer never leaves (its write may have landed). */
+export class SimAnswerLost extends Error {
+  override readonly name = "SimAnswerLost";
+}
+
 /**
  * One function instance: its own ha_time (simulated time + its skew), its own process
  * (which can be frozen) with the real StallMonitor on its monotonic clock, and the real
- * LeaseService over the faulty link to the one shared store.
+ * LeaseService over the faulty link to the one shared store. It can be restarted (a
+ * deploy): what it is serving then loses its answer, and it refuses requests until it is up.
  */
 export class SimInstance {
   readonly process: SimProcess;
   readonly #monitor: StallMonitor;
+  /** Bumped at each restart: a request started under an older one has lost its answer. */
+  #generation = 0;
+  #downUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly deps: InstanceDeps,
@@ -53,10 +67,25 @@ export class SimInstance {
     return this.deps.world.now + this.skewMs;
   }
 
+  /** Restarts now: the requests in progress lose their answers, and new ones are refused for `downForMs`. */
+  restart(downForMs: number): void {
+    this.#generation += 1;
+    this.#downUntil = this.deps.world.now + downForMs;
+  }
+
+  /** Up again now, whatever a restart said (every fault heals). */
+  up(): void {
+    this.#downUntil = Number.NEGATIVE_INFINITY;
+  }
+
   /** Handles a request that reaches this instance now (or when it resumes, if frozen). */
   serve<T>(handle: (service: LeaseService, arrival: RequestArrival, members: () => MemberService) => Promise<T>): Promise<T> {
     const { world, rng, store, weather, tokens, stats, plant } = this.deps;
-    return new Promise<T>((resolve, reject) => {
+    if (world.now < this.#downUntil) return Promise.reject(new SimConnectionRefused("the instance is restarting"));
+    const generation = this.#generation;
+    return new Promise<T>((resolveServed, rejectServed) => {
+      const resolve = (value: T): void => (generation === this.#generation ? resolveServed(value) : rejectServed(new SimAnswerLost("restarted while serving")));
+      const reject = (error: unknown): void => rejectServed(generation === this.#generation ? error : new SimAnswerLost("restarted while serving"));
       this.process.post(() => {
         // As the route dispatcher does: a request that sat through a freeze arrived before it.
         const reachedAt = this.process.now();

@@ -4,7 +4,9 @@ import type { RequestArrival } from "../../../shared/service/request-budget.js";
 import { HaRequestError } from "../../../shared/sdk/transport/ha-request-error.js";
 import type { TimerHandle } from "../../../shared/sdk/loop/elector-clock.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../../shared/sdk/index.js";
-import type { SimInstance } from "./instance.js";
+import { CorruptedMessageError } from "../../../shared/sdk/transport/corrupted-message-error.js";
+import { isOutage } from "../../../shared/sdk/loop/poll-delays.js";
+import { SimAnswerLost, SimConnectionRefused, type SimInstance } from "./instance.js";
 import type { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";
 import type { NetworkFaults } from "./scenario.js";
@@ -25,6 +27,26 @@ export interface NetworkDeps {
   readonly partsWithoutBudget: boolean;
   /** The service threw something other than StoreUnavailableError: a 500, which is a bug. */
   readonly onServiceError: (error: unknown) => void;
+  /** The service out for everyone now: a request reaching it gets no answer (`silent`) or is refused at once. */
+  readonly serviceOutage: () => "silent" | "refused" | undefined;
+  /** Whether the participant in `slot` is cut off from the service now (a partition of one). */
+  readonly cutOff: (slot: number) => boolean;
+  /** The answers to renewals as they reach each elector, for the `ride-through` invariant. */
+  readonly renewalAnswers: RenewalAnswer[];
+  /** Planted elector bug: a call that met an outage reaches a standby as a corrupted answer, so it never knows it lost contact. */
+  readonly hideLostContact: boolean;
+  /** Planted elector bug: a refusal of a renewal reaches a primary riding through as a timeout, so its ride goes on. */
+  readonly hideRefusalsWhileRiding: boolean;
+}
+
+/** An answer to a renewal, as it reached the elector's process. */
+export interface RenewalAnswer {
+  readonly at: number;
+  readonly process: SimProcess;
+  readonly utype: string;
+  readonly uuid: string;
+  /** Not accepted, and not this uuid's own echo (itself the live holder): it ends a term, ridden through or not. */
+  readonly refusal: boolean;
 }
 
 /**
@@ -35,9 +57,14 @@ export interface NetworkDeps {
  * Timeouts run on the process's own timers, so a paused process times out late.
  */
 export class SimTransport implements LeaseTransport {
+  /** Whether this process's elector of `utype` rides through now (for the planted bug that hides refusals from it). */
+  riding: (utype: string) => boolean = () => false;
+
   constructor(
     private readonly deps: NetworkDeps,
     private readonly process: SimProcess,
+    /** The participant's slot: a partition cuts off whoever runs in it. */
+    private readonly slot: number,
   ) {}
 
   getPrimary(utype: string, options?: CallOptions): Promise<LeaseView> {
@@ -45,7 +72,20 @@ export class SimTransport implements LeaseTransport {
   }
 
   heartbeat(utype: string, request: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
-    return this.send((service, arrival) => this.withPlants(service, arrival).heartbeat({ utype, ...request }, arrival), options, request.lease !== undefined);
+    const answered = this.send((service, arrival) => this.withPlants(service, arrival).heartbeat({ utype, ...request }, arrival), options, request.lease !== undefined);
+    return request.lease === undefined ? answered : answered.then((result) => this.renewalAnswered(utype, request.uuid, result));
+  }
+
+  /**
+   * A renewal's answer reaches the elector: recorded, and with the planted bug, a refusal
+   * while it rides through is turned into a timeout (after it was recorded as delivered).
+   */
+  protected renewalAnswered(utype: string, uuid: string, result: HeartbeatResult): HeartbeatResult {
+    const primary = result.view.primary;
+    const refusal = result.outcome !== "accepted" && !(primary !== null && primary.uuid === uuid && !primary.revoked);
+    this.deps.renewalAnswers.push({ at: this.deps.world.now, process: this.process, utype, uuid, refusal });
+    if (refusal && this.deps.hideRefusalsWhileRiding && this.riding(utype)) throw new HaRequestError("no answer (a refusal, hidden by the planted bug)", "Timeout", undefined);
+    return result;
   }
 
   release(utype: string, uuid: string, options?: ReleaseOptions): Promise<ReleaseResult> {
@@ -90,9 +130,12 @@ export class SimTransport implements LeaseTransport {
   /** `renewal`: a primary's renewal (with `renewalsOnly`, the only calls that meet loss and 503s). */
   protected send<T>(handle: (service: LeaseService, arrival: RequestArrival, members: () => MemberService) => Promise<T>, options: CallOptions = {}, renewal = false): Promise<T> {
     const { world, rng, instances, stats } = this.deps;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<T>((resolve, rejectCall) => {
       let done = false;
       let timer: TimerHandle | undefined;
+      // The planted bug: a standby's call that met an outage looks like a corrupted answer to it.
+      const reject = (error: unknown): void =>
+        rejectCall(this.deps.hideLostContact && !renewal && isOutage(error) ? new CorruptedMessageError("a failed call (the planted bug hides the outage)", 200) : error);
       const finish = (settle: () => void): void => {
         if (done) return;
         done = true;
@@ -109,6 +152,11 @@ export class SimTransport implements LeaseTransport {
         );
       }
       stats.count("requests");
+      if (this.deps.cutOff(this.slot)) {
+        // Cut off from the service: the request never leaves, and the caller times out.
+        stats.count("partitionedCalls");
+        return;
+      }
       const weather = this.deps.faults();
       const faults = weather.renewalsOnly === true && !renewal ? { ...weather, lossRate: 0, unavailableRate: 0 } : weather;
       const copies = [world.now + rng.int(0, faults.maxDelayMs)];
@@ -124,15 +172,33 @@ export class SimTransport implements LeaseTransport {
         const answerLost = rng.chance(faults.lossRate);
         const back = rng.int(0, faults.maxDelayMs);
         world.schedule(arrivesAt, () => {
-          const handled: Promise<T> = gateway503
-            ? Promise.reject(new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503))
-            : instance.serve(handle);
-          if (gateway503) stats.count("gateway503s");
+          const outage = this.deps.serviceOutage();
+          if (outage === "silent") {
+            stats.count("serviceOutageCalls");
+            return;
+          }
+          const handled: Promise<T> =
+            outage === "refused"
+              ? Promise.reject(new SimConnectionRefused("the service is down"))
+              : gateway503
+                ? Promise.reject(new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503))
+                : instance.serve(handle);
+          if (outage === "refused") stats.count("serviceOutageCalls");
+          else if (gateway503) stats.count("gateway503s");
           handled.then(
             (value) => this.#answer(answerLost, back, () => finish(() => resolve(this.inflate(value)))),
             (error: unknown) => {
-              this.reportIfBug(error);
-              this.#answer(answerLost, back, () => finish(() => reject(new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503))));
+              if (error instanceof SimAnswerLost) {
+                stats.count("answersLostInRestarts");
+                return;
+              }
+              const failure =
+                error instanceof SimConnectionRefused
+                  ? new HaRequestError("connect ECONNREFUSED (simulated)", "NetworkError", undefined)
+                  : new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503);
+              if (error instanceof SimConnectionRefused) stats.count("refusedConnections");
+              else this.reportIfBug(error);
+              this.#answer(answerLost, back, () => finish(() => reject(failure)));
             },
           );
         });
@@ -145,7 +211,14 @@ export class SimTransport implements LeaseTransport {
       this.deps.stats.count("answersLost");
       return;
     }
-    this.deps.world.schedule(this.deps.world.now + delay, () => this.process.post(deliver));
+    this.deps.world.schedule(this.deps.world.now + delay, () => {
+      // An answer that arrives while its participant is cut off is dropped on the way.
+      if (this.deps.cutOff(this.slot)) {
+        this.deps.stats.count("partitionedCalls");
+        return;
+      }
+      this.process.post(deliver);
+    });
   }
 
   protected inflate<T>(value: T): T {

@@ -4,6 +4,7 @@ import type { LeaseService } from "../../../shared/lease/lease-service.js";
 import { participantHeartbeat } from "../../../shared/participant/participant-service.js";
 import { HaRequestError } from "../../../shared/sdk/transport/ha-request-error.js";
 import type { CallOptions } from "../../../shared/sdk/transport/lease-transport.js";
+import type { HeartbeatResult } from "../../../shared/contract/outcomes.js";
 import type { MembersTransport } from "../../../shared/sdk/transport/members-transport.js";
 import type { ParticipantTransport } from "../../../shared/sdk/transport/participant-transport.js";
 import { SimTransport } from "./network.js";
@@ -28,7 +29,22 @@ export class SimParticipantTransport extends SimTransport implements MembersTran
     return this.send((_service, arrival, members) => members().list(group, arrival), options);
   }
 
-  participantHeartbeat(body: ParticipantHeartbeatBody, options?: CallOptions): Promise<ParticipantResults> {
+  async participantHeartbeat(body: ParticipantHeartbeatBody, options?: CallOptions): Promise<ParticipantResults> {
+    const results = await this.#participantHeartbeat(body, options);
+    // Each renewal's answer reaches its elector as a single route's would (recorded, and a planted bug may hide a refusal).
+    const roles = results.roles.map((result, index): PartResult<HeartbeatResult> => {
+      const part = body.roles?.[index];
+      if (!result.ok || part?.lease === undefined) return result;
+      try {
+        return { ok: true, value: this.renewalAnswered(part.utype, part.uuid, result.value) };
+      } catch (error) {
+        return { ok: false, error: error as HaRequestError };
+      }
+    });
+    return { ...results, roles };
+  }
+
+  #participantHeartbeat(body: ParticipantHeartbeatBody, options?: CallOptions): Promise<ParticipantResults> {
     return this.send(async (service, arrival, members) => {
       this.stats().count("participantHeartbeats");
       // The route's service, with this link's counts and plants on its heartbeats (the function needs only these two calls).

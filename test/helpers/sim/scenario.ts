@@ -23,7 +23,13 @@ export type PlantedBug =
   /** A holder told of a planned handover releases its lease before it steps down (it goes on believing until its deadline). */
   | "handover-releases-before-step-down"
   /** A participant heartbeat's parts run without the request's arrival: a batch queued in a frozen instance is applied on resume. */
-  | "participant-parts-without-budget";
+  | "participant-parts-without-budget"
+  /** A standby is not told that its calls met an outage (each failure reaches it as a corrupted answer): it takes an expired lease at once after contact returns. */
+  | "standby-ignores-lost-contact"
+  /** A primary riding through an outage is told a refusal of its renewal as a timeout: its ride goes on past the refusal. */
+  | "ride-through-past-refusal"
+  /** The fenced resource's conditional write ignores the ETag (a read-check-write with no If-Match). */
+  | "fenced-write-ignores-etag";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "renew-ignores-etag",
@@ -37,12 +43,34 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "elector-deadline-sent-at-plus-t",
   "handover-releases-before-step-down",
   "participant-parts-without-budget",
+  "standby-ignores-lost-contact",
+  "ride-through-past-refusal",
+  "fenced-write-ignores-etag",
 ];
 
-/** What the checker judges after every event; see checker.ts. */
-export type Invariant = "epochs-increase" | "one-primary" | "store-agrees" | "no-phantom" | "liveness" | "ended-stays-ended";
+/** What the checker judges after every event; see checker.ts and sticky-judge.ts. */
+export type Invariant =
+  | "epochs-increase"
+  | "one-primary"
+  | "store-agrees"
+  | "no-phantom"
+  | "liveness"
+  | "ended-stays-ended"
+  | "ride-through"
+  | "fenced-writes"
+  | "sticky";
 
-export const ALL_INVARIANTS: readonly Invariant[] = ["epochs-increase", "one-primary", "store-agrees", "no-phantom", "liveness", "ended-stays-ended"];
+export const ALL_INVARIANTS: readonly Invariant[] = [
+  "epochs-increase",
+  "one-primary",
+  "store-agrees",
+  "no-phantom",
+  "liveness",
+  "ended-stays-ended",
+  "ride-through",
+  "fenced-writes",
+  "sticky",
+];
 
 /**
  * What a run judges unless told otherwise: everything. `ended-stays-ended` was off until
@@ -56,10 +84,14 @@ export const DEFAULT_INVARIANTS: readonly Invariant[] = ALL_INVARIANTS;
  * `skew`: ε = 1.5·I between two function instances, and lossy renewals that let a lease
  * age while its holder still believes: must be found unsafe.
  * `skew-margin`: the same race with ε as large as docs/protocol.md#timing-rules allows (and ρ): must stay green.
+ * `outage`: the service's own outages (for everyone: the service, the store, a restart of
+ * every instance) among one-participant partitions, crashes and pauses, with no message
+ * loss, so that the `sticky` invariant can judge who holds each role after an outage; with
+ * ride-through in every other run: must stay green.
  */
-export type Profile = "safe" | "skew" | "skew-margin";
+export type Profile = "safe" | "skew" | "skew-margin" | "outage";
 
-export const PROFILES: readonly Profile[] = ["safe", "skew", "skew-margin"];
+export const PROFILES: readonly Profile[] = ["safe", "skew", "skew-margin", "outage"];
 
 export interface NetworkFaults {
   /** Probability that a request, or its answer, is lost (the caller times out). */
@@ -121,6 +153,25 @@ export interface Scenario {
   readonly deletions: readonly { readonly at: number }[];
   /** An operator asks for a planned handover: to a standby it names (`named`), or to any. */
   readonly handovers: readonly { readonly at: number; readonly named: boolean }[];
+  /**
+   * The service out for everyone: every request reaching it meanwhile gets no answer
+   * (`silent`: the caller times out) or is refused at once (`refused`: a connection refused).
+   */
+  readonly serviceOutages?: readonly { readonly at: number; readonly forMs: number; readonly mode: "silent" | "refused" }[];
+  /**
+   * Every function instance restarts at once (a deploy): the answers of the requests they are
+   * serving are lost (their writes may still land), and every request is refused for `downForMs`.
+   */
+  readonly restarts?: readonly { readonly at: number; readonly downForMs: number }[];
+  /** One participant (the elector in slot `who`) cut off from the service: its requests and their answers are dropped. */
+  readonly partitions?: readonly { readonly who: number; readonly at: number; readonly forMs: number }[];
+  /** The electors' `rideThroughMs` (docs/protocol.md#ride-through); 0 or absent: off. */
+  readonly rideThroughMs?: number;
+  /**
+   * While primary, each elector writes to a fenced resource (the SDK's fencedTableEntity over a
+   * simulated table) every I/2 with its epoch; the `fenced-writes` invariant judges what landed.
+   */
+  readonly fencedWrites?: boolean;
   readonly plant?: PlantedBug;
   /** The invariants judged; all by default. */
   readonly invariants?: readonly Invariant[];
@@ -144,6 +195,7 @@ export function generateScenario(seed: number, profile: Profile = "safe", plant?
   const rng = new Prng(seed ^ 0x9e3779b9);
   if (profile === "skew") return skewScenario(seed, rng, profile, 1.5 * TIMING.intervalMs, plant);
   if (profile === "skew-margin") return skewScenario(seed, rng, profile, Math.floor(safeSkewBoundMs()) - 1, plant);
+  if (profile === "outage") return outageScenario(seed, rng, plant);
   return safeScenario(seed, rng, plant);
 }
 
@@ -195,6 +247,76 @@ function safeScenario(seed: number, rng: Prng, plant: PlantedBug | undefined): S
       plant === undefined || plant === "handover-releases-before-step-down"
         ? Array.from({ length: plant === undefined ? rng.int(0, 3) : rng.int(3, 6) }, () => ({ at: at(), named: rng.chance(0.5) }))
         : [],
+    // The service's own outages, drawn after everything else, for the same reason; and
+    // ride-through in one run in three. The fenced resource is written in every run without
+    // a planted bug (the planted runs stay as they were tuned).
+    ...(plant === undefined ? serviceFaults(rng, at, who) : {}),
+    rideThroughMs: plant === undefined && rng.chance(1 / 3) ? rng.int(TIMING.timeoutMs, 4 * TIMING.timeoutMs) : 0,
+    fencedWrites: plant === undefined,
+    ...(plant === undefined ? {} : { plant }),
+  };
+}
+
+/** Outages of the service for everyone, restarts of every instance, one-participant partitions. */
+function serviceFaults(rng: Prng, at: () => number, who: () => number): Pick<Scenario, "serviceOutages" | "restarts" | "partitions"> {
+  return {
+    serviceOutages: Array.from({ length: rng.int(0, 2) }, () => ({ at: at(), forMs: rng.int(50, 3 * TIMING.timeoutMs), mode: rng.pick(["silent", "refused"] as const) })),
+    restarts: Array.from({ length: rng.int(0, 2) }, () => ({ at: at(), downForMs: rng.int(0, 2 * TIMING.timeoutMs) })),
+    partitions: Array.from({ length: rng.int(0, 2) }, () => ({ who: who(), at: at(), forMs: rng.int(50, 2 * TIMING.timeoutMs + 500) })),
+  };
+}
+
+/**
+ * The service's own outages with nothing else muddying who should hold the role: no message
+ * loss, no 503s but the outages' (a standby whose own calls fail holds back, and a lone lost
+ * poll must not be taken for an outage here), round trips well below I (the holder must
+ * find the returning service before a standby's hold-back of 2·I after its first answer
+ * ends: docs/protocol.md#sticky-recovery), and no operator faults (a revoke or a handover
+ * moves a role on purpose). Crashes fall inside an outage half the time: the holder dies
+ * meanwhile, and a standby must take over at most T after the return.
+ */
+function outageScenario(seed: number, rng: Prng, plant: PlantedBug | undefined): Scenario {
+  const electors = rng.int(2, 4);
+  const instances = rng.int(1, 3);
+  const epsilon = rng.chance(0.5) ? Math.floor(safeSkewBoundMs()) - 1 : rng.int(0, Math.floor(safeSkewBoundMs()) - 1);
+  const at = (): number => rng.int(500, SAFETY_PHASE_MS);
+  const who = (): number => rng.int(0, electors - 1);
+  const serviceOutages = Array.from({ length: rng.int(1, 3) }, () => ({ at: at(), forMs: rng.int(100, 3 * TIMING.timeoutMs), mode: rng.pick(["silent", "refused"] as const) }));
+  const storeOutages = Array.from({ length: rng.int(0, 2) }, () => ({ at: at(), forMs: rng.int(100, 3 * TIMING.timeoutMs), mode: rng.pick(["fail", "hang"] as const) }));
+  const restarts = Array.from({ length: rng.int(0, 2) }, () => ({ at: at(), downForMs: rng.int(0, 2 * TIMING.timeoutMs) }));
+  const everyone = [...serviceOutages.map((o) => ({ at: o.at, forMs: o.forMs })), ...storeOutages.map((o) => ({ at: o.at, forMs: o.forMs })), ...restarts.map((r) => ({ at: r.at, forMs: r.downForMs }))];
+  const crashAt = (): number => {
+    if (!rng.chance(0.5)) return at();
+    const outage = rng.pick(everyone);
+    return outage.at + rng.int(0, outage.forMs);
+  };
+  const ride = plant === "ride-through-past-refusal" || (plant === undefined && seed % 2 === 1) || plant === "fenced-write-ignores-etag";
+  return {
+    seed,
+    profile: "outage",
+    timing: TIMING,
+    storeTimeoutMs: 400,
+    safetyPhaseMs: SAFETY_PHASE_MS,
+    rates: Array.from({ length: electors }, () => (rng.chance(0.3) ? rng.pick([1 - RHO, 1 + RHO]) : rng.between(1 - RHO, 1 + RHO))),
+    starts: Array.from({ length: electors }, () => rng.int(0, 400)),
+    skews: spread(rng, instances, epsilon),
+    sharedSecret: true,
+    network: { lossRate: 0, maxDelayMs: rng.int(0, 10), unavailableRate: 0, duplicateRate: rng.between(0, 0.1) },
+    store: { maxLatencyMs: rng.int(0, 5), ambiguousRate: 0, lostBeforeStoreRate: 0 },
+    outages: storeOutages,
+    pauses: Array.from({ length: rng.int(0, 2) }, () => ({ who: who(), at: at(), forMs: rng.int(1, 2 * TIMING.timeoutMs) })),
+    stalls: [],
+    crashes: Array.from({ length: rng.int(0, 2) }, () => ({ who: who(), at: crashAt(), restartAfterMs: rng.int(500, 3000) })),
+    stops: Array.from({ length: rng.int(0, 1) }, () => ({ who: who(), at: at(), restartAfterMs: rng.int(0, 2000) })),
+    revokes: [],
+    deletions: [],
+    handovers: [],
+    serviceOutages,
+    restarts,
+    // One participant cut off: any slot, so sometimes the holder (replaced at T) and sometimes a standby.
+    partitions: Array.from({ length: plant === "ride-through-past-refusal" || plant === "fenced-write-ignores-etag" ? rng.int(2, 4) : rng.int(0, 3) }, () => ({ who: who(), at: at(), forMs: rng.int(100, 3 * TIMING.timeoutMs) })),
+    rideThroughMs: ride ? rng.int(2 * TIMING.timeoutMs, 5 * TIMING.timeoutMs) : 0,
+    fencedWrites: true,
     ...(plant === undefined ? {} : { plant }),
   };
 }

@@ -13,6 +13,9 @@ import { RecordingStore } from "./recording-store.js";
 import type { NetworkFaults, PlantedBug, Scenario } from "./scenario.js";
 import { SimStats } from "./stats.js";
 import { SimWorld } from "./world.js";
+import { SimFencedTable } from "./fenced-resource.js";
+import type { RenewalAnswer } from "./network.js";
+import { StickyJudge } from "./sticky-judge.js";
 
 const UTYPE = "sim";
 const HEALED_NETWORK: NetworkFaults = { lossRate: 0, maxDelayMs: 10, unavailableRate: 0, duplicateRate: 0 };
@@ -110,10 +113,20 @@ async function run(scenario: Scenario): Promise<Outcome> {
         skewMs,
       ),
   );
-  const checker = new Checker(scenario, world, store, UTYPE, inFlightWindowMs(scenario), stats);
+  const renewalAnswers: RenewalAnswer[] = [];
+  // The primaries' work writes here, fenced by their epochs; its own stream of draws, so that the faults draw what they would without it.
+  const fenced = scenario.fencedWrites === true ? new SimFencedTable(world, new Prng((scenario.seed ^ 0x5bd1e995) >>> 0), scenario.store.maxLatencyMs, scenario.plant === "fenced-write-ignores-etag") : undefined;
+  const checker = new Checker(scenario, world, store, UTYPE, inFlightWindowMs(scenario), stats, renewalAnswers, fenced?.applied);
   // The second role of the participants of several parts: judged for safety alike (its own
   // counts; the liveness bound and the operator's faults are the first role's).
-  const companions = new Checker(scenario, world, store, `${UTYPE}-b`, inFlightWindowMs(scenario), new SimStats());
+  const companionStats = new SimStats();
+  const companions = new Checker(scenario, world, store, `${UTYPE}-b`, inFlightWindowMs(scenario), companionStats, renewalAnswers);
+  const sticky = [
+    new StickyJudge(scenario, world, checker, store, UTYPE, stats, livenessBoundMs(scenario)),
+    new StickyJudge(scenario, world, companions, store, `${UTYPE}-b`, companionStats, livenessBoundMs(scenario)),
+  ];
+  const during = <T extends { readonly at: number; readonly forMs: number }>(faults: readonly T[] | undefined, match: (fault: T) => boolean = () => true): T | undefined =>
+    healed ? undefined : faults?.find((fault) => fault.at <= world.now && world.now < fault.at + fault.forMs && match(fault));
   let serviceError: unknown;
   const network: NetworkDeps = {
     world,
@@ -125,14 +138,20 @@ async function run(scenario: Scenario): Promise<Outcome> {
     releaseBeforeStepDown: scenario.plant === "handover-releases-before-step-down",
     partsWithoutBudget: scenario.plant === "participant-parts-without-budget",
     onServiceError: (error) => (serviceError ??= error),
+    serviceOutage: () => during(scenario.serviceOutages)?.mode,
+    cutOff: (slot) => during(scenario.partitions, (partition) => partition.who === slot) !== undefined,
+    renewalAnswers,
+    hideLostContact: scenario.plant === "standby-ignores-lost-contact",
+    hideRefusalsWhileRiding: scenario.plant === "ride-through-past-refusal",
   };
   const check = (): void => {
     if (serviceError !== undefined) checker.fail("service-error", `the service threw ${String(serviceError)} (a 500)`);
     checker.check();
     companions.check();
+    for (const judge of sticky) judge.check();
   };
 
-  const slots = new ElectorSlots({ world, scenario, network, checker, stats, utype: UTYPE, healed: () => healed, companions });
+  const slots = new ElectorSlots({ world, scenario, network, checker, stats, utype: UTYPE, healed: () => healed, companions, fenced });
 
   scenario.starts.forEach((at, slot) => world.schedule(at, () => slots.start(slot)));
   for (const { who, at, forMs } of scenario.pauses) {
@@ -154,6 +173,16 @@ async function run(scenario: Scenario): Promise<Outcome> {
     });
   }
   for (const { who, at, restartAfterMs } of scenario.crashes) world.schedule(at, () => slots.leave(who, "crashed", restartAfterMs));
+  for (const { at, downForMs } of scenario.restarts ?? []) {
+    world.schedule(at, () => {
+      // A deploy restarts every instance at once.
+      if (healed) return;
+      stats.count("instanceRestarts");
+      for (const instance of instances) instance.restart(downForMs);
+    });
+  }
+  for (const { at } of scenario.serviceOutages ?? []) world.schedule(at, () => void (healed || stats.count("serviceOutages")));
+  for (const { at } of scenario.partitions ?? []) world.schedule(at, () => void (healed || stats.count("partitions")));
   for (const { who, at, restartAfterMs } of scenario.stops) world.schedule(at, () => slots.leave(who, "stopped", restartAfterMs));
   for (const { at } of scenario.deletions) {
     world.schedule(at, () => {
@@ -196,11 +225,16 @@ async function run(scenario: Scenario): Promise<Outcome> {
   healed = true;
   const healedAt = world.now;
   for (const participant of checker.participants) participant.process.resume();
-  for (const instance of instances) instance.process.resume();
+  for (const instance of instances) {
+    instance.process.resume();
+    instance.up();
+  }
   slots.fill();
   const bound = livenessBoundMs(scenario);
   await world.runUntil(healedAt + bound, check);
-  const leaders = checker.primaries();
+  // A crashed elector counts for safety as long as its clock says it holds (stricter); here,
+  // where a crashed rider's clock runs on to the end of its ride-through, only the living do.
+  const leaders = checker.primaries().filter((participant) => !participant.gone);
   if (leaders.length !== 1) {
     checker.fail("liveness", `${leaders.length} primaries ${bound} ms after every fault healed, expected 1`);
   }

@@ -31,7 +31,26 @@ export const STAT_NAMES = [
   "participantHeartbeats",
   /** Not a fault: an ended uuid's second term, counted when `ended-stays-ended` is not judged. */
   "endedUuidsRestarted",
+  "serviceOutages",
+  "serviceOutageCalls",
+  "instanceRestarts",
+  "answersLostInRestarts",
+  "refusedConnections",
+  "partitions",
+  "partitionedCalls",
+  "ridesThrough",
+  "fencedWritesApplied",
+  "fencedWritesRefused",
+  /** Judged by `sticky` (the outage profile only): outages for everyone with one holder when they began. */
+  "outagesWithAHolder",
+  /** …after which that holder held the role again (its term ridden through, or taken back). */
+  "rolesKeptThroughOutages",
+  /** …after which a standby took over because the holder had died (or was cut off) meanwhile. */
+  "rolesMovedFromADeadHolder",
 ] as const;
+
+/** Counted only where the `sticky` invariant judges (the outage profile). */
+export const STICKY_STAT_NAMES: readonly StatName[] = ["outagesWithAHolder", "rolesKeptThroughOutages", "rolesMovedFromADeadHolder"];
 
 export type StatName = (typeof STAT_NAMES)[number];
 
