@@ -305,3 +305,42 @@ describe("an acquire answered Conflict whose view shows this uuid as the live ho
     expect(elector.epoch).toBe(2);
   });
 });
+
+describe("resign() with no cool-down (run after it had to stop its command) keeps the role sticky", () => {
+  it("resigned as the lease ran low in an outage: the release goes unanswered, and at the service's return the new uuid takes the role back at once", async () => {
+    const { clock, transport, elector, answer, accepted, outageUntil, electedEvents } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const acquire = transport.take("heartbeat");
+    await answer(acquire, accepted("uuid-1", 4));
+    // The service goes away; with the lease low, `run` stopped its command and gives the term up.
+    await outageUntil(acquire.sentAt + T - I - 800);
+    expect(elector.resign()).toBe(true);
+    await outageUntil(acquire.sentAt + 3 * T);
+    await clock.advance(I);
+    const look = transport.all.find((call) => !call.settled)!;
+    expect(look.method).toBe("getPrimary");
+    const answeredAt = clock.now();
+    await answer(look, leaseView(UTYPE, null, undefined, 4));
+    const reclaim = transport.all.find((call) => !call.settled)!;
+    expect([reclaim.method, reclaim.sentAt, reclaim.request?.uuid]).toEqual(["heartbeat", answeredAt, "uuid-2"]);
+    await answer(reclaim, accepted("uuid-2", 5));
+    expect(electedEvents().map(({ epoch }) => epoch)).toEqual([4, 5]);
+  });
+
+  it("resign({ cooldownMs }) is a step-down for a standby to take: nothing to take back", async () => {
+    const { clock, transport, elector, answer, accepted, outageUntil } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const acquire = transport.take("heartbeat");
+    await answer(acquire, accepted("uuid-1", 4));
+    expect(elector.resign({ cooldownMs: T })).toBe(true);
+    await outageUntil(acquire.sentAt + 3 * T);
+    await clock.advance(I);
+    await answer(transport.all.find((call) => !call.settled)!, leaseView(UTYPE, null, undefined, 4));
+    // Lost contact, and the vacant role is not its own to take back: held back like any standby's.
+    expect(transport.all.filter((call) => !call.settled).map((call) => call.method)).toEqual([]);
+  });
+});

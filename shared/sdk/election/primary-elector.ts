@@ -773,6 +773,12 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
     const now = this.#setup.clock.now();
     if (reason === "resigned") this.#competeAt = now + this.#resignCooldownMs;
+    // Resigned with no cool-down (`run` after it had to stop its command: the lease ran low
+    // in an outage, or the watchdog fired): a new epoch is all it asks for, not another
+    // holder. So the role is still this process's to take back, as after an outage
+    // (sticky recovery): the release above may well go unanswered, and a standby that lost
+    // contact too holds back for it.
+    if (reason === "resigned" && this.#resignCooldownMs === 0) this.#reclaim = { uuid: term.uuid, epoch: term.epoch, lease: term.lease };
     if (!refused) return { pollAt: now, takeoverAt: undefined };
     this.#observe(end.view);
     return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
