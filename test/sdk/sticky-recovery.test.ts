@@ -193,6 +193,30 @@ describe("sticky recovery: a standby that lost contact holds back", () => {
     expect(ctx.elector.epoch).toBe(4);
   });
 
+  it("a poll still out when the hold-back ends is not cut off for the takeover: if it fails, the service is out again and the hold-back goes on (found by the simulation)", async () => {
+    // U = 0.5: polls every 1.1·I, so one falls inside the last 1.1·I before the hold-back's end.
+    const ctx = await standbyThroughOutage(3 * T, { random: () => 0.5 });
+    const { clock, transport, lastFailedSentAt } = ctx;
+    const vacant = leaseView(UTYPE, null, undefined, 3);
+    await nextPollAnswered(ctx, vacant);
+    const end = lastFailedSentAt + T;
+    // Polls answered until one is sent within 1.1·I of the hold-back's end; that one hangs.
+    for (;;) {
+      while (!transport.all.some((call) => !call.settled)) await clock.advance(1);
+      const poll = transport.all.find((call) => !call.settled)!;
+      if (poll.sentAt > end - 1.1 * I) break;
+      await ctx.answer(poll, vacant);
+    }
+    const hanging = transport.all.find((call) => !call.settled)!;
+    expect([hanging.method, hanging.sentAt < end]).toEqual(["getPrimary", true]);
+    await clock.advance(end + 1 - clock.now());
+    expect(hanging.settled).toBe(false);
+    expect(transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
+    // It fails: the service went away again. No takeover until it answers, and T after that failure.
+    await ctx.outageUntil(clock.now() + 3 * I);
+    expect(transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
+  });
+
   it("when the holder comes back within the hold-back, the standby never takes the role", async () => {
     const ctx = await standbyThroughOutage(3 * T);
     const { clock, transport } = ctx;

@@ -396,9 +396,13 @@ export class PrimaryElector extends Evented<ElectorEvents> {
           attempt = await this.#acquire();
         }
       } else {
-        // A poll still out when the takeover falls due is cut off: the takeover waits for no answer.
+        // A poll still out when the takeover falls due is cut off: the takeover waits for no
+        // answer. Not when it is a hold-back that ends (after lost contact): there is no hurry
+        // then, and this poll's failure would say the service is out again, which the
+        // takeover must not run into.
         const takeoverAlarm = new DeadlineAlarm(this.#setup.clock);
-        if (takeoverDue !== undefined && Number.isFinite(takeoverDue)) takeoverAlarm.arm(takeoverDue);
+        const heldBack = takeoverDue !== undefined && takeoverAt !== undefined && takeoverDue > takeoverAt;
+        if (takeoverDue !== undefined && !heldBack) takeoverAlarm.arm(takeoverDue);
         const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#calls.getPrimary(this.utype, options), "read");
         takeoverAlarm.disarm();
         if (halt.aborted) return undefined;
