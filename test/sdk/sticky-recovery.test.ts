@@ -108,6 +108,29 @@ describe("sticky recovery: the holder takes its role back after an outage for ev
     expect(elector.epoch).toBe(3);
   });
 
+  it("…and the same when its acquire is refused by that lease (one instance saw it expired, the next did not): found by the simulation", async () => {
+    const { clock, transport, elector, answer, accepted, outageUntil } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const acquire = transport.take("heartbeat");
+    await answer(acquire, accepted("uuid-1", 2));
+    await outageUntil(acquire.sentAt + T - I + 1);
+    await clock.advance(I - 1);
+    await answer(transport.all.find((call) => !call.settled)!, leaseView(UTYPE, null, undefined, 2));
+    const refused = transport.all.find((call) => !call.settled)!;
+    expect([refused.method, refused.request?.uuid]).toEqual(["heartbeat", "uuid-2"]);
+    await answer(refused, { outcome: "held", view: leaseView(UTYPE, primaryView({ uuid: "uuid-1", epoch: 2, expiresInMs: 150 })) });
+    const release = transport.all.find((call) => !call.settled)!;
+    expect([release.method, release.uuid, release.options.lease]).toEqual(["release", "uuid-1", "token-uuid-1-2"]);
+    await answer(release, { outcome: "released", view: leaseView(UTYPE, null, undefined, 2) });
+    await clock.advance(0);
+    const reclaim = transport.all.find((call) => !call.settled)!;
+    expect([reclaim.method, reclaim.request?.uuid, reclaim.sentAt]).toEqual(["heartbeat", "uuid-2", refused.sentAt]);
+    await answer(reclaim, accepted("uuid-2", 3));
+    expect(elector.epoch).toBe(3);
+  });
+
   it("…and if that release gets no answer, takes the old lease over at its expiry", async () => {
     const { clock, transport, elector, answer, accepted, outageUntil } = setup();
     elector.start();

@@ -442,6 +442,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
           // won the race (the service answered this one Conflict). Acquire again at once, which
           // renews it, as after a late acceptance, rather than a poll later.
           if (!attempt.ended && attempt.view.primary?.uuid === this.#uuid && !attempt.view.primary.revoked) takeoverAt = this.#setup.clock.now();
+          // Refused because its own last term still holds a live lease (a look answered by an
+          // instance that saw it expired, the acquire by one that did not): released with its
+          // token, it is acquired at once, as after a look that shows it (above).
+          if (!attempt.ended && attempt.view.primary !== null && this.#reclaims(attempt.view) && (await this.#releaseOwnLastTerm())) takeoverAt = this.#setup.clock.now();
           if (handoverFor(attempt.view, this.#uuid)) pollAt = Math.min(pollAt, startedAt + fastPollMs(attempt.view));
           break;
         case "too-late":
