@@ -195,9 +195,14 @@ export class StickyJudge {
     const winnerSlot = slotOf(winner.who);
     const winnerPaused = this.scenario.pauses.some((pause) => pause.who === winnerSlot && pause.at <= until && pause.at + pause.forMs >= outage.from);
     // Started while the service answered (after the return, or between two outages merged
-    // into one): it never lost contact, so nothing told it to hold back.
-    const started = this.checker.participants.find((p) => p.name === winner.who)?.startedAt;
-    const startedAnswered = started !== undefined && started >= outage.from && !this.#outages.some((o) => o.from <= started && started < o.to);
+    // into one; or just before the return, its first call arriving after it, no call of it
+    // ever failing): it never lost contact, so nothing told it to hold back.
+    const participant = this.checker.participants.find((p) => p.name === winner.who);
+    const started = participant?.startedAt;
+    const startedAnswered =
+      started !== undefined &&
+      started >= outage.from &&
+      (!this.#outages.some((o) => o.from <= started && started < o.to) || participant!.elector.stats().failures === 0);
     if (winnerPaused || startedAnswered) return "unaware";
     return undefined;
   }
