@@ -348,7 +348,9 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       // Retry-After holds back the takeover too: the service said it would refuse it.
       // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
       // quick one: a standby polling fast for a handover to it); a takeover never waits.
-      const quick = this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2;
+      // A holder taking its role back after an outage looks off the grid too: on it, a look can
+      // come up to about 2·I after the last, and a standby's hold-back may end first.
+      const quick = (this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2) || this.#reclaim !== undefined;
       const planned = pollAt;
       const pollWake = this.#align(pollAt, !quick);
       const wakeAt = Math.max(takeoverDue === undefined ? pollWake : Math.min(pollWake, takeoverDue), this.#notBefore);
