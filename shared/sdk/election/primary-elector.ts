@@ -761,14 +761,13 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     term.ended.abort(new TermEndedError(reason, term.uuid, term.epoch));
     // The deadline passed because the renewals got no answer: the service is down or past
     // its capacity. A release would most likely go unanswered too and only add to its load,
-    // and competing again at once is the release-and-reacquire churn of a retry storm. So
-    // the lease is left to run out, and the new incarnation first waits out a backoff.
-    //
-    // Then the role is still this process's to take back (docs/protocol.md#sticky-recovery):
-    // the new incarnation polls every I (no backoff) until it gets an answer, and takes the
-    // role back at once if that answer shows no other term since (standbys that lost contact
-    // too hold back meanwhile); under its new uuid, so the next term has a new epoch and the
-    // work stopped at the deadline never resumes under the old one.
+    // and releasing to compete again at once is the release-and-reacquire churn of a retry
+    // storm. So nothing is released now, and the role is still this process's to take back
+    // (docs/protocol.md#sticky-recovery): the new incarnation looks every I (no backoff, a
+    // look rather than a write) until it gets an answer, and takes the role back at once if
+    // that answer shows no other term since (standbys that lost contact too hold back
+    // meanwhile); under its new uuid, so the next term has a new epoch and the work stopped
+    // at the deadline never resumes under the old one.
     const unanswered = reason === "lease-expired" && this.#failures > 0;
     if (unanswered) {
       this.#reclaim = { uuid: term.uuid, epoch: term.epoch, lease: term.lease };
