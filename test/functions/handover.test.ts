@@ -1,7 +1,8 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { timers } from "../../functions/timers.js";
 import { InvocationContext } from "../../shared/http/azure-functions.js";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { errorCodeOf, primaryOf, send, sendWithHeaders, WALL_START } from "../helpers/route-requests.js";
@@ -44,9 +45,23 @@ describe("POST /api/primary/{utype}/handover", () => {
     expect(byAddress.status).toBe(202);
     expect(byAddress.body["handover"]).toMatchObject({ to: "standby-b", phase: "pending" });
     expect((await send(runtime, "POST", "/primary/scheduler/handover", { to: "standby-b" })).body["handover"]).toMatchObject({ to: "standby-b" });
+    store.reset();
     const renewal = await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: token });
     expect(renewal.status).toBe(200);
     expect(renewal.body["handover"]).toMatchObject({ to: "standby-b", phase: "pending" });
+    // The request moved the ETag: the fast path's merge fails, and the renewal is decided on the entry.
+    expect(store.calls).toEqual(["renew", "read", "replace"]);
+    // While the handover is pending, every renewal is decided on the entry: a read and a write, no fast path.
+    store.reset();
+    const next = await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", lease: renewal.body["lease"] });
+    expect(next.body["handover"]).toMatchObject({ to: "standby-b", phase: "pending" });
+    expect(store.calls).toEqual(["read", "replace"]);
+  });
+
+  it("an address names the standby seen last with it (a restarted run, a new uuid at the same address); a uuid names itself", async () => {
+    await send(runtime, "PUT", "/primary/scheduler", { uuid: "standby-b-restarted", address: "10.0.0.5:5800", announce: true });
+    expect((await send(runtime, "POST", "/primary/scheduler/handover", { to: "10.0.0.5:5800" })).body["handover"]).toMatchObject({ to: "standby-b-restarted" });
+    expect((await send(runtime, "POST", "/primary/scheduler/handover", { to: "standby-b" })).body["handover"]).toMatchObject({ to: "standby-b" });
   });
 
   it("409 NoSuchStandby naming `to` and the standbys known; nothing written", async () => {
@@ -121,6 +136,16 @@ describe("POST /api/primary/{utype}/handover", () => {
     expect(store.calls).toEqual(["listStandbys"]);
   });
 
+  it("?standbys=true leaves out the role's ended uuids, with no write: a standby retired by DELETE ?uuid= is gone from view at once", async () => {
+    expect((await send(runtime, "GET", "/primary/scheduler?standbys=true")).body["standbys"]).toEqual([expect.objectContaining({ uuid: "standby-b" })]);
+    expect((await send(runtime, "DELETE", "/primary/scheduler?uuid=standby-b")).status).toBe(409);
+    store.reset();
+    expect((await send(runtime, "GET", "/primary/scheduler?standbys=true")).body["standbys"]).toEqual([]);
+    expect([...store.calls].sort()).toEqual(["read", "readStandbys"]);
+    // Its row is still stored, announced less than T ago: the view judged it by the entry's ended uuids.
+    expect((await store.readStandbys("scheduler")).map((row) => row.uuid)).toEqual(["standby-b"]);
+  });
+
   it("a heartbeat's announce must be a boolean; a refused poll without it writes nothing", async () => {
     const bad = await send(runtime, "PUT", "/primary/scheduler", { uuid: "c", announce: "yes" });
     expect(bad.body).toEqual({ error: { code: "InvalidRequest", message: "announce must be true or false." } });
@@ -130,6 +155,23 @@ describe("POST /api/primary/{utype}/handover", () => {
     store.reset();
     expect((await send(runtime, "PUT", "/primary/scheduler", { uuid: "c", announce: true })).status).toBe(409);
     expect(store.calls).toEqual(["read", "upsertStandby"]);
+  });
+
+  it("a standby row the store fails to write is best effort: the refusal is still the answer, and the failure is logged", async () => {
+    const upsert = vi.spyOn(store, "upsertStandby").mockRejectedValueOnce(new StoreUnavailableError("The lease store did not answer."));
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    try {
+      const reply = await send(runtime, "PUT", "/primary/scheduler", { uuid: "c", address: "10.0.0.6:5800", announce: true });
+      expect(reply.status).toBe(409);
+      expect(errorCodeOf(reply)).toBe("LeaseHeld");
+      expect(primaryOf(reply)).toMatchObject({ uuid: "holder" });
+      expect(upsert).toHaveBeenCalledTimes(1);
+      expect(warn.mock.calls).toEqual([["Could not record c as a standby of scheduler: The lease store did not answer."]]);
+      expect((await store.readStandbys("scheduler")).map((row) => row.uuid)).toEqual(["standby-b"]);
+    } finally {
+      warn.mockRestore();
+      upsert.mockRestore();
+    }
   });
 
   it("an announcement never starts a term: on a free role it is 409 Conflict and nothing is written", async () => {

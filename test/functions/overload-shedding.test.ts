@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { InvocationContext } from "../../shared/http/azure-functions.js";
 import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { LOAD_SHED_MIN_AT_HAND, UNKNOWN_LOAD, type ProcessLoad } from "../../shared/service/admission.js";
@@ -84,10 +85,13 @@ describe("shedding before the store falls behind (HA_MAX_IN_FLIGHT, HA_MAX_QUEUE
     const kept = ["a", "b", "c", "d"].map((utype) => start(runtime, "GET", `/primary/${utype}`));
     await settle();
     expect(slow.arrived).toEqual(["read a", "read b"]);
-    const shed = await sendWithHeaders(runtime, "GET", "/primary/e");
+    // Not logged: a refusal is the design working, not a fault.
+    const logged: string[] = [];
+    const shed = await sendWithHeaders(runtime, "GET", "/primary/e", undefined, new InvocationContext({ logHandler: (level, ...args) => void logged.push(`${level}: ${args.map(String).join(" ")}`) }));
     expect(shed.status).toBe(503);
     expect(errorCodeOf(shed)).toBe("Overloaded");
     expect(shed.headers["retry-after"]).toBe("1");
+    expect(logged).toEqual([]);
     expect(slow.arrived).toEqual(["read a", "read b"]);
     expect(kept.some((request) => request.answered())).toBe(false);
     slow.catchUp();
@@ -151,6 +155,22 @@ describe("shedding before the store falls behind (HA_MAX_IN_FLIGHT, HA_MAX_QUEUE
     expect(slow.arrived).toHaveLength(20);
     slow.catchUp();
     expect(new Set((await Promise.all(requests.map((request) => request.reply))).map((reply) => reply.status))).toEqual(new Set([200]));
+  });
+
+  it("a member heartbeat with its token counts as a renewal: past half the queue it waits where a join is shed", async () => {
+    const { runtime, slow } = setUp({ maxInFlight: 1, maxQueued: 4 });
+    slow.slow = true;
+    const polls = ["p0", "p1", "p2"].map((utype) => start(runtime, "GET", `/primary/${utype}`));
+    await settle();
+    const join = await sendWithHeaders(runtime, "PUT", "/members/g/m", { session: "s1" });
+    expect(errorCodeOf(join)).toBe("Overloaded");
+    const renewal = start(runtime, "PUT", "/members/g/m", { session: "s1", token: "the-token-of-its-last-answer" });
+    await settle();
+    expect(renewal.answered()).toBe(false);
+    slow.catchUp();
+    // Admitted: what it gets then is the member store's answer (none here), not a refusal.
+    expect(errorCodeOf(await renewal.reply)).not.toBe("Overloaded");
+    await Promise.all(polls.map((poll) => poll.reply));
   });
 
   it("membership shares the bound: a member list past it is shed as well", async () => {

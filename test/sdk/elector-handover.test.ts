@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LeaseService } from "../../shared/lease/lease-service.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult, WithdrawResult } from "../../shared/sdk/index.js";
+import { ForbiddenError } from "../../shared/sdk/auth/forbidden-error.js";
 import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { sleep } from "../../shared/sdk/loop/elector-clock.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
@@ -156,6 +157,28 @@ describe("the elector and a planned handover (docs/protocol.md#planned-handover)
     transport.calls.length = 0;
     await a.stop();
     expect(transport.calls).toEqual(["delete a1 with token"]);
+  });
+
+  it("a standby whose writes the grants refuse has no row, and its stop() sends nothing", async () => {
+    const { clock, service, transport } = setUp();
+    // b may read the role but not hold it: every heartbeat of b's, its announcements included, is a 403.
+    const heartbeat = transport.heartbeat.bind(transport);
+    transport.heartbeat = (utype, request, options) => {
+      if (!request.uuid.startsWith("b")) return heartbeat(utype, request, options);
+      transport.calls.push(`put ${request.uuid}${request.announce === true ? " announce (403)" : " (403)"}`);
+      return Promise.reject(new ForbiddenError(`UpdateHeartBeat(${utype})`, "managed identity b", `The identity b may not hold or release the role ${utype}`));
+    };
+    const log: string[] = [];
+    const a = elector("a", transport, clock, log).start();
+    await clock.advance(10);
+    const b = elector("b", transport, clock, log).on("error", () => undefined).start();
+    await clock.advance(3 * I);
+    expect(transport.calls).toContain("put b1 announce (403)");
+    expect((await service.getPrimary("svc", undefined, { standbys: true })).standbys).toEqual([]);
+    transport.calls.length = 0;
+    await b.stop();
+    expect(transport.calls).toEqual([]);
+    await a.stop();
   });
 
   it("a named standby that stops while the handover is pending withdraws, and the handover is dropped: the holder stays", async () => {

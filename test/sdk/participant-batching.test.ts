@@ -7,7 +7,7 @@ import type { ElectorClock } from "../../shared/sdk/loop/elector-clock.js";
 import type { LeaseTransport } from "../../shared/sdk/transport/lease-transport.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { ParticipantServiceTransport } from "../helpers/participant-fakes.js";
-import { I } from "../helpers/sdk-fakes.js";
+import { I, T } from "../helpers/sdk-fakes.js";
 
 const ROLES = ["scheduler", "broker", "session"] as const;
 const GROUP = "hpc";
@@ -259,6 +259,36 @@ describe("one request per participant per I (docs/sdk.md#one-request-per-partici
     expect(joined.map((event) => event.member)).toContain("node-7");
     expect(electors[2]!.membership!.members().map((member) => member.member).sort()).toEqual(["head-1", "node-7"]);
     await other.stop();
+    await Promise.all(electors.map((elector) => elector.stop()));
+  });
+
+  it("a head node whose terms ended in an outage looks for each role off the grid, at most 1.2·I apart, and takes every role back (docs/protocol.md#sticky-recovery)", async () => {
+    const clock = new FakeClock(0);
+    const transport = new ParticipantServiceTransport(clock);
+    const electors = await headNode("head-1", transport, clock);
+    await clock.advance(5 * I);
+    expect(electors.every((elector) => elector.isPrimary())).toBe(true);
+    const epochs = electors.map((elector) => elector.epoch!);
+    // The service is out for everyone: every batch is answered 503, for longer than T. Each
+    // role's new incarnation then looks (a read, or its announcement every T/2) every I or so.
+    transport.failBatch = () => new HaRequestError("ParticipantHeartbeat: 503 StoreUnavailable", "StoreUnavailable", 503);
+    const demotedAt: number[] = [];
+    for (const elector of electors) elector.on("demoted", () => void demotedAt.push(clock.now()));
+    await clock.advance(3 * T);
+    expect(demotedAt).toHaveLength(ROLES.length);
+    for (const utype of ROLES) {
+      const looks = transport
+        .between(Math.max(...demotedAt), clock.now())
+        .filter((request) => [...(request.body?.reads ?? []), ...(request.body?.roles ?? [])].some((part) => part.utype === utype))
+        .map((request) => request.at);
+      expect(looks.length, utype).toBeGreaterThanOrEqual(8);
+      const gaps = looks.slice(1).map((at, index) => at - looks[index]!);
+      expect(Math.max(...gaps), `${utype}: ${gaps.join(", ")}`).toBeLessThanOrEqual(1.2 * I);
+    }
+    transport.failBatch = undefined;
+    await clock.advance(2 * I);
+    expect(electors.map((elector) => elector.isPrimary())).toEqual([true, true, true]);
+    expect(electors.map((elector) => elector.epoch)).toEqual(epochs.map((epoch) => epoch + 1));
     await Promise.all(electors.map((elector) => elector.stop()));
   });
 

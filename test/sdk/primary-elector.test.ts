@@ -27,7 +27,7 @@ function setup(options: Partial<PrimaryElectorOptions> = {}) {
     // No jitter unless a test asks for it: standby polls exactly every I.
     random: () => 0,
     // These tests pin every call a follower makes; its announcements (a heartbeat instead of
-    // a poll about every T/2) are tested in elector-handover.test.ts.
+    // a poll about every T/2) are tested in "a standby's announcements" below.
     announce: false,
     ...options,
   });
@@ -678,6 +678,51 @@ describe("PrimaryElector and errors no retry can fix (a wrong key, a wrong endpo
     await clock.advance(I);
     expect(transport.take("heartbeat").sentAt - second.sentAt).toBe(I);
     expect(elector.isPrimary()).toBe(true);
+  });
+});
+
+describe("PrimaryElector: a standby's announcements", () => {
+  it("a standby announces itself on its first poll as each uuid, then once its last announcement is T/2 old; every other poll is a read (docs/protocol.md#standbys)", async () => {
+    const { clock, transport, elector, answer, accepted } = setup({ announce: true });
+    const held = leaseView(UTYPE, primaryView({ uuid: "other", expiresInMs: 10 * T }));
+    elector.start();
+    const start = clock.now();
+    const calls: string[] = [];
+    const standBy = async (until: number): Promise<void> => {
+      for (;;) {
+        const call = await nextCall(clock, transport);
+        const line = `${call.sentAt - start} ${call.method === "heartbeat" ? `announce ${call.request?.uuid}` : "read"}`;
+        if (call.sentAt - start > until) return void expect(line).toBe(`${until + I} read`);
+        calls.push(line);
+        if (call.method === "heartbeat") expect(call.request?.announce).toBe(true);
+        await answer(transport.take(call.method), call.method === "heartbeat" ? { outcome: "held", view: held } : held);
+      }
+    };
+    await standBy(3 * T);
+    // Polls every I (no jitter): an announcement at the first poll at least T/2 (2.5·I) after the last.
+    expect(calls).toEqual(["0 announce uuid-1", "1000 read", "2000 read", "3000 announce uuid-1", "4000 read", "5000 read", "6000 announce uuid-1", "7000 read", "8000 read", "9000 announce uuid-1", "10000 read", "11000 read", "12000 announce uuid-1", "13000 read", "14000 read", "15000 announce uuid-1"]);
+
+    // The role falls free: the announcement at 18000 is answered Conflict with no primary (an
+    // announcement never starts a term), so a plain acquire follows at once, and is accepted;
+    // the first renewal loses to a rival. The next incarnation, uuid-2, polls again within T/2
+    // of uuid-1's last announcement, and that first poll is its announcement all the same.
+    await answer(transport.take("getPrimary"), held);
+    expect((await nextCall(clock, transport)).sentAt - start).toBe(17_000);
+    await answer(transport.take("getPrimary"), held);
+    const announcement = await nextCall(clock, transport);
+    expect([announcement.sentAt - start, announcement.request]).toMatchObject([18_000, { uuid: "uuid-1", announce: true }]);
+    await answer(transport.take("heartbeat"), { outcome: "conflict", view: leaseView(UTYPE, null) });
+    const acquire = transport.take("heartbeat");
+    expect(acquire.request).toMatchObject({ uuid: "uuid-1" });
+    expect(acquire.request?.announce).toBeUndefined();
+    await answer(acquire, accepted("uuid-1", 1));
+    await clock.advance(I);
+    await answer(transport.take("heartbeat"), { outcome: "held", view: held });
+    expect(elector.uuid).toBe("uuid-2");
+    const first = await nextCall(clock, transport);
+    expect(first.sentAt - announcement.sentAt).toBeLessThan(T / 2);
+    expect(first.method).toBe("heartbeat");
+    expect(first.request).toMatchObject({ uuid: "uuid-2", announce: true });
   });
 });
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { HaRequestError } from "../../shared/sdk/transport/ha-request-error.js";
+import { ForbiddenError } from "../../shared/sdk/auth/forbidden-error.js";
 import { UnauthorizedError } from "../../shared/sdk/auth/unauthorized-error.js";
+import { isOutage } from "../../shared/sdk/loop/poll-delays.js";
+import { CorruptedMessageError } from "../../shared/sdk/transport/corrupted-message-error.js";
+import { EndpointNotFoundError } from "../../shared/sdk/transport/endpoint-not-found-error.js";
 import type { HeartbeatResult, LeaseView, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector, type ElectorEvents, type PrimaryElectorOptions } from "../../shared/sdk/election/primary-elector.js";
 import { I, T, leaseView, primaryView, ScriptedTransport, type PendingCall } from "../helpers/sdk-fakes.js";
@@ -80,6 +84,35 @@ describe("sticky recovery: the holder takes its role back after an outage for ev
     await answer(reclaim, accepted("uuid-2", 5));
     expect(elector.isPrimary()).toBe(true);
     // A new epoch: the work stopped at the deadline never resumes under the old one.
+    expect(electedEvents().map(({ uuid, epoch }) => [uuid, epoch])).toEqual([
+      ["uuid-1", 4],
+      ["uuid-2", 5],
+    ]);
+  });
+
+  it("renewals refused until the deadline (a 401: a key rotated) count as failed too: nothing is released, and the ex-holder takes the role back once answered, if nobody took it", async () => {
+    const { clock, transport, elector, answer, accepted, electedEvents } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary"), leaseView(UTYPE, null));
+    const acquire = transport.take("heartbeat");
+    await answer(acquire, accepted("uuid-1", 4));
+    const deadline = acquire.sentAt + T - I;
+    const refused = (): Error => new UnauthorizedError("UpdateHeartBeat(scheduler)", "http://127.0.0.1:7071/api", undefined);
+    while (clock.now() < deadline + 2 * I) {
+      for (const call of transport.all) if (!call.settled) call.fail(refused());
+      await clock.advance(10);
+    }
+    expect(elector.isPrimary()).toBe(false);
+    expect(transport.all.filter((call) => call.method === "release")).toEqual([]);
+    // The key works again: the look shows the role vacant at its last term's epoch.
+    while (transport.all.every((call) => call.settled)) await clock.advance(10);
+    const look = transport.all.find((call) => !call.settled)!;
+    expect(look.method).toBe("getPrimary");
+    await answer(look, leaseView(UTYPE, null, undefined, 4));
+    const reclaim = transport.all.find((call) => !call.settled)!;
+    expect([reclaim.method, reclaim.sentAt, reclaim.request]).toEqual(["heartbeat", look.sentAt, { uuid: "uuid-2", address: null }]);
+    await answer(reclaim, accepted("uuid-2", 5));
     expect(electedEvents().map(({ uuid, epoch }) => [uuid, epoch])).toEqual([
       ["uuid-1", 4],
       ["uuid-2", 5],
@@ -389,5 +422,24 @@ describe("resign() with no cool-down (run after it had to stop its command) keep
     await answer(transport.all.find((call) => !call.settled)!, leaseView(UTYPE, null, undefined, 4));
     // Lost contact, and the vacant role is not its own to take back: held back like any standby's.
     expect(transport.all.filter((call) => !call.settled).map((call) => call.method)).toEqual([]);
+  });
+});
+
+describe("what counts as lost contact (docs/protocol.md#sticky-recovery): no answer and 5xx answers, never a refusal", () => {
+  it.each([
+    ["no answer in time", new HaRequestError("GetPrimary(scheduler): no answer", "Timeout", undefined), true],
+    ["a refused connection", new HaRequestError("GetPrimary(scheduler): ECONNREFUSED", "NetworkError", undefined), true],
+    ["the service's 408 (the request did not reach it in time)", new HaRequestError("408 RequestTimeout", "RequestTimeout", 408), true],
+    ["503 StoreUnavailable", down(), true],
+    ["500 InternalError", new HaRequestError("500 InternalError", "InternalError", 500), true],
+    ["503 Overloaded (a live service shedding load)", new HaRequestError("503 Overloaded", "Overloaded", 503, { retryAfterMs: 1000 }), false],
+    ["429 (throttled)", new HaRequestError("429 TooManyRequests", "TooManyRequests", 429), false],
+    ["401", new UnauthorizedError("GetPrimary(scheduler)", "http://127.0.0.1:7071/api", undefined), false],
+    ["403", new ForbiddenError("UpdateHeartBeat(scheduler)", "managed identity b", undefined), false],
+    ["404 (an endpoint without /api)", new EndpointNotFoundError("GetPrimary(scheduler)", "http://127.0.0.1:7071", undefined), false],
+    ["400", new HaRequestError("400 InvalidRequest", "InvalidRequest", 400), false],
+    ["a corrupted answer", new CorruptedMessageError("GetPrimary(scheduler): not JSON", 200), false],
+  ])("%s", (_name, error, outage) => {
+    expect(isOutage(error)).toBe(outage);
   });
 });
