@@ -15,8 +15,8 @@ import { RecordingTransport } from "../helpers/recording-transport.js";
  * SIGSTOP, then killed and started again on the same data and port. Two real electors hold
  * and watch one lease. For each outage: the service answers 503 StoreUnavailable within
  * its budget and never crashes or shows a stack trace; the holder stops being primary by
- * its deadline (sentAt + T − I); nobody is elected while the store is gone; a primary is
- * back within T + I of the store's return; and epochs only grow.
+ * its deadline (sentAt + T − I); nobody is elected while the store is gone; the holder is
+ * primary again within T + I of the store's return (sticky recovery); and epochs only grow.
  */
 const I = 200;
 const T = 2000;
@@ -139,6 +139,8 @@ describe("the store frozen or killed under a running ha-module serve", () => {
     const next = await waitFor(() => events.slice(mark).find((e) => e.kind === "elected"), 10_000);
     expect(next.at - back).toBeLessThan(T + I + SLACK);
     expect(next.epoch).toBeGreaterThan(term.epoch);
+    // The outage was everyone's: the holder takes its role back (docs/protocol.md#sticky-recovery).
+    expect(next.who).toBe(holder.name);
     return {
       answer503Ms: Math.round(Math.max(...probes.map((p) => p.ms))),
       stepDownAfterDeadlineMs: Math.round(demotion.at - deadline),
@@ -147,7 +149,7 @@ describe("the store frozen or killed under a running ha-module serve", () => {
     };
   }
 
-  it("frozen (SIGSTOP) past T: 503 within the budget, the holder steps down by its deadline, a primary within T + I of SIGCONT", async () => {
+  it("frozen (SIGSTOP) past T: 503 within the budget, the holder steps down by its deadline and is primary again within T + I of SIGCONT", async () => {
     const figures = await outage(
       3 * I,
       async () => store.process.signal("SIGSTOP"),
