@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 /**
  * Every relative link of README.md and docs/*.md leads somewhere: the file exists, and a
  * `#fragment` names a heading of the page it points to, as GitHub renders anchors. A page
- * renamed or a heading reworded cannot leave a dead link behind.
+ * renamed or a heading reworded cannot leave a dead link behind. So does every test the
+ * pages name beside a promise: the cited file exists, and a test named after it in quotes
+ * is still in that file (a test renamed or removed cannot leave a promise citing nothing).
  */
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const PAGES = ["README.md", ...readdirSync(path.join(ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => path.join("docs", name))];
@@ -68,6 +70,49 @@ function brokenLinks(page: string, read: (file: string) => string | undefined): 
   });
 }
 
+/** The source folders a page may cite a file of, in backticks (`test/unit/decision.test.ts`). */
+const CITABLE = /`((?:test|shared|functions|bench|scripts|infra|examples)\/[^`\s]*)`/g;
+
+/**
+ * What is wrong with the files and tests `page` cites: each cited path (a glob with `*`, a
+ * folder with a trailing `/`) must match a file, a bare `name.test.ts` must be a test file
+ * somewhere under test/, and a test quoted right after a cited file (`` `test/x.test.ts`,
+ * "its name" `` or `` (`test/x.test.ts`, "…") ``) must be in that file: each part of the
+ * quote between ellipses, with runs of white space taken as one space (a page wraps lines).
+ */
+function brokenCitations(page: string, text: string, files: readonly string[], read: (file: string) => string | undefined): string[] {
+  const problems: string[] = [];
+  const matches = (cited: string): boolean => {
+    if (cited.endsWith("/")) return files.some((file) => file.startsWith(cited));
+    if (!cited.includes("*")) return files.includes(cited);
+    const pattern = new RegExp(`^${cited.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
+    return files.some((file) => pattern.test(file));
+  };
+  const lines = prose(text);
+  lines.forEach((line, index) => {
+    for (const [, cited] of line.matchAll(CITABLE)) if (!matches(cited!)) problems.push(`${page}:${index + 1}: no file ${cited}`);
+    for (const [, name] of line.matchAll(/`([\w.-]+\.test\.ts)`/g)) {
+      if (!files.some((file) => file.startsWith("test/") && path.posix.basename(file) === name)) problems.push(`${page}:${index + 1}: no test file ${name}`);
+    }
+  });
+  const flat = lines.join("\n").replace(/\s+/g, " ");
+  for (const [, cited, quoted] of flat.matchAll(/`(test\/[^`*\s]+\.ts)`\s*[,(]\s*"([^"]+)"/g)) {
+    const source = read(cited!)?.replace(/\s+/g, " ");
+    if (source === undefined) continue;
+    for (const part of quoted!.split("…").map((piece) => piece.trim())) {
+      if (part !== "" && !source.includes(part)) problems.push(`${page}: ${cited} has no test named "${part}"`);
+    }
+  }
+  return problems;
+}
+
+/** Every file of the repository's source folders, as paths from the root with forward slashes. */
+function sourceFiles(): string[] {
+  return ["test", "shared", "functions", "bench", "scripts", "infra", "examples"]
+    .filter((dir) => existsSync(path.join(ROOT, dir)))
+    .flatMap((dir) => readdirSync(path.join(ROOT, dir), { recursive: true, encoding: "utf8" }).map((file) => `${dir}/${file.split(path.sep).join("/")}`));
+}
+
 function readFromRepository(file: string): string | undefined {
   const full = path.join(ROOT, file);
   if (!existsSync(full)) return undefined;
@@ -99,6 +144,27 @@ describe("relative links in README.md and docs/*.md", () => {
 
   it.each(PAGES)("%s: every relative link resolves to a file and a heading", (page) => {
     expect(brokenLinks(page, readFromRepository)).toEqual([]);
+  });
+
+  it("finds a planted broken citation: a missing file, a glob that matches nothing, a bare test name nowhere, a quoted test not in its file", () => {
+    const files = ["test/unit/decision.test.ts", "test/e2e/cli-run.test.ts", "shared/lease/decision.ts"];
+    const sources: Record<string, string> = { "test/unit/decision.test.ts": 'it("never lowers the epoch: every takeover adds one", () => {});\nit("remembers the last 8\n  ended uuids", () => {});' };
+    const page = [
+      "Tested in `test/unit/decision.test.ts` (\"never lowers the epoch\"), `shared/lease/decision.ts` and `test/e2e/cli-*.test.ts`,",
+      "in `test/unit/gone.test.ts`, `test/e2e/nothing-*.test.ts`, `shared/lease/` and `child-supervisor.test.ts`; see",
+      "`test/unit/decision.test.ts`, \"remembers the last 8 ended uuids\" and `test/unit/decision.test.ts`, \"never lowers … renamed\".",
+      "```sh\nnpx vitest run `test/unit/not-checked-in-code.test.ts`\n```",
+    ].join("\n");
+    expect(brokenCitations("docs/a.md", page, files, (file) => sources[file])).toEqual([
+      "docs/a.md:2: no file test/unit/gone.test.ts",
+      "docs/a.md:2: no file test/e2e/nothing-*.test.ts",
+      "docs/a.md:2: no test file child-supervisor.test.ts",
+      'docs/a.md: test/unit/decision.test.ts has no test named "renamed"',
+    ]);
+  });
+
+  it.each(PAGES)("%s: every test file it cites exists, and every test it quotes after one is in that file", (page) => {
+    expect(brokenCitations(page, readFileSync(path.join(ROOT, page), "utf8"), sourceFiles(), (file) => (existsSync(path.join(ROOT, file)) ? readFileSync(path.join(ROOT, file), "utf8") : undefined))).toEqual([]);
   });
 
   it("every docs/<page>.md#<heading> that a source file of shared/, functions/ or test/ cites exists", () => {
