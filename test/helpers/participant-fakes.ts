@@ -32,6 +32,8 @@ export interface SentRequest {
   readonly at: number;
   readonly route: string;
   readonly body?: ParticipantHeartbeatBody;
+  /** An UpdateHeartBeat through its own route: its utype and body. */
+  readonly heartbeat?: HeartbeatBody & { readonly utype: string };
 }
 
 type PartKind = keyof ParticipantResults;
@@ -40,7 +42,8 @@ type PartKind = keyof ParticipantResults;
  * A participant's transport over the real services (the simulation's service-side function
  * for participant heartbeats), answering at once, with every request it was asked to send
  * recorded: the requests per I are counted here. Faults on demand: a part answered 503
- * (`failPart`), a whole batch lost (`failBatch`), every batch applied twice (`duplicate`).
+ * (`failPart`), a whole batch failed at once (`failBatch`), a request lost, never
+ * answered (`lose`), every batch applied twice (`duplicate`).
  */
 export class ParticipantServiceTransport implements LeaseTransport, MembersTransport, ParticipantTransport {
   readonly sent: SentRequest[] = [];
@@ -48,6 +51,8 @@ export class ParticipantServiceTransport implements LeaseTransport, MembersTrans
   failPart: ((kind: PartKind, name: string) => Error | undefined) | undefined;
   /** Return an error to fail the whole next batch (lost: nothing reached the service). */
   failBatch: (() => Error | undefined) | undefined;
+  /** Return true to lose a heartbeat (batched or single): it never reaches the service and is never answered (its calls end on their own budgets). */
+  lose: ((request: SentRequest) => boolean) | undefined;
   /** Every batch reaches the service twice (a duplicate on the network); the participant sees one answer. */
   duplicate = false;
   /** How long each answer takes to come back, on the fake clock. */
@@ -68,8 +73,8 @@ export class ParticipantServiceTransport implements LeaseTransport, MembersTrans
     return this.#answer(this.services.service.getPrimary(utype));
   }
 
-  heartbeat(utype: string, body: HeartbeatBody, _options?: CallOptions): Promise<HeartbeatResult> {
-    this.#record("UpdateHeartBeat");
+  heartbeat(utype: string, body: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
+    if (this.#lost({ at: this.clock.now(), route: "UpdateHeartBeat", heartbeat: { utype, ...body } })) return never(options);
     return this.#answer(this.services.service.heartbeat({ utype, ...body }));
   }
 
@@ -93,8 +98,8 @@ export class ParticipantServiceTransport implements LeaseTransport, MembersTrans
     return this.#answer(this.services.members.list(group));
   }
 
-  async participantHeartbeat(body: ParticipantHeartbeatBody, _options?: CallOptions): Promise<ParticipantResults> {
-    this.#record("ParticipantHeartbeat", body);
+  async participantHeartbeat(body: ParticipantHeartbeatBody, options?: CallOptions): Promise<ParticipantResults> {
+    if (this.#lost({ at: this.clock.now(), route: "ParticipantHeartbeat", body })) return never(options);
     const lost = this.failBatch?.();
     if (lost !== undefined) throw lost;
     if (this.duplicate) await participantHeartbeat(this.services, body);
@@ -125,4 +130,15 @@ export class ParticipantServiceTransport implements LeaseTransport, MembersTrans
   #record(route: string, body?: ParticipantHeartbeatBody): void {
     this.sent.push({ at: this.clock.now(), route, ...(body === undefined ? {} : { body }) });
   }
+
+  /** Records a heartbeat; whether it is to be lost. */
+  #lost(request: SentRequest): boolean {
+    this.sent.push(request);
+    return this.lose?.(request) === true;
+  }
+}
+
+/** A request never answered: only its own signal (its budget, or every call in a batch settled) ends it. */
+function never<T>(options: CallOptions | undefined): Promise<T> {
+  return new Promise((_, reject) => options?.abortSignal?.addEventListener("abort", () => reject(options.abortSignal!.reason as Error), { once: true }));
 }

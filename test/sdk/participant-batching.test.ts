@@ -6,7 +6,7 @@ import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import type { ElectorClock } from "../../shared/sdk/loop/elector-clock.js";
 import type { LeaseTransport } from "../../shared/sdk/transport/lease-transport.js";
 import { FakeClock } from "../helpers/fake-clock.js";
-import { ParticipantServiceTransport } from "../helpers/participant-fakes.js";
+import { ParticipantServiceTransport, type SentRequest } from "../helpers/participant-fakes.js";
 import { I, T } from "../helpers/sdk-fakes.js";
 
 const ROLES = ["scheduler", "broker", "session"] as const;
@@ -309,5 +309,34 @@ describe("one request per participant per I (docs/sdk.md#one-request-per-partici
     // Fast polls are max(50 ms, I/10) apart: never held back to the participant's grid.
     expect(times["elected"]! - times["demoted"]!).toBeLessThanOrEqual(I / 10 + 10);
     await Promise.all([leader, ...standbys].map((elector) => elector.stop()));
+  });
+
+  it("three roles whose renewals travel together each survive what a lone elector survives: three lost tries in a row, each role's copies after F, 2F and 4F (docs/protocol.md#timing-rules)", async () => {
+    const clock = new FakeClock(0);
+    const transport = new ParticipantServiceTransport(clock);
+    const electors = await headNode("head-1", transport, clock);
+    await clock.advance(5 * I);
+    expect(electors.every((elector) => elector.isPrimary())).toBe(true);
+    const epochs = electors.map((elector) => elector.epoch);
+    const floor = (T - 2 * I) / 8;
+    // From the next renewal on, every try of every role is lost for 3F: the request carrying
+    // all three renewals, and the copies after F and after 3F (each role's own, 2F after its
+    // first copy). A lone elector's fourth copy goes at 7F; so must each role's.
+    const renewed = (request: SentRequest): string[] =>
+      request.heartbeat?.lease !== undefined ? [request.heartbeat.utype] : (request.body?.roles ?? []).filter((part) => part.lease !== undefined).map((part) => part.utype);
+    let lossFrom: number | undefined;
+    transport.lose = (request) => {
+      if (renewed(request).length === 0) return false;
+      lossFrom ??= request.at;
+      return request.at < lossFrom + 3 * floor + 1;
+    };
+    const from = clock.now();
+    await clock.advance(T);
+    const tries = (utype: string): number[] => transport.between(from, clock.now()).filter((request) => renewed(request).includes(utype)).map((request) => request.at - lossFrom!);
+    expect(ROLES.map((utype) => tries(utype).slice(0, 4))).toEqual(ROLES.map(() => [0, floor, 3 * floor, 7 * floor]));
+    expect(electors.map((elector) => elector.stats().demotions)).toEqual([0, 0, 0]);
+    expect(electors.map((elector) => elector.epoch)).toEqual(epochs);
+    expect(electors.every((elector) => elector.isPrimary())).toBe(true);
+    await Promise.all(electors.map((elector) => elector.stop()));
   });
 });

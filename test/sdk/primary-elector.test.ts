@@ -1340,6 +1340,42 @@ describe("PrimaryElector: the renewal budget follows the round trip (docs/protoc
     expect(elector.stats().failures).toBe(1);
   });
 
+  it("at T = 3·I after one slow answer the budget is the whole window, yet a lost renewal gets a copy: at the deadline less SRTT + 4·RTTVAR", async () => {
+    const tight = { intervalMs: I, timeoutMs: 3 * I };
+    const { clock, transport, elector, events, answer, accepted } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary", UTYPE), leaseView(UTYPE, null, tight));
+    const put = transport.take("heartbeat", UTYPE);
+    await answer(put, accepted(put.request!.uuid, 1, "token-1", tight));
+    // Renewals answered in 40 ms, then one in 250 ms: over the floor (T − 2I)/8 = 125 ms, so
+    // for T the budget is the ceiling max(I, (T − I)/2) = I, all of the T − 2I = I to renew in.
+    let lastAcceptedAt = put.sentAt;
+    for (const ms of [40, 40, 40, 250]) {
+      await clock.advance(lastAcceptedAt + I - clock.now());
+      const renewal = transport.take("heartbeat");
+      await clock.advance(ms);
+      await answer(renewal, accepted("uuid-1", 1, "token-1", tight));
+      // The slow one was sent again after the floor, and that copy cut off by the answer.
+      expect(transport.takeCutOffCopies()).toBe(ms > 125 ? 1 : 0);
+      lastAcceptedAt = renewal.sentAt;
+    }
+    // The next renewal is lost. SRTT = 7/8·40 + 1/8·250 = 66.25 ms; RTTVAR = 3/4·11.25 + 1/4·210
+    // = 60.9375 ms: the copy goes 310 ms before the deadline, 690 ms after the renewal.
+    await clock.advance(lastAcceptedAt + I - clock.now());
+    const lost = transport.take("heartbeat");
+    await clock.advance(689);
+    transport.expectIdle();
+    await clock.advance(1);
+    const copy = transport.take("heartbeat");
+    expect([copy.sentAt - lost.sentAt, copy.request?.lease]).toEqual([690, "token-1"]);
+    await clock.advance(250);
+    await answer(copy, accepted("uuid-1", 1, "token-2", tight));
+    expect(elector.isPrimary()).toBe(true);
+    expect(elector.leaseTimeLeftMs()).toBe(copy.sentAt + (tight.timeoutMs - tight.intervalMs) - clock.now());
+    expect(events.filter((e) => e.event === "demoted")).toEqual([]);
+  });
+
   it("a service that stops answering gets at most four copies of a renewal per lease, then one look per I: no hammering", async () => {
     const { clock, transport, elector, becomePrimary } = setup();
     await becomePrimary();

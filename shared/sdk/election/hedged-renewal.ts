@@ -8,10 +8,14 @@ export interface HedgedRenewal<T> {
   readonly deadline: number;
   /** Cuts every copy off (the term ended, stop(), resign()); no failure. */
   readonly signal: AbortSignal;
-  /** The renewal budget now (renewal-timer.ts): how long a copy goes unanswered before the next is sent. */
-  budgetMs(): number;
+  /**
+   * The renewal budget now (renewal-timer.ts): how long a copy goes unanswered before the
+   * next is sent, after `unanswered` copies of this renewal went unanswered, `leftMs` before
+   * the deadline.
+   */
+  budgetMs(unanswered: number, leftMs: number): number;
   send(options: Required<CallOptions>): Promise<T>;
-  /** A copy went unanswered for `budgetMs`: counted (the budget doubles) and reported as a timeout. */
+  /** A copy went unanswered for `budgetMs`: reported as a timeout (the next copy's budget doubles). */
   onUnanswered(budgetMs: number): void;
   /** A copy failed before its budget ran out (a 503, a refused connection, a corrupted answer). */
   onFailure(error: unknown): void;
@@ -19,11 +23,13 @@ export interface HedgedRenewal<T> {
 
 /**
  * One renewal, sent again each time the renewal budget passes without an answer, as TCP
- * retransmits: a copy that is late is not cut off, so whichever copy is answered first
- * counts (with its own sentAt), and a slow service's answer is not thrown away for a copy
- * that would wait in the same queue. Resolves to the first answer, or to undefined when the
- * signal ends it or when the newest copy fails before its budget (then the elector keeps its
- * cadence). Once it resolves, every other copy is cut off.
+ * retransmits, each copy's budget double the one before: this renewal's own count, never
+ * another's (the roles of one participant heartbeat go unanswered together, and each keeps
+ * the copies a lone elector would send). A copy that is late is not cut off, so whichever
+ * copy is answered first counts (with its own sentAt), and a slow service's answer is not
+ * thrown away for a copy that would wait in the same queue. Resolves to the first answer,
+ * or to undefined when the signal ends it or when the newest copy fails before its budget
+ * (then the elector keeps its cadence). Once it resolves, every other copy is cut off.
  */
 export function renewHedged<T>(renewal: HedgedRenewal<T>): Promise<{ readonly value: T; readonly sentAt: number } | undefined> {
   const { clock, deadline } = renewal;
@@ -33,6 +39,8 @@ export function renewHedged<T>(renewal: HedgedRenewal<T>): Promise<{ readonly va
     let settled = false;
     let timer: TimerHandle | undefined;
     let newest = 0;
+    /** Copies of this renewal whose budget passed without an answer. */
+    let unanswered = 0;
     const finish = (answer: { value: T; sentAt: number } | undefined): void => {
       if (settled) return;
       settled = true;
@@ -45,11 +53,12 @@ export function renewHedged<T>(renewal: HedgedRenewal<T>): Promise<{ readonly va
     const sendCopy = (): void => {
       const sentAt = clock.now();
       const copy = ++newest;
-      const budgetMs = Math.min(renewal.budgetMs(), deadline - sentAt);
+      const budgetMs = Math.min(renewal.budgetMs(unanswered, deadline - sentAt), deadline - sentAt);
       let overdue = false;
       timer = clock.setTimeout(() => {
         timer = undefined;
         overdue = true;
+        unanswered += 1;
         renewal.onUnanswered(budgetMs);
         if (settled) return;
         // At the deadline every copy is over (each is cut off then): nothing more to wait for.

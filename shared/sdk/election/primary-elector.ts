@@ -68,8 +68,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #rideThroughMs: number;
   readonly #random: () => number;
   readonly #stats = new ElectorStatistics();
-  /** The renewals' budget, from the heartbeats' round trips (renewal-timer.ts). */
-  /** The renewal budget's estimate, shared by the electors on one transport (RenewalTimer.of). */
+  /** The renewal budget's estimate, shared by the electors on one transport (RenewalTimer.of); each renewal doubles its own copies' budgets. */
   readonly #renewalTimer: RenewalTimer;
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
@@ -635,7 +634,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
 
   /**
    * One renewal, sent again at once whenever the renewal budget passes without an answer
-   * (renewal-timer.ts: the budget doubles each time, an answer resets it), earlier copies
+   * (renewal-timer.ts: the budget doubles with each copy of this renewal), earlier copies
    * left running: the first answer counts, with the sentAt of its copy. Undefined when the
    * term ended meanwhile, or when the newest copy failed fast (the cadence I goes on).
    */
@@ -657,13 +656,12 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       clock: this.#setup.clock,
       deadline,
       signal: wake,
-      budgetMs: () => {
-        const budgetMs = this.#renewalTimer.budgetMs(timing, this.#setup.clock.now());
+      budgetMs: (unanswered, leftMs) => {
+        const budgetMs = this.#renewalTimer.budgetMs(timing, this.#setup.clock.now(), unanswered, leftMs);
         return riding ? Math.min(budgetMs, timing.intervalMs) : budgetMs;
       },
       send: (options) => this.#calls.heartbeat(this.utype, request, options),
       onUnanswered: (budgetMs) => {
-        this.#renewalTimer.unanswered();
         const error = new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined);
         this.#fail(error, "write", this.#setup.clock.now() - budgetMs);
       },

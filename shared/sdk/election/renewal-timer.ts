@@ -12,20 +12,21 @@ const MAX_DOUBLINGS = 16;
 const SHARED = new WeakMap<object, RenewalTimer>();
 
 /**
- * How long a primary's renewal goes unanswered before a copy is sent again, the earlier
- * copies still awaited (hedged-renewal.ts, docs/protocol.md#timing-rules): TCP's
- * retransmission timeout, for the electors of one transport (see of()). Fed the round
- * trips of answered heartbeats and the renewals that got no answer within their budget;
- * pure and clock-free (the elector measures, this only keeps the numbers).
+ * How long a copy of a primary's renewal goes unanswered before the next copy is sent, the
+ * earlier copies still awaited (hedged-renewal.ts, docs/protocol.md#timing-rules): TCP's
+ * retransmission timeout, its estimate kept for the electors of one transport (see of()).
+ * Fed the round trips of answered heartbeats; pure and clock-free (the elector measures,
+ * this only keeps the numbers).
  *
- * budget = min(ceil, max(floor, SRTT + 4·RTTVAR) · 2^n), n = renewals unanswered in a row
- * (any answer resets it), floor = (T − 2I)/8, ceil = max(I, (T − I)/2); but ceil itself
+ * budget = min(ceil, max(floor, SRTT + 4·RTTVAR) · 2^n), n = copies of this renewal that
+ * went unanswered before it, floor = (T − 2I)/8, ceil = max(I, (T − I)/2); but ceil itself
  * for T after any round trip that took longer than the floor (a slow service is queueing,
  * and copies would feed the queue). Before the first answer, the ceiling. With a fast
  * service a lost renewal is sent again after the floor, so four copies (after F, 2F, 4F,
  * then what is left: F) fit between the first renewal (I after the last accepted one) and
  * the deadline (T − I after it); a service that stops answering sees the copies spaced by
- * doubling budgets, at most four per lease.
+ * doubling budgets, at most four per lease. Whatever the budget, the first copy leaves
+ * room for a second one timed to be answered before the deadline (see budgetMs).
  */
 export class RenewalTimer {
   /**
@@ -33,8 +34,10 @@ export class RenewalTimer {
    * HaClient shares it, as TCP keeps its round-trip estimate per destination. Hundreds of
    * primaries then follow the service's round trip within a second (each answer is a sample
    * for all), where each alone would take its own renewals, one per I, to notice a service
-   * slowing down near its capacity, and send copies meanwhile. An answer to any of them ends
-   * the doubling; a service that answers nobody doubles everyone's budget.
+   * slowing down near its capacity, and send copies meanwhile. The doubling is not shared:
+   * it is each renewal's own (budgetMs' `unanswered`), so that the roles a participant
+   * heartbeat carries together, all unanswered when it is lost, each keep the copies a lone
+   * elector would send, instead of doubling one another's budget in turn.
    */
   static of(transport: object): RenewalTimer {
     let timer = SHARED.get(transport);
@@ -47,7 +50,6 @@ export class RenewalTimer {
 
   #smoothedMs: number | undefined;
   #variationMs = 0;
-  #unanswered = 0;
   /**
    * When the latest round trip longer than the floor was answered: the budget is the ceiling
    * for T after it, however many fast answers came since. A time, not a count of samples:
@@ -62,7 +64,7 @@ export class RenewalTimer {
 
   /**
    * An answer (accepted or refused) after `roundTripMs`, answered at `at` (the elector's
-   * clock): the backoff ends, and it is a sample. The first renewal's answer replaces what
+   * clock): a sample. The first renewal's answer replaces what
    * the acquisitions before it gave: the first acquisitions open the connection (TCP and TLS
    * handshakes), may take a lease over (two store operations) and come when a whole fleet
    * starts, so their round trips say little about a renewal's; left in, they held the budget
@@ -70,7 +72,6 @@ export class RenewalTimer {
    * one transport ask one service, so they share it): its floor tells a slow answer.
    */
   answered(roundTripMs: number, at: number, call: "renewal" | "acquisition", timing: LeaseTiming): void {
-    this.#unanswered = 0;
     if (call === "renewal" && !this.#renewalSeen) {
       this.#renewalSeen = true;
       this.#smoothedMs = undefined;
@@ -87,13 +88,29 @@ export class RenewalTimer {
     if (sample > renewalFloorMs(timing)) this.#slowAnsweredAt = Math.max(at, this.#slowAnsweredAt ?? at);
   }
 
-  /** A renewal that got no answer within its budget: the next budget doubles (no sample: nothing was measured). */
-  unanswered(): void {
-    this.#unanswered = Math.min(MAX_DOUBLINGS, this.#unanswered + 1);
+  /**
+   * How long the copy of a renewal sent at `now` under `timing` waits for an answer before the
+   * next copy is sent: `unanswered` copies of this renewal went unanswered before it (each
+   * doubles the budget), and `leftMs` are left to the deadline, which bounds it.
+   *
+   * The first copy leaves room for a second inside the renewal window: when its budget would
+   * send the next copy later than the deadline less R = SRTT + 4·RTTVAR (a copy sent later is
+   * unlikely to be answered in time), the next copy goes then instead, provided the first is
+   * overdue by then (R and the floor after it: no copy goes into a queue before its time).
+   * At T = 3·I the ceiling I is the whole window, so without this one lost request after
+   * one slow answer lost the lease; at T = 5·I the ceiling leaves room anyway, and this only
+   * moves the second copy earlier when R is between I and 1.5·I, where at its usual time it
+   * would be answered after the deadline.
+   */
+  budgetMs(timing: LeaseTiming, now: number, unanswered: number, leftMs: number): number {
+    const budget = Math.min(this.#backedOffMs(timing, now, unanswered), leftMs);
+    if (unanswered > 0 || this.#smoothedMs === undefined) return budget;
+    const answerWithinMs = this.#smoothedMs + K * this.#variationMs;
+    const lastCopyInMs = leftMs - answerWithinMs;
+    return budget > lastCopyInMs && lastCopyInMs >= Math.max(renewalFloorMs(timing), answerWithinMs) ? lastCopyInMs : budget;
   }
 
-  /** The next renewal's budget under `timing`, sent at `now` (before the time left to the deadline bounds it). */
-  budgetMs(timing: LeaseTiming, now: number): number {
+  #backedOffMs(timing: LeaseTiming, now: number, unanswered: number): number {
     const ceiling = renewalCeilingMs(timing);
     if (this.#smoothedMs === undefined) return ceiling;
     // Copies sent at the estimate are for a service that answers within the floor, where a
@@ -102,6 +119,7 @@ export class RenewalTimer {
     // few samples a second, and copies sent into it lengthened the queue until leases
     // expired (capacity runs at 400 roles × 2, which the ceiling alone held). Wait the ceiling.
     if (this.#slowAnsweredAt !== undefined && this.#slowAnsweredAt > now - timing.timeoutMs) return ceiling;
-    return Math.min(ceiling, Math.max(renewalFloorMs(timing), this.#smoothedMs + K * this.#variationMs) * 2 ** this.#unanswered);
+    const doublings = Math.min(MAX_DOUBLINGS, Math.max(0, unanswered));
+    return Math.min(ceiling, Math.max(renewalFloorMs(timing), this.#smoothedMs + K * this.#variationMs) * 2 ** doublings);
   }
 }
