@@ -25,6 +25,7 @@ const CASES: ReadonlyArray<{ plant: PlantedBug; invariant: Invariant; profile: P
   { plant: "standby-ignores-lost-contact", invariant: "sticky", profile: "outage", why: "a standby takes the expired lease at once after contact returns" },
   { plant: "ride-through-past-refusal", invariant: "ride-through", profile: "outage", why: "a ride-through continues past a refusal" },
   { plant: "fenced-write-ignores-etag", invariant: "fenced-writes", profile: "outage", why: "a read-check-write without If-Match lets a rider's write land after the new primary's" },
+  { plant: "shared-renewal-doubling", invariant: "renewal-copies", profile: "loss", why: "the last role of a lost participant heartbeat gets fewer copies than a lone elector" },
 ];
 
 describe("each checker fails on a planted bug", () => {

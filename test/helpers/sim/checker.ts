@@ -4,6 +4,7 @@ import type { SimProcess } from "./process.js";
 import type { AppliedWrite } from "./fenced-resource.js";
 import type { RenewalAnswer } from "./network.js";
 import type { RecordingStore, StoreWrite } from "./recording-store.js";
+import type { RenewalLog } from "./renewal-log.js";
 import { DEFAULT_INVARIANTS, type Invariant, type Scenario } from "./scenario.js";
 import type { SimStats } from "./stats.js";
 import type { SimWorld } from "./world.js";
@@ -85,6 +86,13 @@ export function replayHint(scenario: Scenario): string {
  * - ended-stays-ended (docs/protocol.md#the-rule-server-side to the letter): a uuid whose term ended in the store never
  *   holds it again, whoever uses it.
  * - liveness (simulate.ts): once faults heal, one primary within a bound, and it stays.
+ * - renewal-copies (docs/protocol.md#timing-rules): a primary whose lease runs out had sent
+ *   its renewal at least four times since its last accepted heartbeat (after I, then F, 2F
+ *   and 4F later), as a lone elector does, whichever participant it is part of. Judged
+ *   where that is the promise: its process was never paused and every answer it got came
+ *   back within a fifth of the floor F = (T − 2I)/8 (less the batch's gather window), none
+ *   failed, so its budget is the floor (the loss profile; the other profiles' networks are
+ *   slower than that).
  */
 export class Checker {
   readonly log: SimLogEntry[] = [];
@@ -102,7 +110,8 @@ export class Checker {
     private readonly store: RecordingStore,
     private readonly utype: string,
     readonly phantomWindowMs: number,
-    private readonly stats: SimStats,
+    readonly stats: SimStats,
+    private readonly renewals: RenewalLog,
     /** The answers to renewals as they reached each elector (network.ts). */
     private readonly renewalAnswers: readonly RenewalAnswer[] = [],
     /** The writes the fenced resource applied, when this role's primaries write one. */
@@ -215,6 +224,7 @@ export class Checker {
         break;
       case "demoted":
         this.stats.count("demotions");
+        if (entry.reason === "lease-expired") this.#judgeExpiry(entry);
         break;
       case "riding-through":
         this.stats.count("ridesThrough");
@@ -222,6 +232,20 @@ export class Checker {
       case "uuid-ended":
         if (!this.#endedAtElector.has(entry.uuid)) this.#endedAtElector.set(entry.uuid, entry.at);
         break;
+    }
+  }
+
+  /** renewal-copies: a lease that ran out while its elector ran and its service answered fast had four tries. */
+  #judgeExpiry(entry: SimLogEntry & { kind: "demoted" }): void {
+    const participant = this.participants.find((candidate) => candidate.name === entry.who);
+    if (participant === undefined || participant.process.pausedOnce || !this.renewals.steady(participant.process)) return;
+    this.stats.count("expiriesJudged");
+    const copies = this.renewals.copiesSinceAccepted(entry.uuid);
+    if (copies < 4) {
+      this.fail(
+        "renewal-copies",
+        `${entry.who} lost its lease (${entry.uuid}@${entry.epoch}) after ${copies} tries of its renewal; with every answer within ${Math.round(this.renewals.fastMs)} ms a lone elector makes four (I, then F, 2F and 4F later) before its deadline`,
+      );
     }
   }
 

@@ -21,18 +21,21 @@ export interface ElectorSlotsDeps {
   readonly stats: SimStats;
   readonly utype: string;
   readonly healed: () => boolean;
-  /** Judges the second role the participants of even slots hold. */
-  readonly companions: Checker;
+  /** One per further role a participant of several parts holds (`<utype>-b`, `<utype>-c`), judging it. */
+  readonly companions: readonly Checker[];
   /** The resource the primaries of the judged role write to, fenced by their epoch (scenario.fencedWrites). */
   readonly fenced: SimFencedTable | undefined;
 }
 
-/** The rest of a participant: a second role, its member session and its group watch, on the elector's transport. */
+/** The rest of a participant: two more roles, its member session and its group watch, on the elector's transport. */
 interface Extras {
-  readonly companion: Participant;
+  readonly companions: readonly Participant[];
   readonly session: MemberSession;
   readonly watcher: MembersWatcher;
 }
+
+/** The further roles of a participant of several parts, after the judged one. */
+export const COMPANION_ROLES = ["b", "c"] as const;
 
 /**
  * The participants: one slot per elector of the scenario, each running a real
@@ -63,11 +66,12 @@ export class ElectorSlots {
     const n = this.#started[slot]!++;
     const process = new SimProcess(world, scenario.rates[slot]!, 100_000 * slot + 10_000 * n);
     // In one run in four (seeds divisible by 4), slot 0 is a participant of several parts
-    // (two roles, a member session, a group watch) on one transport: its calls travel as
+    // (three roles, a member session, a group watch) on one transport: its calls travel as
     // participant heartbeats, one message each, beside electors on the single routes. Only
     // one run in four, so that the simulation's run time stays about what it was; in every
-    // run while a bug of the participant path is planted, so that its checker is given it.
-    const several = slot === 0 && (scenario.seed % 4 === 0 || scenario.plant === "participant-parts-without-budget");
+    // run while a bug of the participant path is planted, so that its checker is given it;
+    // in the slots a scenario names (the loss profile's).
+    const several = scenario.batched?.includes(slot) ?? (slot === 0 && (scenario.seed % 4 === 0 || scenario.plant === "participant-parts-without-budget"));
     const transport = several ? new SimParticipantTransport(network, process, slot) : new SimTransport(network, process, slot);
     const elector = new PrimaryElector({
       utype,
@@ -88,34 +92,37 @@ export class ElectorSlots {
     checker.watch(participant);
     const extras = several ? this.#extrasOf(slot, n, process, transport) : undefined;
     this.#extras[slot] = extras;
-    const riders = [elector, ...(extras === undefined ? [] : [extras.companion.elector])];
+    const riders = [elector, ...(extras?.companions ?? []).map((companion) => companion.elector)];
     transport.riding = (role) => riders.some((one) => one.utype === role && one.isPrimary() && one.exclusiveTimeLeftMs() === 0);
     if (this.deps.fenced !== undefined) this.#work(participant, this.deps.fenced);
     process.post(() => {
       elector.start();
-      extras?.companion.elector.start();
+      for (const companion of extras?.companions ?? []) companion.elector.start();
       extras?.session.start();
       extras?.watcher.start();
     });
   }
 
   #extrasOf(slot: number, n: number, process: SimProcess, transport: SimTransport): Extras {
-    const { scenario, utype, companions, world } = this.deps;
+    const { scenario, utype, companions: checkers, world } = this.deps;
     const shared = { transport: transport as SimParticipantTransport, clock: process, retryDelayInMs: scenario.timing.intervalMs };
-    const elector = new PrimaryElector({
-      ...shared,
-      utype: `${utype}-b`,
-      address: `node-${slot}`,
-      newUuid: () => `u${++this.#uuids}-c${slot}.${n}`,
-      random: jitterStream(scenario.seed, slot + 512, n),
-      announce: false,
-      rideThroughMs: scenario.rideThroughMs ?? 0,
+    const companions = COMPANION_ROLES.map((role, index) => {
+      const elector = new PrimaryElector({
+        ...shared,
+        utype: `${utype}-${role}`,
+        address: `node-${slot}`,
+        newUuid: () => `u${++this.#uuids}-${role}${slot}.${n}`,
+        random: jitterStream(scenario.seed, slot + 512 + 256 * index, n),
+        announce: false,
+        rideThroughMs: scenario.rideThroughMs ?? 0,
+      });
+      const companion: Participant = { name: `${role}${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now };
+      checkers[index]!.watch(companion);
+      return companion;
     });
-    const companion: Participant = { name: `c${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now };
-    companions.watch(companion);
     let sessions = 0;
     return {
-      companion,
+      companions,
       session: new MemberSession({ ...shared, group: utype, member: `node-${slot}`, address: `node-${slot}`, newSession: () => `s${slot}.${n}.${++sessions}` }),
       watcher: new MembersWatcher({ ...shared, group: utype, random: jitterStream(scenario.seed, slot + 1024, n), wallClock: () => world.now }),
     };
@@ -152,14 +159,14 @@ export class ElectorSlots {
   /** Stops the rest of every participant (the caller stops the electors of the judged role). */
   stopExtras(): void {
     for (const extras of this.#extras) {
-      if (extras === undefined || extras.companion.gone) continue;
-      this.deps.companions.retire(extras.companion, "stopped");
-      extras.companion.process.post(() => {
-        void extras.companion.elector.stop();
-        void extras.session.stop();
-        void extras.watcher.stop();
-      });
+      if (extras === undefined || extras.companions[0]!.gone) continue;
+      this.#retireExtras(extras, "stopped");
+      extras.companions[0]!.process.post(() => stopExtras(extras));
     }
+  }
+
+  #retireExtras(extras: Extras, how: "stopped" | "crashed"): void {
+    extras.companions.forEach((companion, index) => this.deps.companions[index]!.retire(companion, how));
   }
 
   /** The uuids of the running electors that are not primary now: the standbys an operator may name. */
@@ -187,7 +194,7 @@ export class ElectorSlots {
       stats.count("crashes");
       participant.process.kill();
       checker.retire(participant, "crashed");
-      if (extras !== undefined) this.deps.companions.retire(extras.companion, "crashed");
+      if (extras !== undefined) this.#retireExtras(extras, "crashed");
     } else {
       stats.count("stops");
       // It stops when it next runs (now, or when it resumes): only then does its uuid's life end.
@@ -195,16 +202,20 @@ export class ElectorSlots {
         checker.retire(participant, "stopped");
         void participant.elector.stop();
         if (extras === undefined) return;
-        this.deps.companions.retire(extras.companion, "stopped");
-        void extras.companion.elector.stop();
-        void extras.session.stop();
-        void extras.watcher.stop();
+        this.#retireExtras(extras, "stopped");
+        stopExtras(extras);
       });
     }
     world.schedule(world.now + restartAfterMs, () => {
       if (!healed()) this.start(slot);
     });
   }
+}
+
+function stopExtras(extras: Extras): void {
+  for (const companion of extras.companions) void companion.elector.stop();
+  void extras.session.stop();
+  void extras.watcher.stop();
 }
 
 /** A PRNG of its own for the n-th elector of a slot, derived from the run's seed. */

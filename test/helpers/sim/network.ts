@@ -9,6 +9,7 @@ import { isOutage } from "../../../shared/sdk/loop/poll-delays.js";
 import { SimAnswerLost, SimConnectionRefused, type SimInstance } from "./instance.js";
 import type { SimProcess } from "./process.js";
 import type { Prng } from "./prng.js";
+import type { RenewalLog } from "./renewal-log.js";
 import type { NetworkFaults } from "./scenario.js";
 import type { SimStats } from "./stats.js";
 import type { SimWorld } from "./world.js";
@@ -37,6 +38,8 @@ export interface NetworkDeps {
   readonly hideLostContact: boolean;
   /** Planted elector bug: a refusal of a renewal reaches a primary riding through as a timeout, so its ride goes on. */
   readonly hideRefusalsWhileRiding: boolean;
+  /** Where heartbeats and answers are noted for the `renewal-copies` judge. */
+  readonly renewals: RenewalLog;
 }
 
 /** An answer to a renewal, as it reached the elector's process. */
@@ -72,7 +75,11 @@ export class SimTransport implements LeaseTransport {
   }
 
   heartbeat(utype: string, request: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
-    const answered = this.send((service, arrival) => this.withPlants(service, arrival).heartbeat({ utype, ...request }, arrival), options, request.lease !== undefined);
+    const sentAt = this.deps.renewals.sent(request.uuid, request.lease !== undefined);
+    const answered = this.send((service, arrival) => this.withPlants(service, arrival).heartbeat({ utype, ...request }, arrival), options, request.lease !== undefined).then((result) => {
+      if (result.outcome === "accepted") this.deps.renewals.accepted(request.uuid, sentAt);
+      return result;
+    });
     return request.lease === undefined ? answered : answered.then((result) => this.renewalAnswered(utype, request.uuid, result));
   }
 
@@ -117,6 +124,15 @@ export class SimTransport implements LeaseTransport {
     return this.deps.stats;
   }
 
+  protected renewals(): RenewalLog {
+    return this.deps.renewals;
+  }
+
+  /** A part of an answer failed: the elector's renewal may have ended early, so its copies are not judged. */
+  protected partFailed(): void {
+    this.deps.renewals.answered(this.process, Number.NEGATIVE_INFINITY, true);
+  }
+
   /** The arrival a participant heartbeat's parts run on: the request's, unless the planted bug drops it. */
   protected partsArrival(arrival: RequestArrival): RequestArrival | undefined {
     return this.deps.partsWithoutBudget ? undefined : arrival;
@@ -157,9 +173,12 @@ export class SimTransport implements LeaseTransport {
         stats.count("partitionedCalls");
         return;
       }
+      const sentAt = world.now;
       const weather = this.deps.faults();
       const faults = weather.renewalsOnly === true && !renewal ? { ...weather, lossRate: 0, unavailableRate: 0 } : weather;
-      const copies = [world.now + rng.int(0, faults.maxDelayMs)];
+      // The slow tail draws nothing unless the scenario has one, so other scenarios replay unchanged.
+      const leg = (): number => rng.int(0, faults.maxDelayMs) + (faults.slowRate !== undefined && faults.slowRate > 0 && rng.chance(faults.slowRate) ? rng.int(0, faults.slowMs ?? 0) : 0);
+      const copies = [world.now + leg()];
       if (rng.chance(faults.duplicateRate)) copies.push(copies[0]! + rng.int(0, faults.maxDelayMs));
       copies.forEach((arrivesAt, copy) => {
         if (rng.chance(faults.lossRate)) {
@@ -170,7 +189,7 @@ export class SimTransport implements LeaseTransport {
         const gateway503 = rng.chance(faults.unavailableRate);
         const instance = rng.pick(instances);
         const answerLost = rng.chance(faults.lossRate);
-        const back = rng.int(0, faults.maxDelayMs);
+        const back = leg();
         world.schedule(arrivesAt, () => {
           const outage = this.deps.serviceOutage();
           if (outage === "silent") {
@@ -186,7 +205,11 @@ export class SimTransport implements LeaseTransport {
           if (outage === "refused") stats.count("serviceOutageCalls");
           else if (gateway503) stats.count("gateway503s");
           handled.then(
-            (value) => this.#answer(answerLost, back, () => finish(() => resolve(this.inflate(value)))),
+            (value) =>
+              this.#answer(answerLost, back, () => {
+                this.deps.renewals.answered(this.process, sentAt, false);
+                finish(() => resolve(this.inflate(value)));
+              }),
             (error: unknown) => {
               if (error instanceof SimAnswerLost) {
                 stats.count("answersLostInRestarts");
@@ -198,7 +221,10 @@ export class SimTransport implements LeaseTransport {
                   : new HaRequestError("503 StoreUnavailable", "StoreUnavailable", 503);
               if (error instanceof SimConnectionRefused) stats.count("refusedConnections");
               else this.reportIfBug(error);
-              this.#answer(answerLost, back, () => finish(() => reject(failure)));
+              this.#answer(answerLost, back, () => {
+                this.deps.renewals.answered(this.process, sentAt, true);
+                finish(() => reject(failure));
+              });
             },
           );
         });

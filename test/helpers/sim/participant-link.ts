@@ -35,6 +35,8 @@ export class SimParticipantTransport extends SimTransport implements MembersTran
    * cannot be told from an answer the elector read.
    */
   participantHeartbeat(body: ParticipantHeartbeatBody, options?: CallOptions): Promise<ParticipantResults> {
+    const roles = body.roles ?? [];
+    const sentAt = roles.map((part) => this.renewals().sent(part.uuid, part.lease !== undefined));
     return this.send(async (service, arrival, members) => {
       this.stats().count("participantHeartbeats");
       // The route's service, with this link's counts and plants on its heartbeats (the function needs only these two calls).
@@ -44,7 +46,13 @@ export class SimParticipantTransport extends SimTransport implements MembersTran
       const answered = <T>(list: readonly PartResult<T>[]): PartResult<T>[] =>
         list.map((result) => (result.ok ? { ok: true, value: this.inflate(result.value) } : { ok: false, error: this.asAnswer(result.error) }));
       return { roles: answered(results.roles), reads: answered(results.reads), members: answered(results.members), groups: answered(results.groups) };
-    }, options, body.roles?.some((role) => role.lease !== undefined) === true);
+    }, options, body.roles?.some((role) => role.lease !== undefined) === true).then((results) => {
+      results.roles.forEach((result, index) => {
+        if (result.ok && result.value.outcome === "accepted") this.renewals().accepted(roles[index]!.uuid, sentAt[index]!);
+      });
+      if ([results.roles, results.reads, results.members, results.groups].some((list) => list.some((result) => !result.ok))) this.partFailed();
+      return results;
+    });
   }
 
   /** A part's error as the client would get it: 503 StoreUnavailable; a service bug is reported as one. */

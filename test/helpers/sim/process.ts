@@ -9,6 +9,7 @@ import type { SimWorld } from "./world.js";
  */
 export class SimProcess implements ElectorClock {
   #paused = false;
+  #pausedOnce = false;
   #killed = false;
   readonly #waiting: Array<() => void> = [];
 
@@ -57,12 +58,18 @@ export class SimProcess implements ElectorClock {
     return this.#paused;
   }
 
+  /** Whether it was ever paused: its timers then fired late once. */
+  get pausedOnce(): boolean {
+    return this.#pausedOnce;
+  }
+
   get killed(): boolean {
     return this.#killed;
   }
 
   pause(): void {
     this.#paused = true;
+    this.#pausedOnce = true;
   }
 
   /** What waited runs in order, each as its own event, so promises settle in between. */

@@ -29,7 +29,13 @@ export type PlantedBug =
   /** A primary riding through an outage is told a refusal of its renewal as a timeout: its ride goes on past the refusal. */
   | "ride-through-past-refusal"
   /** The fenced resource's conditional write ignores the ETag (a read-check-write with no If-Match). */
-  | "fenced-write-ignores-etag";
+  | "fenced-write-ignores-etag"
+  /**
+   * The renewal budget's doubling shared by the electors of one transport (as it was): each
+   * role of a lost participant heartbeat doubles the budget the next one reads, so the last
+   * gets fewer copies than a lone elector.
+   */
+  | "shared-renewal-doubling";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "renew-ignores-etag",
@@ -46,6 +52,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "standby-ignores-lost-contact",
   "ride-through-past-refusal",
   "fenced-write-ignores-etag",
+  "shared-renewal-doubling",
 ];
 
 /** What the checker judges after every event; see checker.ts and sticky-judge.ts. */
@@ -58,7 +65,8 @@ export type Invariant =
   | "ended-stays-ended"
   | "ride-through"
   | "fenced-writes"
-  | "sticky";
+  | "sticky"
+  | "renewal-copies";
 
 export const ALL_INVARIANTS: readonly Invariant[] = [
   "epochs-increase",
@@ -70,6 +78,7 @@ export const ALL_INVARIANTS: readonly Invariant[] = [
   "ride-through",
   "fenced-writes",
   "sticky",
+  "renewal-copies",
 ];
 
 /**
@@ -88,16 +97,22 @@ export const DEFAULT_INVARIANTS: readonly Invariant[] = ALL_INVARIANTS;
  * every instance) among one-participant partitions, crashes and pauses, with no message
  * loss, so that the `sticky` invariant can judge who holds each role after an outage; with
  * ride-through in every other run: must stay green.
+ * `loss`: lost messages and nothing else, a fast service, I = 1 s and T = 5 s, slot 0 (and
+ * slot 1 in half the runs) a participant of three roles: every lease that runs out must
+ * have had a lone elector's copies (`renewal-copies`): must stay green.
  */
-export type Profile = "safe" | "skew" | "skew-margin" | "outage";
+export type Profile = "safe" | "skew" | "skew-margin" | "outage" | "loss";
 
-export const PROFILES: readonly Profile[] = ["safe", "skew", "skew-margin", "outage"];
+export const PROFILES: readonly Profile[] = ["safe", "skew", "skew-margin", "outage", "loss"];
 
 export interface NetworkFaults {
   /** Probability that a request, or its answer, is lost (the caller times out). */
   readonly lossRate: number;
   /** Each leg takes 0..maxDelayMs; answers arrive in any order. */
   readonly maxDelayMs: number;
+  /** A slow tail: with this probability a leg takes another 0..slowMs (none when absent). */
+  readonly slowRate?: number;
+  readonly slowMs?: number;
   /** Probability that a gateway answers 503 without reaching the service. */
   readonly unavailableRate: number;
   /** Probability that a request is delivered a second time, up to maxDelayMs after the first. */
@@ -172,12 +187,24 @@ export interface Scenario {
    * simulated table) every I/2 with its epoch; the `fenced-writes` invariant judges what landed.
    */
   readonly fencedWrites?: boolean;
+  /**
+   * The slots whose elector is a participant of several parts: two more roles, a member
+   * session and a group watch on its transport, batched. When absent, slot 0 in one run in
+   * four (seeds divisible by 4), and in every run with a planted bug of the participant path.
+   */
+  readonly batched?: readonly number[];
   readonly plant?: PlantedBug;
   /** The invariants judged; all by default. */
   readonly invariants?: readonly Invariant[];
 }
 
 const TIMING = { intervalMs: 200, timeoutMs: 1000 };
+/**
+ * The loss profile's: the defaults. Its judge (`renewal-copies`) needs every round trip an
+ * elector measures (the batch's gather window of up to 20 ms included) within a fifth of
+ * the floor (T − 2I)/8, which at 200 ms and 1 s is 15 ms.
+ */
+const LOSS_TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 /** The elector clocks' rate error bound ρ. */
 const RHO = 0.02;
 const SAFETY_PHASE_MS = 15_000;
@@ -196,6 +223,7 @@ export function generateScenario(seed: number, profile: Profile = "safe", plant?
   if (profile === "skew") return skewScenario(seed, rng, profile, 1.5 * TIMING.intervalMs, plant);
   if (profile === "skew-margin") return skewScenario(seed, rng, profile, Math.floor(safeSkewBoundMs()) - 1, plant);
   if (profile === "outage") return outageScenario(seed, rng, plant);
+  if (profile === "loss") return lossScenario(seed, rng, plant);
   return safeScenario(seed, rng, plant);
 }
 
@@ -348,6 +376,39 @@ function skewScenario(seed: number, rng: Prng, profile: Profile, epsilon: number
     revokes: [],
     deletions: [],
     handovers: [],
+    ...(plant === undefined ? {} : { plant }),
+  };
+}
+
+/**
+ * Lost messages and nothing else, as a lossy network does to a fast service (each leg
+ * 0–10 ms, the store 0–5 ms each way, each request and each answer lost with p 0.05–0.3),
+ * with a participant of three roles in slot 0, in slot 1 too in half the runs, and lone
+ * electors in the others: every role of a participant must keep the copies of a lone elector.
+ */
+function lossScenario(seed: number, rng: Prng, plant: PlantedBug | undefined): Scenario {
+  const electors = rng.int(2, 4);
+  return {
+    seed,
+    profile: "loss",
+    timing: LOSS_TIMING,
+    storeTimeoutMs: 400,
+    safetyPhaseMs: 30_000,
+    rates: Array.from({ length: electors }, () => rng.between(1 - RHO, 1 + RHO)),
+    starts: Array.from({ length: electors }, () => rng.int(0, 2000)),
+    skews: [0],
+    sharedSecret: true,
+    network: { lossRate: rng.between(0.05, 0.3), maxDelayMs: rng.int(0, 10), unavailableRate: 0, duplicateRate: 0 },
+    store: { maxLatencyMs: rng.int(0, 5), ambiguousRate: 0, lostBeforeStoreRate: 0 },
+    outages: [],
+    pauses: [],
+    stalls: [],
+    crashes: [],
+    stops: [],
+    revokes: [],
+    deletions: [],
+    handovers: [],
+    batched: rng.chance(0.5) ? [0, 1] : [0],
     ...(plant === undefined ? {} : { plant }),
   };
 }

@@ -2,14 +2,18 @@ import { LeaseTokenSigner } from "../../../shared/lease/lease-token.js";
 import { MemberTokenSigner } from "../../../shared/members/member-token.js";
 import { MemoryMemberStore } from "../../../shared/store/members-memory-store.js";
 import type { LeaseStore } from "../../../shared/lease/lease-store.js";
+import { renewalFloorMs } from "../../../shared/sdk/loop/budgets.js";
+import { GATHER_WINDOW_MS } from "../../../shared/sdk/transport/participant-batcher.js";
 import { Checker } from "./checker.js";
-import { ElectorSlots } from "./elector-slots.js";
+import { COMPANION_ROLES, ElectorSlots } from "./elector-slots.js";
 import type { StoreWeather } from "./faulty-store.js";
 import { SimInstance } from "./instance.js";
 import type { NetworkDeps } from "./network.js";
+import { plantSharedRenewalDoubling } from "./planted-elector.js";
 import { PlantedStore } from "./planted-store.js";
 import { Prng } from "./prng.js";
 import { RecordingStore } from "./recording-store.js";
+import { RenewalLog } from "./renewal-log.js";
 import type { NetworkFaults, PlantedBug, Scenario } from "./scenario.js";
 import { SimStats } from "./stats.js";
 import { SimWorld } from "./world.js";
@@ -32,6 +36,8 @@ const STORE_BUGS: ReadonlySet<PlantedBug> = new Set([
 
 export interface Outcome {
   readonly stats: SimStats;
+  /** The further roles of participants of several parts (`<utype>-b`, `<utype>-c`): their elections and demotions. */
+  readonly companions: readonly SimStats[];
   /** Every event the handlers and the world recorded, in order: equal runs have equal logs. */
   readonly logLength: number;
   readonly leader: string;
@@ -71,10 +77,12 @@ export async function simulate(scenario: Scenario): Promise<Outcome> {
   // time, and could not change the outcome since the link does not pass them on.
   const timeout = AbortSignal.timeout;
   AbortSignal.timeout = () => new AbortController().signal;
+  const unplant = scenario.plant === "shared-renewal-doubling" ? plantSharedRenewalDoubling() : undefined;
   try {
     return await run(scenario);
   } finally {
     AbortSignal.timeout = timeout;
+    unplant?.();
   }
 }
 
@@ -116,14 +124,17 @@ async function run(scenario: Scenario): Promise<Outcome> {
   const renewalAnswers: RenewalAnswer[] = [];
   // The primaries' work writes here, fenced by their epochs; its own stream of draws, so that the faults draw what they would without it.
   const fenced = scenario.fencedWrites === true ? new SimFencedTable(world, new Prng((scenario.seed ^ 0x5bd1e995) >>> 0), scenario.store.maxLatencyMs, scenario.plant === "fenced-write-ignores-etag") : undefined;
-  const checker = new Checker(scenario, world, store, UTYPE, inFlightWindowMs(scenario), stats, renewalAnswers, fenced?.applied);
-  // The second role of the participants of several parts: judged for safety alike (its own
-  // counts; the liveness bound and the operator's faults are the first role's).
-  const companionStats = new SimStats();
-  const companions = new Checker(scenario, world, store, `${UTYPE}-b`, inFlightWindowMs(scenario), companionStats, renewalAnswers);
+  // An elector's budget is the floor (T − 2I)/8 while its round trips, as it measures them on
+  // its clock (a batch's gather window included), stay within a fifth of it (renewal-log.ts).
+  const fastMs = renewalFloorMs(timing) / 5 / Math.max(...scenario.rates) - GATHER_WINDOW_MS;
+  const renewals = new RenewalLog(world, fastMs);
+  const checker = new Checker(scenario, world, store, UTYPE, inFlightWindowMs(scenario), stats, renewals, renewalAnswers, fenced?.applied);
+  // The further roles of the participants of several parts: judged alike (their own counts;
+  // the liveness bound and the operator's faults are the first role's).
+  const companions = COMPANION_ROLES.map((role) => new Checker(scenario, world, store, `${UTYPE}-${role}`, inFlightWindowMs(scenario), new SimStats(), renewals, renewalAnswers));
   const sticky = [
     new StickyJudge(scenario, world, checker, store, UTYPE, stats, livenessBoundMs(scenario)),
-    new StickyJudge(scenario, world, companions, store, `${UTYPE}-b`, companionStats, livenessBoundMs(scenario)),
+    ...companions.map((companion, index) => new StickyJudge(scenario, world, companion, store, `${UTYPE}-${COMPANION_ROLES[index]!}`, companion.stats, livenessBoundMs(scenario))),
   ];
   const during = <T extends { readonly at: number; readonly forMs: number }>(faults: readonly T[] | undefined, match: (fault: T) => boolean = () => true): T | undefined =>
     healed ? undefined : faults?.find((fault) => fault.at <= world.now && world.now < fault.at + fault.forMs && match(fault));
@@ -143,11 +154,12 @@ async function run(scenario: Scenario): Promise<Outcome> {
     renewalAnswers,
     hideLostContact: scenario.plant === "standby-ignores-lost-contact",
     hideRefusalsWhileRiding: scenario.plant === "ride-through-past-refusal",
+    renewals,
   };
   const check = (): void => {
     if (serviceError !== undefined) checker.fail("service-error", `the service threw ${String(serviceError)} (a 500)`);
     checker.check();
-    companions.check();
+    for (const companion of companions) companion.check();
     for (const judge of sticky) judge.check();
   };
 
@@ -259,6 +271,7 @@ async function run(scenario: Scenario): Promise<Outcome> {
   stats.count("worldEvents", world.events);
   return {
     stats,
+    companions: companions.map((companion) => companion.stats),
     logLength: checker.log.length,
     leader: leader?.name ?? "none",
     finalEntry: entry === undefined ? "none" : `${entry.uuid || "(released)"}@${entry.epoch}`,

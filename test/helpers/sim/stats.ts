@@ -47,6 +47,8 @@ export const STAT_NAMES = [
   "rolesKeptThroughOutages",
   /** …after which a standby took over because the holder had died (or was cut off) meanwhile. */
   "rolesMovedFromADeadHolder",
+  /** Not a fault: leases that ran out where `renewal-copies` judges them (the loss profile's fast service). */
+  "expiriesJudged",
 ] as const;
 
 /** Counted only where the `sticky` invariant judges (the outage profile). */
