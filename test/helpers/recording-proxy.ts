@@ -13,12 +13,19 @@ export interface RecordingProxy {
 export interface ProxyOptions {
   /** Asked before each request: a status to answer at once instead of passing it on (a key rotation, a deploy that answers 404 for a while). */
   readonly refuse?: () => 401 | 404 | undefined;
+  /**
+   * Asked before each request: lose it, as a lossy network does, never answering it (the
+   * client's own budget ends the call): `request`, the service never sees it; `answer`, the
+   * service acts on it and its answer is dropped.
+   */
+  readonly lose?: (request: { readonly method: string; readonly path: string; readonly body: string }) => "request" | "answer" | undefined;
 }
 
 /**
  * A pass-through HTTP proxy on 127.0.0.1 in front of a running service, for CLI-driven
  * end-to-end tests: the CLI's requests (the SDK's, in another process) go through it, and
- * every answer is recorded for the OpenAPI check (openapi-responses.ts) as it is passed on.
+ * every answer is recorded for the OpenAPI check (openapi-responses.ts) as it is passed on;
+ * on demand it loses requests (`lose`).
  */
 export async function startRecordingProxy(target: string, options: ProxyOptions = {}): Promise<RecordingProxy> {
   const origin = new URL(target).origin;
@@ -28,6 +35,8 @@ export async function startRecordingProxy(target: string, options: ProxyOptions 
       try {
         const body = await readAll(request);
         requests.push({ method: request.method ?? "GET", path: request.url ?? "/", body: body.toString() });
+        const lost = options.lose?.(requests[requests.length - 1]!);
+        if (lost === "request") return;
         const refusal = options.refuse?.();
         if (refusal !== undefined) {
           const message = refusal === 401 ? "Send the API key in the x-functions-key header." : "No route answers this URL.";
@@ -41,6 +50,7 @@ export async function startRecordingProxy(target: string, options: ProxyOptions 
         const path = request.url ?? "/";
         const answer = await fetch(`${origin}${path}`, { method, headers, ...(body.length > 0 ? { body } : {}) });
         const text = await answer.text();
+        if (lost === "answer") return;
         const contentType = answer.headers.get("content-type");
         recordResponse({ origin, method, path, status: answer.status, contentType, body: text === "" ? {} : contentType?.includes("json") ? (JSON.parse(text) as unknown) : text });
         const passed: Record<string, string> = {};
