@@ -10,17 +10,21 @@
 // counts elections and demotions by reason (nobody is killed, so every one is spurious) and
 // samples every 20 ms, per role, whether no participant or two act as primary (from their
 // own events, as bench/compare does). --runs R repeats it with fresh processes. Needs
-// `npm run build` in each tree.
+// `npm run build` in each tree. --interval and --timeout set the service's I and T (the seed
+// client is told them), --batch puts that many roles of a participant on one
+// HaClient (their calls then travel as one participant heartbeat), and --answer-p99 holds
+// each answer back for an exponential time with that 99th percentile (a slow service).
 import { fork } from "node:child_process";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
-import { readArgs } from "../dist/bench/helpers/args.js";
+import { positiveFlag, readArgs } from "../dist/bench/helpers/args.js";
 import { startServe, treesOf } from "../dist/bench/helpers/trees.js";
 
 const USAGE = `Usage: npm run bench -- loss-ab [--tree [LABEL=]DIR]... [--seed] [--roles 30] [--seconds 60]
-                                [--runs 1] [--loss 0.1]
+                                [--runs 1] [--loss 0.1] [--interval 1000] [--timeout 5000]
+                                [--batch 1] [--answer-p99 0]
 
 Spurious leader changes under message loss, builds (and the protocol's seed client) side
 by side in one run: each client in its own process with its own \`ha-module serve\` behind
@@ -36,12 +40,22 @@ Options:
   --roles N            roles per client, two participants each (default 30)
   --seconds S          the lossy window (default 60)
   --runs N             repeats, with fresh processes (default 1)
-  --loss P             the share of calls lost (default 0.1)`;
+  --loss P             the share of calls lost (default 0.1)
+  --interval MS        the service's I (default 1000)
+  --timeout MS         the service's T (default 5000)
+  --batch N            roles of a participant on one HaClient, batched (default 1: a
+                       client per role; the seed client has one per role whatever N is)
+  --answer-p99 MS      hold every answer back for a random time, exponential with this
+                       99th percentile, once the loss starts (default 0: at once)`;
 const { values } = readArgs(USAGE, {
   roles: { type: "string", default: "30" },
   seconds: { type: "string", default: "60" },
   runs: { type: "string", default: "1" },
   loss: { type: "string", default: "0.1" },
+  interval: { type: "string", default: "1000" },
+  timeout: { type: "string", default: "5000" },
+  batch: { type: "string", default: "1" },
+  "answer-p99": { type: "string", default: "0" },
   seed: { type: "boolean", default: false },
   tree: { type: "string", multiple: true, default: ["."] },
   // Internal: this process is one client's side (label=dir, "seed=dir" for the seed client).
@@ -50,9 +64,13 @@ const { values } = readArgs(USAGE, {
 const roles = Number(values.roles);
 const seconds = Number(values.seconds);
 const loss = Number(values.loss);
+const rolesPerHaClient = positiveFlag("batch", values.batch);
+const answerP99Ms = Number(values["answer-p99"]);
 const here = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
-/** The service's I and T (serve's defaults), which the seed client is told as bench/compare tells it. */
-const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
+/** The service's I and T, which the seed client is told as bench/compare tells it. */
+const TIMING = { intervalMs: positiveFlag("interval", values.interval), timeoutMs: positiveFlag("timeout", values.timeout) };
+if (TIMING.timeoutMs <= 2 * TIMING.intervalMs) throw new Error(`--timeout must be more than twice --interval (got ${TIMING.timeoutMs} and ${TIMING.intervalMs}).`);
+if (!(answerP99Ms >= 0)) throw new Error(`--answer-p99 must be 0 or more milliseconds (got ${JSON.stringify(values["answer-p99"])}).`);
 
 if (values.child !== undefined) await runChild(treesOf([values.child])[0], values.seed);
 else await runParent();
@@ -60,7 +78,7 @@ else await runParent();
 /** One client, N roles × 2, its own service and lossy proxy; driven by the parent over IPC. */
 async function runChild({ label, dir }, seed) {
   const { startWireProxy } = await import(new URL("../dist/bench/helpers/wire-proxy.js", import.meta.url).href);
-  const serve = await startServe(dir);
+  const serve = await startServe(dir, [], { HA_INTERVAL_MS: String(TIMING.intervalMs), HA_TIMEOUT_MS: String(TIMING.timeoutMs) });
   const proxy = await startWireProxy(serve.url.replace(/\/api$/, ""));
   const counts = { elections: 0, demotions: {} };
   const pairs = [];
@@ -76,17 +94,24 @@ async function runChild({ label, dir }, seed) {
       counts.demotions[reason] = (counts.demotions[reason] ?? 0) + 1;
     },
   });
-  const { PrimaryElector } = seed ? {} : await import(path.join(dir, "dist/shared/sdk/index.js"));
+  const { PrimaryElector, HaClient } = seed ? {} : await import(path.join(dir, "dist/shared/sdk/index.js"));
+  // Each participant (one of the pair) of each group of rolesPerHaClient roles shares one HaClient.
+  const clients = new Map();
+  const transportOf = (role, side) => {
+    const key = `${Math.floor(role / rolesPerHaClient)}/${side}`;
+    if (!clients.has(key)) clients.set(key, new HaClient({ endpoint: `${proxy.url}/api` }));
+    return clients.get(key);
+  };
   const { runSeed } = seed ? await import(new URL("../dist/bench/compare/algorithms/seed.js", import.meta.url).href) : {};
   for (let role = 0; role < roles; role += 1) {
     const pair = [participant(), participant()];
-    for (const p of pair) {
+    for (const [side, p] of pair.entries()) {
       if (seed) {
         const emit = (line) => (line.event === "elected" ? p.elected() : line.event === "demoted" ? p.demoted(line.reason) : undefined);
         const running = runSeed({ endpoint: `${proxy.url}/api`, utype: `r${role}`, ...TIMING, emit });
         stops.push(() => running.stop());
       } else {
-        const elector = new PrimaryElector({ utype: `r${role}`, endpoint: `${proxy.url}/api` });
+        const elector = new PrimaryElector({ utype: `r${role}`, ...(rolesPerHaClient > 1 ? { transport: transportOf(role, side) } : { endpoint: `${proxy.url}/api` }) });
         elector
           .on("elected", () => p.elected())
           .on("demoted", ({ reason }) => p.demoted(reason))
@@ -106,6 +131,7 @@ async function runChild({ label, dir }, seed) {
   lag.enable();
   proxy.take();
   proxy.setLoss(loss);
+  proxy.setAnswerDelay(answerP99Ms);
   let samples = 0;
   let without = 0;
   let two = 0;
@@ -120,8 +146,12 @@ async function runChild({ label, dir }, seed) {
     }
   }
   proxy.setLoss(0);
+  proxy.setAnswerDelay(0);
   lag.disable();
   const calls = proxy.take();
+  // Round trips as the proxy saw them (the service's time and the hold), answered calls only.
+  const answered = calls.filter((call) => call.dropped === undefined && call.durationMs !== undefined).map((call) => call.durationMs + (call.heldMs ?? 0)).sort((a, b) => a - b);
+  const percentile = (p) => (answered.length === 0 ? 0 : Math.round(answered[Math.min(answered.length - 1, Math.floor((p / 100) * answered.length))]));
   const demotions = Object.fromEntries(
     Object.entries(counts.demotions)
       .map(([reason, count]) => [reason, count - (before.demotions[reason] ?? 0)])
@@ -132,6 +162,9 @@ async function runChild({ label, dir }, seed) {
     roles,
     seconds,
     loss,
+    timing: TIMING,
+    rolesPerHaClient: seed ? 1 : rolesPerHaClient,
+    answerMs: { p50: percentile(50), p99: percentile(99), overFloor: answered.filter((ms) => ms > (TIMING.timeoutMs - 2 * TIMING.intervalMs) / 8).length / Math.max(1, answered.length) },
     leaderChanges: counts.elections - before.elections,
     demotions,
     withoutPrimaryShare: without / (samples * roles),
@@ -150,7 +183,11 @@ async function runParent() {
   const all = [];
   for (let run = 1; run <= Number(values.runs); run += 1) {
     const children = clients.map(({ spec, seed }) => {
-      const child = fork(fileURLToPath(import.meta.url), ["--child", spec, "--roles", String(roles), "--seconds", String(seconds), "--loss", String(loss), ...(seed ? ["--seed"] : [])]);
+      const child = fork(fileURLToPath(import.meta.url), [
+        ...["--child", spec, "--roles", String(roles), "--seconds", String(seconds), "--loss", String(loss)],
+        ...["--interval", String(TIMING.intervalMs), "--timeout", String(TIMING.timeoutMs), "--batch", String(rolesPerHaClient), "--answer-p99", String(answerP99Ms)],
+        ...(seed ? ["--seed"] : []),
+      ]);
       const messages = [];
       const waiters = [];
       child.on("message", (message) => (waiters.length > 0 ? waiters.shift()(message) : messages.push(message)));
@@ -171,8 +208,9 @@ async function runParent() {
 
   // The sum over the runs, one row per client: the table docs/benchmarks.md shows.
   const percent = (share) => `${(share * 100).toFixed(2)} %`;
-  console.log(`\n| client | runs × roles × 2, s | calls lost / calls | spurious leader changes (per run) | demotions | time without a primary | time with two acting primaries | client event-loop delay p99 / max ms |`);
-  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- |`);
+  console.log(`\nI = ${TIMING.intervalMs} ms, T = ${TIMING.timeoutMs} ms, ${Math.round(loss * 100)} % of calls lost, ${rolesPerHaClient} role(s) per HaClient, answers held back p99 ${answerP99Ms} ms`);
+  console.log(`| client | runs × roles × 2, s | calls lost / calls | answers p50 / p99 ms (over the floor) | spurious leader changes (per run) | demotions | time without a primary | time with two acting primaries | client event-loop delay p99 / max ms |`);
+  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
   for (const label of [...new Set(all.map((result) => result.tree))]) {
     const mine = all.filter((result) => result.tree === label);
     const demotions = {};
@@ -181,8 +219,9 @@ async function runParent() {
     const sum = (key) => mine.reduce((s, result) => s + result[key], 0);
     const reasons = Object.entries(demotions).map(([reason, count]) => `${count} ${reason}`).join(", ");
     const lag = `${Math.max(...mine.map((r) => r.eventLoopDelayMs.p99))} / ${Math.max(...mine.map((r) => r.eventLoopDelayMs.max))}`;
+    const answers = `${Math.max(...mine.map((r) => r.answerMs.p50))} / ${Math.max(...mine.map((r) => r.answerMs.p99))} (${((100 * mine.reduce((s, r) => s + r.answerMs.overFloor, 0)) / mine.length).toFixed(1)} %)`;
     console.log(
-      `| ${label} | ${mine.length} × ${roles} × 2, ${seconds} s | ${sum("lost")} / ${sum("calls")} | ${sum("leaderChanges")} (${mine.map((r) => r.leaderChanges).join(", ")}) | ${total}${reasons === "" ? "" : ` (${reasons})`} | ${percent(sum("withoutPrimaryShare") / mine.length)} | ${percent(sum("twoPrimariesShare") / mine.length)} | ${lag} |`,
+      `| ${label} | ${mine.length} × ${roles} × 2, ${seconds} s | ${sum("lost")} / ${sum("calls")} | ${answers} | ${sum("leaderChanges")} (${mine.map((r) => r.leaderChanges).join(", ")}) | ${total}${reasons === "" ? "" : ` (${reasons})`} | ${percent(sum("withoutPrimaryShare") / mine.length)} | ${percent(sum("twoPrimariesShare") / mine.length)} | ${lag} |`,
     );
   }
   process.exit(0);

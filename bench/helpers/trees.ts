@@ -17,10 +17,10 @@ export interface Tree {
 const children = new Set<ChildProcess>();
 process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 
-/** Starts `dir`'s built serve (dist/); `nodeArgs` go to its node (e.g. --cpu-prof). */
-export async function startServe(dir: string, nodeArgs: readonly string[] = []): Promise<{ url: string; child: ChildProcess }> {
+/** Starts `dir`'s built serve (dist/); `nodeArgs` go to its node (e.g. --cpu-prof), `env` to its environment (e.g. HA_TIMEOUT_MS). */
+export async function startServe(dir: string, nodeArgs: readonly string[] = [], env: Readonly<Record<string, string>> = {}): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [...nodeArgs, path.join(dir, "dist/shared/cli/main.js"), "serve"], {
-    env: { ...process.env, PORT: "0", HA_IN_MEMORY: "true", HA_DATA_DIR: "" },
+    env: { ...process.env, PORT: "0", HA_IN_MEMORY: "true", HA_DATA_DIR: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.add(child);

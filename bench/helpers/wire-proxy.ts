@@ -12,6 +12,8 @@ export interface WireRecord {
   readonly at: number;
   status?: number;
   durationMs?: number;
+  /** How long its answer was held back (setAnswerDelay) before it was passed on. */
+  heldMs?: number;
   dropped?: "request" | "answer";
 }
 
@@ -20,6 +22,12 @@ export interface WireProxy {
   readonly url: string;
   /** Every request from now on is lost with this probability (half before, half after the upstream). */
   setLoss(probability: number): void;
+  /**
+   * Every answer from now on is held back for a random time, exponential with its 99th
+   * percentile at `p99Ms` (mean p99Ms / ln 100): a service slow at times, as a busy machine's
+   * is; 0 passes answers on at once.
+   */
+  setAnswerDelay(p99Ms: number): void;
   /** The records since the last take (or since start), then forgets them. */
   take(): WireRecord[];
   close(): Promise<void>;
@@ -43,6 +51,7 @@ export async function startWireProxy(upstream: string): Promise<WireProxy> {
   const target = new URL(upstream);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   let loss = 0;
+  let answerDelayMeanMs = 0;
   let records: WireRecord[] = [];
   const server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
     const path = incoming.url ?? "/";
@@ -79,8 +88,13 @@ export async function startWireProxy(upstream: string): Promise<WireProxy> {
           answer.resume();
           return;
         }
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
+        const pass = (): void => {
+          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(outgoing);
+        };
+        if (answerDelayMeanMs <= 0) return pass();
+        record.heldMs = -answerDelayMeanMs * Math.log(1 - Math.random());
+        setTimeout(pass, Math.round(record.heldMs));
       },
     );
     upstreamRequest.on("error", () => {
@@ -97,6 +111,9 @@ export async function startWireProxy(upstream: string): Promise<WireProxy> {
     url: `http://127.0.0.1:${port}`,
     setLoss: (probability) => {
       loss = probability;
+    },
+    setAnswerDelay: (p99Ms) => {
+      answerDelayMeanMs = p99Ms / Math.log(100);
     },
     take: () => {
       const taken = records;
