@@ -1376,6 +1376,39 @@ describe("PrimaryElector: the renewal budget follows the round trip (docs/protoc
     expect(events.filter((e) => e.event === "demoted")).toEqual([]);
   });
 
+  it("at T = 3·I after one very slow answer (SRTT + 4·RTTVAR near the whole window), a lost renewal still gets a copy: the floor before the deadline", async () => {
+    const tight = { intervalMs: I, timeoutMs: 3 * I };
+    const { clock, transport, elector, events, answer, accepted } = setup();
+    elector.start();
+    await clock.advance(0);
+    await answer(transport.take("getPrimary", UTYPE), leaseView(UTYPE, null, tight));
+    const put = transport.take("heartbeat", UTYPE);
+    await answer(put, accepted(put.request!.uuid, 1, "token-1", tight));
+    let lastAcceptedAt = put.sentAt;
+    for (const ms of [40, 40, 40, 800]) {
+      await clock.advance(lastAcceptedAt + I - clock.now());
+      const renewal = transport.take("heartbeat");
+      await clock.advance(ms);
+      await answer(renewal, accepted("uuid-1", 1, "token-1", tight));
+      transport.takeCutOffCopies();
+      lastAcceptedAt = renewal.sentAt;
+    }
+    // SRTT = 7/8·40 + 1/8·800 = 135 ms, RTTVAR = 3/4·11.25 + 1/4·760 = 198.4375 ms: a copy
+    // answered before the deadline would go before the first is overdue. It goes at the
+    // floor (T − 2I)/8 = 125 ms before the deadline instead, 875 ms after the renewal.
+    await clock.advance(lastAcceptedAt + I - clock.now());
+    const lost = transport.take("heartbeat");
+    await clock.advance(874);
+    transport.expectIdle();
+    await clock.advance(1);
+    const copy = transport.take("heartbeat");
+    expect(copy.sentAt - lost.sentAt).toBe(875);
+    await clock.advance(40);
+    await answer(copy, accepted("uuid-1", 1, "token-2", tight));
+    expect(elector.isPrimary()).toBe(true);
+    expect(events.filter((e) => e.event === "demoted")).toEqual([]);
+  });
+
   it("a service that stops answering gets at most four copies of a renewal per lease, then one look per I: no hammering", async () => {
     const { clock, transport, elector, becomePrimary } = setup();
     await becomePrimary();

@@ -156,13 +156,20 @@ describe("the renewal budget: TCP's retransmission timeout, clamped to [(T − 2
       expect(timer.budgetMs(DEFAULTS, 460_000, 0, 3000)).toBe(2000);
     });
 
-    it("never before the first copy is overdue (SRTT + 4·RTTVAR and the floor after it): a round trip of half the window or more keeps the ceiling's copy (here none)", () => {
+    it("never before the first copy is overdue (SRTT + 4·RTTVAR and the floor after it): at T = 3·I the second copy then goes once it is, and the floor before the deadline at the latest", () => {
       const timer = new RenewalTimer();
+      // SRTT + 4·RTTVAR ≈ 520 ms, more than half the window: the deadline less 520 ms is too early.
       for (let n = 0; n < 200; n += 1) timer.answered(520, n * 1000, "renewal", TIGHT);
-      expect(timer.budgetMs(TIGHT, 200_000, 0, 1000)).toBe(1000);
+      expect(timer.budgetMs(TIGHT, 200_000, 0, 1000)).toBeCloseTo(520, 0);
+      // ≈ 950 ms: the floor (125 ms) before the deadline.
+      for (let n = 200; n < 400; n += 1) timer.answered(950, n * 1000, "renewal", TIGHT);
+      expect(timer.budgetMs(TIGHT, 400_000, 0, 1000)).toBe(875);
+      // ≈ 470 ms: the deadline less it.
       const fast = new RenewalTimer();
       for (let n = 0; n < 200; n += 1) fast.answered(470, n * 1000, "renewal", TIGHT);
       expect(fast.budgetMs(TIGHT, 200_000, 0, 1000)).toBeCloseTo(530, 0);
+      // Too little left for a copy the floor after the first and the floor before the deadline: none.
+      expect(timer.budgetMs(TIGHT, 400_000, 0, 250)).toBe(250);
     });
 
     it("with a fast service the four copies stay where they were: after F, 2F, 4F and the F left", () => {

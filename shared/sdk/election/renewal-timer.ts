@@ -25,8 +25,8 @@ const SHARED = new WeakMap<object, RenewalTimer>();
  * service a lost renewal is sent again after the floor, so four copies (after F, 2F, 4F,
  * then what is left: F) fit between the first renewal (I after the last accepted one) and
  * the deadline (T − I after it); a service that stops answering sees the copies spaced by
- * doubling budgets, at most four per lease. Whatever the budget, the first copy leaves
- * room for a second one timed to be answered before the deadline (see budgetMs).
+ * doubling budgets, at most four per lease. Whatever the round trips, the first copy
+ * leaves room for a second one inside the window (see budgetMs).
  */
 export class RenewalTimer {
   /**
@@ -93,21 +93,26 @@ export class RenewalTimer {
    * next copy is sent: `unanswered` copies of this renewal went unanswered before it (each
    * doubles the budget), and `leftMs` are left to the deadline, which bounds it.
    *
-   * The first copy leaves room for a second inside the renewal window: when its budget would
+   * The first copy leaves room for a second inside the renewal window. When its budget would
    * send the next copy later than the deadline less R = SRTT + 4·RTTVAR (a copy sent later is
    * unlikely to be answered in time), the next copy goes then instead, provided the first is
    * overdue by then (R and the floor after it: no copy goes into a queue before its time).
-   * At T = 3·I the ceiling I is the whole window, so without this one lost request after
-   * one slow answer lost the lease; at T = 5·I the ceiling leaves room anyway, and this only
-   * moves the second copy earlier when R is between I and 1.5·I, where at its usual time it
-   * would be answered after the deadline.
+   * And when its budget would leave no second copy at all (at T = 3·I the ceiling I is the
+   * whole window, so one lost request after one slow answer lost the lease), the next copy
+   * goes once the first is overdue, R after it, and the floor before the deadline at the
+   * latest. At T = 5·I the ceiling leaves room, and only the first rule applies: it moves the
+   * second copy earlier when R is between I and 1.5·I, where at its usual time it would be
+   * answered after the deadline.
    */
   budgetMs(timing: LeaseTiming, now: number, unanswered: number, leftMs: number): number {
     const budget = Math.min(this.#backedOffMs(timing, now, unanswered), leftMs);
     if (unanswered > 0 || this.#smoothedMs === undefined) return budget;
+    const floor = renewalFloorMs(timing);
     const answerWithinMs = this.#smoothedMs + K * this.#variationMs;
-    const lastCopyInMs = leftMs - answerWithinMs;
-    return budget > lastCopyInMs && lastCopyInMs >= Math.max(renewalFloorMs(timing), answerWithinMs) ? lastCopyInMs : budget;
+    const answeredInTimeMs = leftMs - answerWithinMs;
+    if (budget > answeredInTimeMs && answeredInTimeMs >= Math.max(floor, answerWithinMs)) return answeredInTimeMs;
+    if (budget >= leftMs && leftMs > 2 * floor) return Math.max(floor, Math.min(answerWithinMs, leftMs - floor));
+    return budget;
   }
 
   #backedOffMs(timing: LeaseTiming, now: number, unanswered: number): number {
