@@ -64,12 +64,12 @@ export class RenewalTimer {
 
   /**
    * An answer (accepted or refused) after `roundTripMs`, answered at `at` (the elector's
-   * clock): a sample. The first renewal's answer replaces what
-   * the acquisitions before it gave: the first acquisitions open the connection (TCP and TLS
-   * handshakes), may take a lease over (two store operations) and come when a whole fleet
-   * starts, so their round trips say little about a renewal's; left in, they held the budget
-   * near its ceiling for half a minute. `timing` is the answering elector's (electors on
-   * one transport ask one service, so they share it): its floor tells a slow answer.
+   * clock): a sample. The first renewal's answer replaces what the acquisitions before it
+   * gave: the first acquisitions open the connection (TCP and TLS handshakes), may take a
+   * lease over (two store operations) and come when a whole fleet starts, so their round
+   * trips say little about a renewal's; left in, they held the budget near its ceiling for
+   * half a minute. `timing` is the answering elector's (electors on one transport ask one
+   * service, so they share it): its floor tells a slow answer.
    */
   answered(roundTripMs: number, at: number, call: "renewal" | "acquisition", timing: LeaseTiming): void {
     if (call === "renewal" && !this.#renewalSeen) {
