@@ -93,26 +93,21 @@ export class RenewalTimer {
    * next copy is sent: `unanswered` copies of this renewal went unanswered before it (each
    * doubles the budget), and `leftMs` are left to the deadline, which bounds it.
    *
-   * The first copy leaves room for a second inside the renewal window. When its budget would
-   * send the next copy later than the deadline less R = SRTT + 4·RTTVAR (a copy sent later is
-   * unlikely to be answered in time), the next copy goes then instead, provided the first is
-   * overdue by then (R and the floor after it: no copy goes into a queue before its time).
-   * And when its budget would leave no second copy at all (at T = 3·I the ceiling I is the
-   * whole window, so one lost request after one slow answer lost the lease), the next copy
-   * goes once the first is overdue, R after it, and the floor before the deadline at the
-   * latest. At T = 5·I the ceiling leaves room, and only the first rule applies: it moves the
-   * second copy earlier when R is between I and 1.5·I, where at its usual time it would be
-   * answered after the deadline.
+   * The first copy always leaves room for a second inside the renewal window. When its
+   * budget would send no second copy before the deadline (at T = 3·I the ceiling I is the
+   * whole window T − 2I, so after one slow answer one lost request lost the lease), the
+   * second copy goes at the deadline less R = SRTT + 4·RTTVAR, so that it is answered in
+   * time; or R after the first, if that is later, so that it never goes before the first is
+   * overdue; and the floor before the deadline at the latest. Where the ceiling leaves room
+   * (T = 5·I and more), nothing changes: copies sent earlier into a queueing service only
+   * lengthened the queue (capacity runs at 400 roles × 2).
    */
   budgetMs(timing: LeaseTiming, now: number, unanswered: number, leftMs: number): number {
     const budget = Math.min(this.#backedOffMs(timing, now, unanswered), leftMs);
-    if (unanswered > 0 || this.#smoothedMs === undefined) return budget;
     const floor = renewalFloorMs(timing);
+    if (unanswered > 0 || this.#smoothedMs === undefined || budget < leftMs || leftMs <= 2 * floor) return budget;
     const answerWithinMs = this.#smoothedMs + K * this.#variationMs;
-    const answeredInTimeMs = leftMs - answerWithinMs;
-    if (budget > answeredInTimeMs && answeredInTimeMs >= Math.max(floor, answerWithinMs)) return answeredInTimeMs;
-    if (budget >= leftMs && leftMs > 2 * floor) return Math.max(floor, Math.min(answerWithinMs, leftMs - floor));
-    return budget;
+    return Math.min(leftMs - floor, Math.max(floor, leftMs - answerWithinMs, answerWithinMs));
   }
 
   #backedOffMs(timing: LeaseTiming, now: number, unanswered: number): number {
