@@ -50,4 +50,39 @@ describe("electors on one transport share the renewal budget's estimate", () => 
     expect(renewals()).toBe(2);
     await Promise.all([slow.stop(), fast.stop()].map((stopping) => Promise.race([stopping, clock.advance(T)])));
   });
+
+  it("a copy's budget is read again when it passes: a slow answer to another elector meanwhile makes it wait for the maximum, not join the queue", async () => {
+    const clock = new FakeClock(0);
+    const transport = new ScriptedTransport(clock);
+    const a = new PrimaryElector({ utype: "a", transport, clock, announce: false, random: () => 0, newUuid: () => "uuid-a" }).start();
+    await clock.advance(0);
+    transport.take("getPrimary", "a").respond(leaseView("a", null));
+    await clock.advance(0);
+    transport.take("heartbeat", "a").respond(accepted("a", "uuid-a"));
+    await clock.advance(300);
+    const b = new PrimaryElector({ utype: "b", transport, clock, announce: false, random: () => 0, newUuid: () => "uuid-b" }).start();
+    await clock.advance(0);
+    transport.take("getPrimary", "b").respond(leaseView("b", null));
+    await clock.advance(0);
+    transport.take("heartbeat", "b").respond(accepted("b", "uuid-b"));
+    await settle();
+    expect([a.isPrimary(), b.isPrimary()]).toEqual([true, true]);
+    const copiesOf = (utype: string): number[] => transport.all.filter((call) => call.method === "heartbeat" && call.utype === utype && call.request?.lease !== undefined).map((call) => call.sentAt);
+    // a renews at 1000 and b at 1300, with the floor (T − 2I)/8 = 375 ms as their budget (fast answers so far).
+    await clock.advance(1000 - clock.now());
+    const renewalA = transport.take("heartbeat", "a");
+    await clock.advance(300);
+    transport.take("heartbeat", "b");
+    // a's renewal is answered at 1500, after 500 ms (its copy went at 1375): over the floor, so the service is queueing.
+    await clock.advance(200);
+    renewalA.respond(accepted("a", "uuid-a"));
+    await settle();
+    expect(transport.takeCutOffCopies()).toBe(1);
+    // b's floor passes at 1675: its budget is now the maximum, 2000 ms, and the copy waits for it.
+    await clock.advance(1799);
+    expect(copiesOf("b")).toEqual([1300]);
+    await clock.advance(1);
+    expect(copiesOf("b")).toEqual([1300, 3300]);
+    await Promise.all([a.stop(), b.stop()].map((stopping) => Promise.race([stopping, clock.advance(T)])));
+  });
 });

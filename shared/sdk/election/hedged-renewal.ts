@@ -15,7 +15,7 @@ export interface HedgedRenewal<T> {
    */
   budgetMs(unanswered: number, leftMs: number): number;
   send(options: Required<CallOptions>): Promise<T>;
-  /** A copy went unanswered for `budgetMs`: reported as a timeout (the next copy's budget doubles). */
+  /** A copy went unanswered for `budgetMs` (its budget, read again when it passed): reported as a timeout (the next copy's budget doubles). */
   onUnanswered(budgetMs: number): void;
   /** A copy failed before its budget ran out (a 503, a refused connection, a corrupted answer). */
   onFailure(error: unknown): void;
@@ -25,7 +25,8 @@ export interface HedgedRenewal<T> {
  * One renewal, sent again each time the renewal budget passes without an answer, as TCP
  * retransmits, each copy's budget double the one before: this renewal's own count, never
  * another's (the roles of one participant heartbeat go unanswered together, and each keeps
- * the copies a lone elector would send). A copy that is late is not cut off, so whichever
+ * the copies a lone elector would send). A budget is read again when it passes, so a copy
+ * waits as long as the budget says then. A copy that is late is not cut off, so whichever
  * copy is answered first counts (with its own sentAt), and a slow service's answer is not
  * thrown away for a copy that would wait in the same queue. Resolves to the first answer,
  * or to undefined when the signal ends it or when the newest copy fails before its budget
@@ -53,18 +54,26 @@ export function renewHedged<T>(renewal: HedgedRenewal<T>): Promise<{ readonly va
     const sendCopy = (): void => {
       const sentAt = clock.now();
       const copy = ++newest;
-      const budgetMs = Math.min(renewal.budgetMs(unanswered, deadline - sentAt), deadline - sentAt);
+      const leftMs = deadline - sentAt;
       let overdue = false;
-      timer = clock.setTimeout(() => {
-        timer = undefined;
-        overdue = true;
-        unanswered += 1;
-        renewal.onUnanswered(budgetMs);
-        if (settled) return;
-        // At the deadline every copy is over (each is cut off then): nothing more to wait for.
-        if (clock.now() < deadline) sendCopy();
-        else finish(undefined);
-      }, budgetMs);
+      const dueAt = (): number => sentAt + Math.min(renewal.budgetMs(unanswered, leftMs), leftMs);
+      const wait = (): void => {
+        timer = clock.setTimeout(() => {
+          // The budget as it stands when it passes: an answer over the floor that came
+          // meanwhile (another elector's, on the same transport) says the service is
+          // queueing, and the next copy waits for the ceiling instead of joining the queue.
+          if (clock.now() < dueAt()) return wait();
+          timer = undefined;
+          overdue = true;
+          unanswered += 1;
+          renewal.onUnanswered(clock.now() - sentAt);
+          if (settled) return;
+          // At the deadline every copy is over (each is cut off then): nothing more to wait for.
+          if (clock.now() < deadline) sendCopy();
+          else finish(undefined);
+        }, dueAt() - clock.now());
+      };
+      wait();
       void callWithin(deadline - sentAt, signal, (options) => renewal.send(options), (error) => {
         // An overdue copy was reported already; its end changes nothing.
         if (!overdue) renewal.onFailure(error);
