@@ -1,4 +1,4 @@
-/* global console, process, URL, performance, structuredClone */
+/* global console, process, URL, performance, structuredClone, setTimeout */
 // Spurious leader changes under message loss, builds and the seed client side by side in one
 // run. Each client runs in a process of its own (so that one client's event loop does not
 // delay another's timers), with its own `ha-module serve` (in-memory embedded Azurite)
@@ -24,7 +24,7 @@ import { startServe, treesOf } from "../dist/bench/helpers/trees.js";
 
 const USAGE = `Usage: npm run bench -- loss-ab [--tree [LABEL=]DIR]... [--seed] [--roles 30] [--seconds 60]
                                 [--runs 1] [--loss 0.1] [--interval 1000] [--timeout 5000]
-                                [--batch 1] [--answer-p99 0]
+                                [--batch 1] [--answer-p99 0] [--standby-after 0]
 
 Spurious leader changes under message loss, builds (and the protocol's seed client) side
 by side in one run: each client in its own process with its own \`ha-module serve\` behind
@@ -46,7 +46,9 @@ Options:
   --batch N            roles of a participant on one HaClient, batched (default 1: a
                        client per role; the seed client has one per role whatever N is)
   --answer-p99 MS      hold every answer back for a random time, exponential with this
-                       99th percentile, once the loss starts (default 0: at once)`;
+                       99th percentile, once the loss starts (default 0: at once)
+  --standby-after MS   start the second participant of each role this much later, so that
+                       the first holds every role of its HaClient (default 0: together)`;
 const { values } = readArgs(USAGE, {
   roles: { type: "string", default: "30" },
   seconds: { type: "string", default: "60" },
@@ -56,6 +58,7 @@ const { values } = readArgs(USAGE, {
   timeout: { type: "string", default: "5000" },
   batch: { type: "string", default: "1" },
   "answer-p99": { type: "string", default: "0" },
+  "standby-after": { type: "string", default: "0" },
   seed: { type: "boolean", default: false },
   tree: { type: "string", multiple: true, default: ["."] },
   // Internal: this process is one client's side (label=dir, "seed=dir" for the seed client).
@@ -66,10 +69,12 @@ const seconds = Number(values.seconds);
 const loss = Number(values.loss);
 const rolesPerHaClient = positiveFlag("batch", values.batch);
 const answerP99Ms = Number(values["answer-p99"]);
+const standbyAfterMs = Number(values["standby-after"]);
 const here = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
 /** The service's I and T, which the seed client is told as bench/compare tells it. */
 const TIMING = { intervalMs: positiveFlag("interval", values.interval), timeoutMs: positiveFlag("timeout", values.timeout) };
 if (TIMING.timeoutMs <= 2 * TIMING.intervalMs) throw new Error(`--timeout must be more than twice --interval (got ${TIMING.timeoutMs} and ${TIMING.intervalMs}).`);
+if (!(standbyAfterMs >= 0)) throw new Error(`--standby-after must be 0 or more milliseconds (got ${JSON.stringify(values["standby-after"])}).`);
 if (!(answerP99Ms >= 0)) throw new Error(`--answer-p99 must be 0 or more milliseconds (got ${JSON.stringify(values["answer-p99"])}).`);
 
 if (values.child !== undefined) await runChild(treesOf([values.child])[0], values.seed);
@@ -106,19 +111,26 @@ async function runChild({ label, dir }, seed) {
   for (let role = 0; role < roles; role += 1) {
     const pair = [participant(), participant()];
     for (const [side, p] of pair.entries()) {
-      if (seed) {
-        const emit = (line) => (line.event === "elected" ? p.elected() : line.event === "demoted" ? p.demoted(line.reason) : undefined);
-        const running = runSeed({ endpoint: `${proxy.url}/api`, utype: `r${role}`, ...TIMING, emit });
-        stops.push(() => running.stop());
-      } else {
-        const elector = new PrimaryElector({ utype: `r${role}`, ...(rolesPerHaClient > 1 ? { transport: transportOf(role, side) } : { endpoint: `${proxy.url}/api` }) });
-        elector
-          .on("elected", () => p.elected())
-          .on("demoted", ({ reason }) => p.demoted(reason))
-          .on("error", () => {});
-        elector.start();
-        stops.push(() => elector.stop());
-      }
+      let stop = () => Promise.resolve();
+      const start = () => {
+        if (seed) {
+          const emit = (line) => (line.event === "elected" ? p.elected() : line.event === "demoted" ? p.demoted(line.reason) : undefined);
+          const running = runSeed({ endpoint: `${proxy.url}/api`, utype: `r${role}`, ...TIMING, emit });
+          stop = () => running.stop();
+        } else {
+          const elector = new PrimaryElector({ utype: `r${role}`, ...(rolesPerHaClient > 1 ? { transport: transportOf(role, side) } : { endpoint: `${proxy.url}/api` }) });
+          elector
+            .on("elected", () => p.elected())
+            .on("demoted", ({ reason }) => p.demoted(reason))
+            .on("error", () => {});
+          elector.start();
+          stop = () => elector.stop();
+        }
+      };
+      // The second participant of each role may start later, so that the first holds every role of its HaClient.
+      if (side === 1 && standbyAfterMs > 0) setTimeout(start, standbyAfterMs);
+      else start();
+      stops.push(() => stop());
     }
     pairs.push(pair);
   }
@@ -185,7 +197,7 @@ async function runParent() {
     const children = clients.map(({ spec, seed }) => {
       const child = fork(fileURLToPath(import.meta.url), [
         ...["--child", spec, "--roles", String(roles), "--seconds", String(seconds), "--loss", String(loss)],
-        ...["--interval", String(TIMING.intervalMs), "--timeout", String(TIMING.timeoutMs), "--batch", String(rolesPerHaClient), "--answer-p99", String(answerP99Ms)],
+        ...["--interval", String(TIMING.intervalMs), "--timeout", String(TIMING.timeoutMs), "--batch", String(rolesPerHaClient), "--answer-p99", String(answerP99Ms), "--standby-after", String(standbyAfterMs)],
         ...(seed ? ["--seed"] : []),
       ]);
       const messages = [];
@@ -208,7 +220,7 @@ async function runParent() {
 
   // The sum over the runs, one row per client: the table docs/benchmarks.md shows.
   const percent = (share) => `${(share * 100).toFixed(2)} %`;
-  console.log(`\nI = ${TIMING.intervalMs} ms, T = ${TIMING.timeoutMs} ms, ${Math.round(loss * 100)} % of calls lost, ${rolesPerHaClient} role(s) per HaClient, answers held back p99 ${answerP99Ms} ms`);
+  console.log(`\nI = ${TIMING.intervalMs} ms, T = ${TIMING.timeoutMs} ms, ${Math.round(loss * 100)} % of calls lost, ${rolesPerHaClient} role(s) per HaClient, answers held back p99 ${answerP99Ms} ms, standbys started ${standbyAfterMs} ms later`);
   console.log(`| client | runs × roles × 2, s | calls lost / calls | answers p50 / p99 ms (over the floor) | spurious leader changes (per run) | demotions | time without a primary | time with two acting primaries | client event-loop delay p99 / max ms |`);
   console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
   for (const label of [...new Set(all.map((result) => result.tree))]) {
