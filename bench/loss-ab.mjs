@@ -6,7 +6,8 @@
 // reach the service, half lose the answer after it applied them), and N roles × 2
 // participants: each tree's PrimaryElectors, and with --seed the protocol's original client
 // (bench/compare/algorithms/seed.ts, this tree's build) against a service of this tree.
-// Once every role has a primary (at most 30 s), LOSS for S seconds in all of them at once;
+// Once every role has a primary (at most 30 s), LOSS for S seconds in all of them at once
+// (with --in-turn, one client after another, each alone on the machine);
 // counts elections and demotions by reason (nobody is killed, so every one is spurious) and
 // samples every 20 ms, per role, whether no participant or two act as primary (from their
 // own events, as bench/compare does). --runs R repeats it with fresh processes. Needs
@@ -24,7 +25,7 @@ import { startServe, treesOf } from "../dist/bench/helpers/trees.js";
 
 const USAGE = `Usage: npm run bench -- loss-ab [--tree [LABEL=]DIR]... [--seed] [--roles 30] [--seconds 60]
                                 [--runs 1] [--loss 0.1] [--interval 1000] [--timeout 5000]
-                                [--batch 1] [--answer-p99 0] [--standby-after 0]
+                                [--batch 1] [--answer-p99 0] [--standby-after 0] [--in-turn]
 
 Spurious leader changes under message loss, builds (and the protocol's seed client) side
 by side in one run: each client in its own process with its own \`ha-module serve\` behind
@@ -48,7 +49,9 @@ Options:
   --answer-p99 MS      hold every answer back for a random time, exponential with this
                        99th percentile, once the loss starts (default 0: at once)
   --standby-after MS   start the second participant of each role this much later, so that
-                       the first holds every role of its HaClient (default 0: together)`;
+                       the first holds every role of its HaClient (default 0: together)
+  --in-turn            the clients one after another in each run (the order reversed every
+                       run) instead of all at once: none takes CPU from another's timers`;
 const { values } = readArgs(USAGE, {
   roles: { type: "string", default: "30" },
   seconds: { type: "string", default: "60" },
@@ -59,6 +62,7 @@ const { values } = readArgs(USAGE, {
   batch: { type: "string", default: "1" },
   "answer-p99": { type: "string", default: "0" },
   "standby-after": { type: "string", default: "0" },
+  "in-turn": { type: "boolean", default: false },
   seed: { type: "boolean", default: false },
   tree: { type: "string", multiple: true, default: ["."] },
   // Internal: this process is one client's side (label=dir, "seed=dir" for the seed client).
@@ -189,33 +193,42 @@ async function runChild({ label, dir }, seed) {
   process.exit(0);
 }
 
+/** One window of `clients`, each in its own process: they settle, then the loss starts in all of them at once. */
+async function runClients(clients) {
+  const children = clients.map(({ spec, seed }) => {
+    const child = fork(fileURLToPath(import.meta.url), [
+      ...["--child", spec, "--roles", String(roles), "--seconds", String(seconds), "--loss", String(loss)],
+      ...["--interval", String(TIMING.intervalMs), "--timeout", String(TIMING.timeoutMs), "--batch", String(rolesPerHaClient), "--answer-p99", String(answerP99Ms), "--standby-after", String(standbyAfterMs)],
+      ...(seed ? ["--seed"] : []),
+    ]);
+    const messages = [];
+    const waiters = [];
+    child.on("message", (message) => (waiters.length > 0 ? waiters.shift()(message) : messages.push(message)));
+    const next = () => (messages.length > 0 ? Promise.resolve(messages.shift()) : new Promise((resolve) => waiters.push(resolve)));
+    return { child, next };
+  });
+  process.on("exit", () => children.forEach(({ child }) => child.kill("SIGKILL")));
+  await Promise.all(children.map(({ next }) => next()));
+  children.forEach(({ child }) => child.send("go"));
+  const results = await Promise.all(children.map(({ next }) => next()));
+  await Promise.all(children.map(({ child }) => new Promise((resolve) => (child.exitCode === null ? child.once("exit", resolve) : resolve()))));
+  return results;
+}
+
 async function runParent() {
   const clients = treesOf(values.tree).map((tree) => ({ spec: `${tree.label}=${tree.dir}`, seed: false }));
   if (values.seed) clients.push({ spec: `seed=${here}`, seed: true });
   const all = [];
   for (let run = 1; run <= Number(values.runs); run += 1) {
-    const children = clients.map(({ spec, seed }) => {
-      const child = fork(fileURLToPath(import.meta.url), [
-        ...["--child", spec, "--roles", String(roles), "--seconds", String(seconds), "--loss", String(loss)],
-        ...["--interval", String(TIMING.intervalMs), "--timeout", String(TIMING.timeoutMs), "--batch", String(rolesPerHaClient), "--answer-p99", String(answerP99Ms), "--standby-after", String(standbyAfterMs)],
-        ...(seed ? ["--seed"] : []),
-      ]);
-      const messages = [];
-      const waiters = [];
-      child.on("message", (message) => (waiters.length > 0 ? waiters.shift()(message) : messages.push(message)));
-      const next = () => (messages.length > 0 ? Promise.resolve(messages.shift()) : new Promise((resolve) => waiters.push(resolve)));
-      return { child, next };
-    });
-    process.on("exit", () => children.forEach(({ child }) => child.kill("SIGKILL")));
-    await Promise.all(children.map(({ next }) => next()));
-    // Every client settled: the loss starts in all of them at once.
-    children.forEach(({ child }) => child.send("go"));
-    const results = await Promise.all(children.map(({ next }) => next()));
-    for (const result of results) {
-      console.log(JSON.stringify({ run, ...result }));
-      all.push({ run, ...result });
+    // Side by side: every client at once. In turn: one after another, the order reversed
+    // every run, so that no client's processes take CPU from another's timers.
+    const order = run % 2 === 1 ? clients : [...clients].reverse();
+    for (const group of values["in-turn"] ? order.map((client) => [client]) : [clients]) {
+      for (const result of await runClients(group)) {
+        console.log(JSON.stringify({ run, ...result }));
+        all.push({ run, ...result });
+      }
     }
-    await Promise.all(children.map(({ child }) => new Promise((resolve) => (child.exitCode === null ? child.once("exit", resolve) : resolve()))));
   }
 
   // The sum over the runs, one row per client: the table docs/benchmarks.md shows.
