@@ -130,7 +130,7 @@ export class SimTransport implements LeaseTransport {
 
   /** A part of an answer failed: the elector's renewal may have ended early, so its copies are not judged. */
   protected partFailed(): void {
-    this.deps.renewals.answered(this.process, Number.NEGATIVE_INFINITY, true);
+    this.deps.renewals.partFailed(this.process);
   }
 
   /** The arrival a participant heartbeat's parts run on: the request's, unless the planted bug drops it. */

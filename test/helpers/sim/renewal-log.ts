@@ -35,6 +35,11 @@ export class RenewalLog {
     if (failed || this.world.now - sentAt > this.fastMs) this.#unsteady.add(process);
   }
 
+  /** A part of an answer to `process` failed: a renewal in it may have ended early. */
+  partFailed(process: SimProcess): void {
+    this.#unsteady.add(process);
+  }
+
   /** The heartbeat of `uuid` that left at `sentAt` was accepted, and its answer reached the elector. */
   accepted(uuid: string, sentAt: number): void {
     this.#acceptedAt.set(uuid, Math.max(sentAt, this.#acceptedAt.get(uuid) ?? sentAt));
