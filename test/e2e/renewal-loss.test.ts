@@ -8,14 +8,15 @@ import { startServiceProcess, type ServiceProcess } from "../helpers/service-pro
 /**
  * Lost requests end to end (docs/protocol.md#timing-rules): a real `ha-module serve`, real
  * HTTP through a proxy that loses requests, and a head node's three roles on one HaClient,
- * so their renewals travel as one participant heartbeat. With a service that answers well
+ * so their renewals travel as one participant heartbeat. With a service that answers
  * within the floor F = (T − 2I)/8, a lone elector tries a renewal four times before its
  * deadline (after F, 2F and 4F), so it survives three lost in a row; so must each of the
- * three roles. I = 1 s and T = 9 s, so that F = 875 ms is far above a loaded machine's
- * round trips (an answer slower than F would make the budget the maximum, for any elector).
+ * three roles. I = 1 s and T = 21 s, so that F = 2375 ms is far above what even a loaded
+ * machine's round trips reach: an answer slower than F would make the budget the maximum
+ * for T, for any elector, lone or not, and two tries would be all a renewal gets.
  */
 const I = 1000;
-const T = 9000;
+const T = 21_000;
 const ROLES = ["scheduler", "broker", "session"];
 const LOST_TRIES = 3;
 
@@ -72,14 +73,15 @@ describe("three roles on one HaClient through a proxy that loses requests", () =
     const epochs = electors.map((elector) => elector.epoch);
     const batches = proxy.requests.filter((request) => renewalsIn(request).length === ROLES.length).length;
     armed = true;
-    await waitUntil(() => electors.every((elector) => (lost.get(elector.utype) ?? 0) >= LOST_TRIES), "three tries of every role lost", 2 * T);
-    // Each role's fourth try, and a renewal after it, have come (or the deadline has passed).
-    await realDelay(T - I);
+    // The tries go after F, 2F and 4F (7F = 16.6 s in all): each role's third is lost, and its
+    // fourth, and a renewal after it, come before its deadline, T − 2I = 19 s after the first.
+    await waitUntil(() => electors.every((elector) => (lost.get(elector.utype) ?? 0) >= LOST_TRIES), "three tries of every role lost", T);
+    await realDelay(T - 2 * I - 3 * ((T - 2 * I) / 8) + I);
     const sent = `lost tries ${JSON.stringify(Object.fromEntries(lost))}; demotions ${JSON.stringify(demotions)}`;
     // The renewals travelled together before the loss: one participant heartbeat carried all three.
     expect(batches, sent).toBeGreaterThan(0);
     expect(demotions, sent).toEqual([]);
     expect(electors.map((elector) => elector.epoch), sent).toEqual(epochs);
     expect(electors.every((elector) => elector.isPrimary()), sent).toBe(true);
-  }, 90_000);
+  }, 120_000);
 });

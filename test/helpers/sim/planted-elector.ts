@@ -11,15 +11,17 @@ import { RenewalTimer } from "../../../shared/sdk/election/renewal-timer.js";
 export function plantSharedRenewalDoubling(): () => void {
   const prototype = RenewalTimer.prototype;
   const { budgetMs, answered } = prototype;
-  const doublings = new WeakMap<RenewalTimer, number>();
+  /** Per shared estimate: the copies sent after a timeout since the last answer, each known by its time left and its count (a budget is read more than once per copy). */
+  const doublings = new WeakMap<RenewalTimer, Set<string>>();
   prototype.answered = function (this: RenewalTimer, ...args: Parameters<RenewalTimer["answered"]>): void {
-    doublings.set(this, 0);
+    doublings.set(this, new Set());
     answered.apply(this, args);
   };
   prototype.budgetMs = function (this: RenewalTimer, timing, now, unanswered, leftMs): number {
-    const shared = (doublings.get(this) ?? 0) + (unanswered > 0 ? 1 : 0);
-    doublings.set(this, shared);
-    return budgetMs.call(this, timing, now, shared, leftMs);
+    const copies = doublings.get(this) ?? new Set<string>();
+    doublings.set(this, copies);
+    if (unanswered > 0) copies.add(`${leftMs} ${unanswered}`);
+    return budgetMs.call(this, timing, now, copies.size, leftMs);
   };
   return () => {
     prototype.budgetMs = budgetMs;
