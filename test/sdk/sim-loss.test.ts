@@ -74,9 +74,9 @@ describe("under 10 % message loss (simulated: 90 roles × 2, 60 s each)", () => 
     }
     console.log(`sim-loss, T = 3·I, participants of three roles: ${ROLES / 2} runs × 3 roles × 60 s, ${changes} spurious leader changes`);
     // Each role's copies go after F, 2F and 4F, as a lone elector's: 0.1⁴ per renewal, about
-    // 0.8 over these 8100 renewals; seeds 1–45 give 1. With the doubling shared between the
+    // 0.8 over these 8100 renewals; seeds 1–45 give 0. With the doubling shared between the
     // roles, each role's timeout doubled the budget the next one read, so the third role's
-    // second copy waited 8F = I, the whole window, and was never sent: 23.
+    // second copy waited 8F = I, the whole window, and was never sent: 20.
     expect(changes).toBeLessThanOrEqual(10);
   }, 120_000);
 
@@ -94,7 +94,7 @@ describe("under 10 % message loss (simulated: 90 roles × 2, 60 s each)", () => 
     }
     console.log(`sim-loss, T = 3·I with a slow tail: ${ROLES} roles × 60 s, ${lost} of ${requests} messages lost, ${changes} spurious leader changes`);
     // After an answer over the floor the budget is the ceiling I for T: the whole window
-    // T − 2I, so one lost renewal lost the lease (17 changes). Now the first copy's budget
+    // T − 2I, so one lost renewal lost the lease (16 changes). Now the first copy's budget
     // leaves room for a second copy (at the deadline less SRTT + 4·RTTVAR, or once the first
     // is overdue): seeds 1–90 give 2.
     expect(changes).toBeLessThanOrEqual(8);

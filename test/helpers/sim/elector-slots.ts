@@ -34,8 +34,20 @@ interface Extras {
   readonly watcher: MembersWatcher;
 }
 
-/** The further roles of a participant of several parts, after the judged one. */
-export const COMPANION_ROLES = ["b", "c"] as const;
+/**
+ * The further roles a participant of several parts may hold, after the judged one: the
+ * suffix of its utype, and the letter its electors' names ("c0.1") and uuids ("u7-c0.1")
+ * begin with (sticky-judge.ts reads the slot back from them).
+ */
+const COMPANION_ROLES = [
+  { role: "b", letter: "c" },
+  { role: "c", letter: "d" },
+] as const;
+
+/** The further roles the participants of several parts hold. */
+export function companionRoles(): readonly { readonly role: string; readonly letter: string }[] {
+  return COMPANION_ROLES;
+}
 
 /**
  * The participants: one slot per elector of the scenario, each running a real
@@ -106,17 +118,17 @@ export class ElectorSlots {
   #extrasOf(slot: number, n: number, process: SimProcess, transport: SimTransport): Extras {
     const { scenario, utype, companions: checkers, world } = this.deps;
     const shared = { transport: transport as SimParticipantTransport, clock: process, retryDelayInMs: scenario.timing.intervalMs };
-    const companions = COMPANION_ROLES.map((role, index) => {
+    const companions = companionRoles().map(({ role, letter }, index) => {
       const elector = new PrimaryElector({
         ...shared,
         utype: `${utype}-${role}`,
         address: `node-${slot}`,
-        newUuid: () => `u${++this.#uuids}-${role}${slot}.${n}`,
+        newUuid: () => `u${++this.#uuids}-${letter}${slot}.${n}`,
         random: jitterStream(scenario.seed, slot + 512 + 256 * index, n),
         announce: false,
         rideThroughMs: scenario.rideThroughMs ?? 0,
       });
-      const companion: Participant = { name: `${role}${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now };
+      const companion: Participant = { name: `${letter}${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now };
       checkers[index]!.watch(companion);
       return companion;
     });

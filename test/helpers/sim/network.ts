@@ -76,9 +76,8 @@ export class SimTransport implements LeaseTransport {
 
   heartbeat(utype: string, request: HeartbeatBody, options?: CallOptions): Promise<HeartbeatResult> {
     const sentAt = this.deps.renewals.sent(request.uuid, request.lease !== undefined);
-    const answered = this.send((service, arrival) => this.withPlants(service, arrival).heartbeat({ utype, ...request }, arrival), options, request.lease !== undefined).then((result) => {
+    const answered = this.send((service, arrival) => this.withPlants(service, arrival).heartbeat({ utype, ...request }, arrival), options, request.lease !== undefined, (result) => {
       if (result.outcome === "accepted") this.deps.renewals.accepted(request.uuid, sentAt);
-      return result;
     });
     return request.lease === undefined ? answered : answered.then((result) => this.renewalAnswered(utype, request.uuid, result));
   }
@@ -144,7 +143,13 @@ export class SimTransport implements LeaseTransport {
   }
 
   /** `renewal`: a primary's renewal (with `renewalsOnly`, the only calls that meet loss and 503s). */
-  protected send<T>(handle: (service: LeaseService, arrival: RequestArrival, members: () => MemberService) => Promise<T>, options: CallOptions = {}, renewal = false): Promise<T> {
+  /** `delivered` sees an answer as it reaches the caller (not one that comes after its timeout or abort). */
+  protected send<T>(
+    handle: (service: LeaseService, arrival: RequestArrival, members: () => MemberService) => Promise<T>,
+    options: CallOptions = {},
+    renewal = false,
+    delivered: (value: T) => void = () => undefined,
+  ): Promise<T> {
     const { world, rng, instances, stats } = this.deps;
     return new Promise<T>((resolve, rejectCall) => {
       let done = false;
@@ -208,7 +213,11 @@ export class SimTransport implements LeaseTransport {
             (value) =>
               this.#answer(answerLost, back, () => {
                 this.deps.renewals.answered(this.process, sentAt, false);
-                finish(() => resolve(this.inflate(value)));
+                finish(() => {
+                  const answer = this.inflate(value);
+                  delivered(answer);
+                  resolve(answer);
+                });
               }),
             (error: unknown) => {
               if (error instanceof SimAnswerLost) {

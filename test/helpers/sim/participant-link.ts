@@ -46,12 +46,11 @@ export class SimParticipantTransport extends SimTransport implements MembersTran
       const answered = <T>(list: readonly PartResult<T>[]): PartResult<T>[] =>
         list.map((result) => (result.ok ? { ok: true, value: this.inflate(result.value) } : { ok: false, error: this.asAnswer(result.error) }));
       return { roles: answered(results.roles), reads: answered(results.reads), members: answered(results.members), groups: answered(results.groups) };
-    }, options, body.roles?.some((role) => role.lease !== undefined) === true).then((results) => {
+    }, options, body.roles?.some((role) => role.lease !== undefined) === true, (results) => {
       results.roles.forEach((result, index) => {
         if (result.ok && result.value.outcome === "accepted") this.renewals().accepted(roles[index]!.uuid, sentAt[index]!);
       });
       if ([results.roles, results.reads, results.members, results.groups].some((list) => list.some((result) => !result.ok))) this.partFailed();
-      return results;
     });
   }
 

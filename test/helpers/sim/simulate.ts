@@ -5,7 +5,7 @@ import type { LeaseStore } from "../../../shared/lease/lease-store.js";
 import { renewalFloorMs } from "../../../shared/sdk/loop/budgets.js";
 import { GATHER_WINDOW_MS } from "../../../shared/sdk/transport/participant-batcher.js";
 import { Checker } from "./checker.js";
-import { COMPANION_ROLES, ElectorSlots } from "./elector-slots.js";
+import { companionRoles, ElectorSlots } from "./elector-slots.js";
 import type { StoreWeather } from "./faulty-store.js";
 import { SimInstance } from "./instance.js";
 import type { NetworkDeps } from "./network.js";
@@ -131,10 +131,10 @@ async function run(scenario: Scenario): Promise<Outcome> {
   const checker = new Checker(scenario, world, store, UTYPE, inFlightWindowMs(scenario), stats, renewals, renewalAnswers, fenced?.applied);
   // The further roles of the participants of several parts: judged alike (their own counts;
   // the liveness bound and the operator's faults are the first role's).
-  const companions = COMPANION_ROLES.map((role) => new Checker(scenario, world, store, `${UTYPE}-${role}`, inFlightWindowMs(scenario), new SimStats(), renewals, renewalAnswers));
+  const companions = companionRoles().map(({ role }) => new Checker(scenario, world, store, `${UTYPE}-${role}`, inFlightWindowMs(scenario), new SimStats(), renewals, renewalAnswers));
   const sticky = [
     new StickyJudge(scenario, world, checker, store, UTYPE, stats, livenessBoundMs(scenario)),
-    ...companions.map((companion, index) => new StickyJudge(scenario, world, companion, store, `${UTYPE}-${COMPANION_ROLES[index]!}`, companion.stats, livenessBoundMs(scenario))),
+    ...companions.map((companion, index) => new StickyJudge(scenario, world, companion, store, `${UTYPE}-${companionRoles()[index]!.role}`, companion.stats, livenessBoundMs(scenario))),
   ];
   const during = <T extends { readonly at: number; readonly forMs: number }>(faults: readonly T[] | undefined, match: (fault: T) => boolean = () => true): T | undefined =>
     healed ? undefined : faults?.find((fault) => fault.at <= world.now && world.now < fault.at + fault.forMs && match(fault));

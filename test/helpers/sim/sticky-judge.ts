@@ -160,7 +160,7 @@ export class StickyJudge {
     const storeLatencyMs = Math.max(this.scenario.store.maxLatencyMs, HEALED_STORE_LATENCY_MS);
     const callsMs = 6 * maxDelayMs + 10 * storeLatencyMs;
     // A participant of several parts wakes on its grid, up to I/4 after a look's planned time (transport/cadence.ts).
-    const gridMs = holder.name.startsWith("c") || (slotOf(holder.name) === 0 && this.scenario.seed % 4 === 0) ? intervalMs / 4 : 0;
+    const gridMs = !holder.name.startsWith("e") || (slotOf(holder.name) === 0 && this.scenario.seed % 4 === 0) ? intervalMs / 4 : 0;
     return Math.max(outage.to, termEnded) + (1.2 * intervalMs) / 0.98 + gridMs + callsMs + 10;
   }
 
@@ -218,7 +218,7 @@ const HEALED_STORE_LATENCY_MS = 5;
 
 /** "e2.1" → 2, "c0.3" → 0. */
 function slotOf(name: string): number {
-  return Number(/^[ec](\d+)\./.exec(name)?.[1] ?? Number.NaN);
+  return Number(/^[a-z](\d+)\./.exec(name)?.[1] ?? Number.NaN);
 }
 
 /** The participant a uuid of the simulation belongs to: "u12-e2.1" → "e2.1" (elector-slots.ts draws them so). */
