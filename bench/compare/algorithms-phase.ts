@@ -21,6 +21,15 @@ export interface AlgorithmFigures {
   readonly primaryCallsPerRenewal: number;
   /** Store operations at Azurite per accepted renewal, the primary alone. */
   readonly storeOpsPerRenewal: number;
+  /** Of those renewals, the ones alone on the wire (no other call of the participant in flight meanwhile)... */
+  readonly loneRenewals: number;
+  /**
+   * ...and the store operations on the role's partition while each was in flight, per such
+   * renewal: what a renewal costs the store. A copy sent while an earlier one is unanswered
+   * (a slow answer on a busy machine) can cost a refused conditional write and a read more,
+   * which storeOpsPerRenewal counts and this leaves out.
+   */
+  readonly storeOpsPerLoneRenewal: number;
   /** With a primary and a standby per role: per participant per second. */
   readonly standbyCallsPerSecond: number;
   readonly callsPerParticipantPerSecond: number;
@@ -156,6 +165,7 @@ export async function runAlgorithmPhase(plan: Plan, wire: Wire, log: (line: stri
       const standbyIds = new Set(standbys.filter((p) => p.id.startsWith(`${algorithm}-`)).map((p) => p.id));
       const primaryCalls = leaderCalls.filter(mine);
       const renewals = primaryCalls.filter((c) => c.method === "PUT" && c.status === 200).length;
+      const lone = loneRenewalCost(primaryCalls, leaderOps);
       const primaryCallsPerSecond = primaryCalls.length / plan.roles / leaderWindowS;
       return {
         algorithm,
@@ -164,6 +174,8 @@ export async function runAlgorithmPhase(plan: Plan, wire: Wire, log: (line: stri
         renewals,
         primaryCallsPerRenewal: renewals === 0 ? Number.NaN : primaryCalls.length / renewals,
         storeOpsPerRenewal: renewals === 0 ? Number.NaN : leaderOps.filter(ownOps).length / renewals,
+        loneRenewals: lone.renewals,
+        storeOpsPerLoneRenewal: lone.renewals === 0 ? Number.NaN : lone.ops / lone.renewals,
         standbyCallsPerSecond: steadyCalls.filter((c) => standbyIds.has(c.participant) && !leaderIds.has(c.participant)).length / plan.roles / steadyWindowS,
         callsPerParticipantPerSecond: steadyCalls.filter(mine).length / (2 * plan.roles) / steadyWindowS,
         storeOpsPerParticipantPerSecond: steadyOps.filter(ownOps).length / (2 * plan.roles) / steadyWindowS,
@@ -248,4 +260,31 @@ async function trials(
     log(`${signal} round ${round + 1}/${rounds} done`);
   }
   return times;
+}
+
+/** When a call's answer came back; a call never answered is in flight for ever. */
+function endOf(call: WireRecord): number {
+  return call.durationMs === undefined ? Number.POSITIVE_INFINITY : call.at + call.durationMs;
+}
+
+/**
+ * The accepted renewals (PUT, 200) among `calls` that were alone on the wire, with no other
+ * call of the same participant in flight at any moment of theirs, and the store operations
+ * on their role's partition (the participant's id is `<utype>-<n>`) made while they were in
+ * flight. Only primaries alone are measured, so every operation on the partition then is
+ * the renewal's own.
+ */
+export function loneRenewalCost(calls: readonly WireRecord[], ops: readonly WireRecord[]): { renewals: number; ops: number } {
+  let renewals = 0;
+  let counted = 0;
+  for (const call of calls) {
+    if (call.method !== "PUT" || call.status !== 200) continue;
+    const end = endOf(call);
+    const raced = calls.some((other) => other !== call && other.participant === call.participant && other.at <= end && endOf(other) >= call.at);
+    if (raced) continue;
+    const partition = call.participant.replace(/-\d+$/, "");
+    renewals += 1;
+    counted += ops.filter((op) => op.partition === partition && op.at >= call.at && op.at <= end).length;
+  }
+  return { renewals, ops: counted };
 }
