@@ -28,10 +28,9 @@ param timeoutMs int = 5000
 @description('NCRONTAB schedule of the membership sweeper (HA_SWEEP_SCHEDULE): every N seconds as */N * * * * *, or every N minutes as 0 */N * * * *.')
 param sweepSchedule string = '*/5 * * * * *'
 
-@description('Key that signs lease tokens (HA_LEASE_SECRET), at least 32 characters. The default draws a new random value on every deployment, which only makes outstanding lease tokens fall back to the slow path once; pass your own to keep it stable.')
+@description('Key that signs lease tokens (HA_LEASE_SECRET): empty (the default) or at least 32 random characters. Empty: the app keeps one secret in the lease store, drawn by the first instance and read by every later one, so it outlives deployments and restarts and no setting carries it. Give one only to rotate it by hand (docs/deploy.md#rotating-keys).')
 @secure()
-@minLength(32)
-param leaseSecret string = '${newGuid()}${newGuid()}'
+param leaseSecret string = ''
 
 @description('Largest number of instances the function app scales out to.')
 @minValue(1)

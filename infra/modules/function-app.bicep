@@ -46,7 +46,7 @@ param intervalMs int
 @description('Lease timeout T in milliseconds (HA_TIMEOUT_MS); must be greater than 2 x intervalMs.')
 param timeoutMs int
 
-@description('Key that signs lease tokens (HA_LEASE_SECRET); every instance must share it.')
+@description('Key that signs lease tokens (HA_LEASE_SECRET); empty: the secret the app keeps in the lease store, which every instance shares.')
 @secure()
 param leaseSecret string
 

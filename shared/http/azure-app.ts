@@ -8,6 +8,7 @@ import { DEFAULT_SWEEP_SCHEDULE } from "../config/members-config.js";
 import { loadServerConfig, type ServerConfig, type StoreConfig } from "../config/server-config.js";
 import type { LeaseStore } from "../lease/lease-store.js";
 import type { MemberStore } from "../members/member-store.js";
+import type { TokenSecretStore } from "../service/token-keys.js";
 import { registerFunctions, type FunctionsApp } from "./register-functions.js";
 import { registerTimers, type TimerApp } from "./register-timers.js";
 import type { Operation } from "./route.js";
@@ -18,6 +19,8 @@ import type { TimerOperation } from "./timer.js";
 export interface ConfiguredStore {
   readonly store: LeaseStore;
   readonly members: MemberStore;
+  /** Where the token secret is kept when HA_LEASE_SECRET is not set (the lease store's own row). */
+  readonly secrets?: TokenSecretStore;
   /** The optional start-up step (HA_STORE_CREATE). */
   prepare(options?: { abortSignal?: AbortSignal }): Promise<void>;
 }
@@ -117,14 +120,19 @@ async function makeRuntime(config: ServerConfig, telemetry: RuntimeTelemetry, cr
   let runtime: Runtime;
   try {
     configured = await createStore(config.store);
-    runtime = createRuntime(config, { leases: configured.store, members: configured.members, telemetry });
+    runtime = createRuntime(config, { leases: configured.store, members: configured.members, ...(configured.secrets === undefined ? {} : { secrets: configured.secrets }), telemetry });
   } catch (error) {
     return asConfigError(error, storeSetting(config.store));
   }
   let ready: Promise<Runtime> | undefined;
   return () => {
     ready ??= configured.prepare({ abortSignal: AbortSignal.timeout(10_000) }).then(
-      () => runtime,
+      // The first requests wait (up to one store call's budget) for the token secret kept
+      // in the store, so that this instance's tokens are taken by the others from the first.
+      async () => {
+        await runtime.tokenKeys.settled(config.storeTimeoutMs);
+        return runtime;
+      },
       (error: unknown) => {
         ready = undefined;
         throw error;

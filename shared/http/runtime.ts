@@ -6,6 +6,7 @@ import { processLoopLoad } from "../service/loop-load.js";
 import { LeaseService } from "../lease/lease-service.js";
 import { AdmissionGate, type AdmissionLimits, type ProcessLoad } from "../service/admission.js";
 import { LeaseTokenSigner } from "../lease/lease-token.js";
+import { TokenKeys, type TokenSecretStore } from "../service/token-keys.js";
 import { StandbySweeper } from "../lease/standby-sweeper.js";
 import type { LeaseStore } from "../lease/lease-store.js";
 import { MemberService } from "../members/member-service.js";
@@ -36,6 +37,11 @@ export interface Runtime {
   readonly metricsText?: () => Promise<string>;
   /** Telemetry that could not start: the service runs without it, and health names it with its fix. */
   readonly telemetryFailure?: TelemetryFailure;
+  /**
+   * What the lease and member tokens are signed with: HA_LEASE_SECRET, or the secret kept in
+   * the store (`parts.secrets`), loaded from the first moment the store answers.
+   */
+  readonly tokenKeys: TokenKeys;
 }
 
 /** Where the runtime's metrics go. Without a meter nothing is measured and the stores are not wrapped. */
@@ -62,6 +68,12 @@ export interface RuntimeParts {
   readonly leases: LeaseStore;
   /** Membership's store; none by default: every member route then answers 503 and nothing is kept. */
   readonly members?: MemberStore;
+  /**
+   * Where the token secret is kept when HA_LEASE_SECRET is not set (the lease store, for
+   * the Table and Cosmos stores): every instance on one store then signs with one secret.
+   * Without it (and without the setting) each process draws its own.
+   */
+  readonly secrets?: TokenSecretStore;
   /** ha_time; the system clock by default. */
   readonly clock?: Clock;
   readonly telemetry?: RuntimeTelemetry;
@@ -74,7 +86,12 @@ export interface RuntimeParts {
  * transitions, sweeps, store call durations); without it nothing is measured.
  */
 export function createRuntime(config: RuntimeConfig, parts: RuntimeParts): Runtime {
-  const { leases: leaseStore, clock = systemClock, members: memberStoreGiven = noMemberStore(), telemetry = {} } = parts;
+  const { leases: leaseStore, clock = systemClock, members: memberStoreGiven = noMemberStore(), telemetry = {}, secrets } = parts;
+  // One set of keys for both kinds of token. Without HA_LEASE_SECRET the store's secret,
+  // asked for now: until it answers this process seals with a key of its own, which it keeps
+  // accepting after (a token of it fails elsewhere, as before).
+  const tokenKeys = new TokenKeys(config.leaseSecret);
+  if (secrets !== undefined) void tokenKeys.loadFrom(secrets, { timeoutMs: config.storeTimeoutMs });
   // Watch for stalls from start-up on, so that a freeze before the first request is seen too.
   processStallMonitor.start();
   const metrics = telemetry.meter === undefined ? undefined : createServiceMetrics(telemetry.meter);
@@ -93,7 +110,7 @@ export function createRuntime(config: RuntimeConfig, parts: RuntimeParts): Runti
     metrics: metrics?.lease,
     clock,
     timing: config.timing,
-    tokens: new LeaseTokenSigner(config.leaseSecret),
+    tokens: new LeaseTokenSigner(tokenKeys),
     storeTimeoutMs: config.storeTimeoutMs,
   });
   const membership: MembershipRules =
@@ -111,7 +128,7 @@ export function createRuntime(config: RuntimeConfig, parts: RuntimeParts): Runti
     store: memberStore,
     clock,
     rules: membership,
-    tokens: new MemberTokenSigner(config.leaseSecret),
+    tokens: new MemberTokenSigner(tokenKeys),
     storeTimeoutMs: config.storeTimeoutMs,
     metrics: metrics?.members,
   });
@@ -129,6 +146,7 @@ export function createRuntime(config: RuntimeConfig, parts: RuntimeParts): Runti
     sweeper,
     standbySweeper,
     membership,
+    tokenKeys,
     ...(telemetry.metricsText === undefined ? {} : { metricsText: telemetry.metricsText }),
     ...(telemetry.failure === undefined ? {} : { telemetryFailure: telemetry.failure }),
   };

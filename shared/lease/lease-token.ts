@@ -1,5 +1,6 @@
 import { MAX_LEASE_TOKEN_LENGTH } from "../contract/input-rules.js";
 import { isCount, sameSecret, SignedToken } from "../service/signed-token.js";
+import type { TokenKeys } from "../service/token-keys.js";
 
 /**
  * What a lease token vouches for: the entry at `etag` is held by `uuid` at `epoch`, with
@@ -23,9 +24,10 @@ const VERSION = "v2";
  * the holder's uuid, epoch and stored address. A successful If-Match on its ETag proves
  * the entry is unchanged since the token was issued, so all three are still true. An HMAC
  * makes a forged token worthless: without the secret no one can claim an ETag for a uuid
- * the server did not pair it with. Without a configured secret each process draws its
- * own, which is still safe: a token from another instance fails to verify and that
- * renewal takes the read-decide-write path.
+ * the server did not pair it with. The runtime gives it the process's TokenKeys
+ * (HA_LEASE_SECRET, or the secret kept in the store); without a secret it draws its own,
+ * which is still safe: a token from another instance fails to verify and that renewal
+ * takes the read-decide-write path.
  */
 export class LeaseTokenSigner {
   readonly #token: SignedToken;
@@ -39,7 +41,7 @@ export class LeaseTokenSigner {
 
   /** `remembered`: how many utypes' last tokens are kept (oldest dropped first); any other token is checked by its HMAC. */
   constructor(
-    secret?: string,
+    secret?: string | TokenKeys,
     private readonly remembered = 10_000,
   ) {
     this.#token = new SignedToken(VERSION, secret);

@@ -1,5 +1,6 @@
 import { MAX_MEMBER_TOKEN_LENGTH } from "../contract/input-rules.js";
 import { isCount, SignedToken } from "../service/signed-token.js";
+import type { TokenKeys } from "../service/token-keys.js";
 import type { ReplacedSession } from "./member.js";
 
 /**
@@ -32,7 +33,7 @@ const VERSION = "m1";
 export class MemberTokenSigner {
   readonly #token: SignedToken;
 
-  constructor(secret?: string) {
+  constructor(secret?: string | TokenKeys) {
     this.#token = new SignedToken(VERSION, secret);
   }
 

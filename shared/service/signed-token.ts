@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { TokenKeys } from "./token-keys.js";
 
 /**
  * The envelope of the service's opaque fast-path tokens (the lease token and the member
@@ -11,20 +12,24 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
  * the other: the version is part of what is signed.
  */
 export class SignedToken {
-  readonly #key: Buffer;
+  readonly #keys: TokenKeys;
 
-  /** Without a secret each process draws its own: tokens then open only where they were issued. */
+  /**
+   * A secret, or the process's TokenKeys (shared by both kinds of token, and by the store's
+   * secret once it is loaded). Without either each signer draws its own key: tokens then
+   * open only where they were issued.
+   */
   constructor(
     private readonly version: string,
-    secret?: string,
+    secret?: string | TokenKeys,
   ) {
-    this.#key = secret === undefined ? randomBytes(32) : Buffer.from(secret, "utf8");
+    this.#keys = secret instanceof TokenKeys ? secret : new TokenKeys(secret);
   }
 
   /** The token carrying `claims`, in this order. Deterministic: the same claims give the same token. */
   seal(claims: readonly unknown[]): string {
     const payload = Buffer.from(JSON.stringify(claims), "utf8").toString("base64url");
-    return `${this.version}.${payload}.${this.#sign(payload)}`;
+    return `${this.version}.${payload}.${this.#sign(payload, this.#keys.sealing)}`;
   }
 
   /**
@@ -35,7 +40,7 @@ export class SignedToken {
     if (token.length > maxLength) return undefined;
     const [version, payload, signature, ...rest] = token.split(".");
     if (version !== this.version || payload === undefined || signature === undefined || rest.length > 0) return undefined;
-    if (!sameSecret(this.#sign(payload), signature)) return undefined;
+    if (!this.#keys.opening.some((key) => sameSecret(this.#sign(payload, key), signature))) return undefined;
     try {
       const value: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
       return Array.isArray(value) && value.length === length ? (value as unknown[]) : undefined;
@@ -44,8 +49,8 @@ export class SignedToken {
     }
   }
 
-  #sign(payload: string): string {
-    return createHmac("sha256", this.#key).update(`${this.version}.${payload}`).digest("base64url");
+  #sign(payload: string, key: Buffer): string {
+    return createHmac("sha256", key).update(`${this.version}.${payload}`).digest("base64url");
   }
 }
 

@@ -1,11 +1,14 @@
 import type { LeaseStore } from "../lease/lease-store.js";
 import type { MemberStore } from "../members/member-store.js";
+import type { TokenSecretStore } from "../service/token-keys.js";
 
 /** A store that needs nothing but its clients, plus the optional start-up step. */
 export interface ConfiguredStore {
   readonly store: LeaseStore;
   /** Membership, beside the leases: a second table, or a second container partitioned on /group. */
   readonly members: MemberStore;
+  /** Where the token secret is kept when HA_LEASE_SECRET is not set: a row of the lease store. */
+  readonly secrets: TokenSecretStore;
   /** Creates the tables or containers when configured to (HA_STORE_CREATE). */
   prepare(options?: { abortSignal?: AbortSignal }): Promise<void>;
   /** Releases the clients' timers and sockets. */

@@ -3,6 +3,7 @@ import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type { CreateAlso, StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
+import { checkStoredTokenSecret, type TokenSecretStore } from "../service/token-keys.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toTermRecord } from "./term-row.js";
 import { CosmosContainerStore, ifMatch, toCosmosItem, type CosmosCallOptions } from "./cosmos-call.js";
@@ -28,6 +29,20 @@ export const LEASE_INDEXING_POLICY: IndexingPolicy = {
 
 /** An id no utype can name (`~` is outside the utype charset), point-read by `ping`. */
 const HEALTH_ID = "~health";
+/**
+ * The token secret's item (tokenSecret), in a partition no utype can name. Its id is not
+ * its partition key, so `list` (lease items: id = utype) never takes it for a lease, and
+ * it is no standby (`~standby-…`).
+ */
+const SECRET_ID = "~token-secret";
+const SECRET_PARTITION = "~service";
+
+/** The token secret's item. */
+interface SecretItem extends ItemDefinition {
+  id: string;
+  utype: string;
+  secret: string;
+}
 
 /**
  * A role's ended terms share its partition, as items with id `~term-0` … `~term-15`, one per
@@ -88,7 +103,7 @@ interface LeaseItem extends ItemDefinition {
  * Throttling is this class's decision, not the SDK's (CosmosCaller): a throttled call
  * waits out `retry-after` only while its budget allows, then is unavailable.
  */
-export class CosmosLeaseStore extends CosmosContainerStore implements LeaseStore {
+export class CosmosLeaseStore extends CosmosContainerStore implements LeaseStore, TokenSecretStore {
   /** Its container is partitioned on /utype, nothing indexed. */
   constructor(container: Container, options: CosmosLeaseStoreOptions = {}) {
     super(container, options, { partitionKeyPath: LEASE_PARTITION_KEY_PATH, indexingPolicy: LEASE_INDEXING_POLICY });
@@ -183,6 +198,21 @@ export class CosmosLeaseStore extends CosmosContainerStore implements LeaseStore
     await this.#call("reach the container", options, async (requestOptions) => {
       const response = await this.container.item(HEALTH_ID, HEALTH_ID).read(requestOptions);
       if (response.statusCode === 404) throwIfOwnerMissing(response.substatus);
+    });
+  }
+
+  /** A point read; when the item is missing, a create (409 when another instance was first: its item is read). */
+  async tokenSecret(candidate: string, options?: StoreCallOptions): Promise<string> {
+    return this.#call("read the token secret", options, async (requestOptions) => {
+      for (let tries = 0; ; tries += 1) {
+        const response = await this.container.item(SECRET_ID, SECRET_PARTITION).read<SecretItem>(requestOptions);
+        if (response.statusCode !== 404) return checkStoredTokenSecret(response.resource?.secret, STORE);
+        throwIfOwnerMissing(response.substatus);
+        if (tries > 0) throw new StoreUnavailableError("Cosmos DB answered 409 to the token secret's create, then 404 to its read.");
+        const item: SecretItem = { id: SECRET_ID, utype: SECRET_PARTITION, secret: candidate };
+        const created = await conditionalCosmosWrite(STORE, "create", () => this.container.items.create<SecretItem>(item, requestOptions));
+        if (created.ok) return candidate;
+      }
     });
   }
 

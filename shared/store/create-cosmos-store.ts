@@ -46,6 +46,7 @@ export function createCosmosStore(
   return {
     store,
     members,
+    secrets: store,
     prepare: async (prepareOptions) => {
       if (!config.createIfMissing) return;
       await store.createContainerIfMissing(prepareOptions);

@@ -58,6 +58,7 @@ export function createTableStore(config: Extract<StoreConfig, { kind: "table" }>
   return {
     store,
     members,
+    secrets: store,
     prepare: async (options) => {
       if (!config.createIfMissing) return;
       await store.createTableIfMissing(options);

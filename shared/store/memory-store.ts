@@ -3,12 +3,13 @@ import type { CreateAlso, StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso }
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
+import type { TokenSecretStore } from "../service/token-keys.js";
 
 /**
  * An in-process store for unit tests and simulation. Every write gets a new ETag, and
  * records are copied in and out so that callers can never mutate what is stored.
  */
-export class MemoryLeaseStore implements LeaseStore {
+export class MemoryLeaseStore implements LeaseStore, TokenSecretStore {
   readonly kind = "memory";
   readonly #entries = new Map<string, LeaseRecord>();
   /** Per utype, its ring of ended terms by slot. */
@@ -16,6 +17,7 @@ export class MemoryLeaseStore implements LeaseStore {
   /** Per utype, its standbys by uuid. */
   readonly #standbys = new Map<string, Map<string, StandbyRecord>>();
   #version = 0;
+  #tokenSecret: string | undefined;
 
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
     throwIfAborted(options);
@@ -65,6 +67,13 @@ export class MemoryLeaseStore implements LeaseStore {
 
   async ping(options?: StoreCallOptions): Promise<void> {
     throwIfAborted(options);
+  }
+
+  /** The first candidate offered is kept. */
+  async tokenSecret(candidate: string, options?: StoreCallOptions): Promise<string> {
+    throwIfAborted(options);
+    this.#tokenSecret ??= candidate;
+    return this.#tokenSecret;
   }
 
   #recordTerm(term: TermRecord): void {

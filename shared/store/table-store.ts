@@ -2,6 +2,7 @@ import { odata, type TransactionAction } from "@azure/data-tables";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type { CreateAlso, StandbyRecord, LeaseRenewal, LeaseStore, ReplaceAlso } from "../lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
+import { checkStoredTokenSecret, type TokenSecretStore } from "../service/token-keys.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
@@ -23,6 +24,12 @@ const STANDBY_ROW_PREFIX = "standby-";
 const STANDBY_ROW_END = "standby.";
 /** A partition no utype can name (`~` is outside the utype charset), read by `ping`. */
 const HEALTH_PARTITION = "~health";
+/**
+ * The token secret's row (tokenSecret): in a partition no utype can name, under a RowKey
+ * that neither `list` (RowKey `lease`) nor the standby queries (`standby-…`) ask for.
+ */
+const SECRET_PARTITION = "~service";
+const SECRET_ROW_KEY = "token-secret";
 
 /** The entry row: endedUuids a JSON array, handover `{"to", "requestedAt"}` as JSON (absent when none). */
 const LEASE_FIELDS = { uuid: "text", address: "address", epoch: "int64", renewedAt: "int64", startedAt: "int64", revoked: "text", endedUuids: "json", handover: "json" } as const satisfies TableFields;
@@ -44,7 +51,7 @@ type LeaseEntity = {
  * Every update passes its ETag explicitly: TableClient.updateEntity defaults to "*",
  * which would make a forgotten ETag a silent unconditional write.
  */
-export class TableLeaseStore extends TableClientStore implements LeaseStore {
+export class TableLeaseStore extends TableClientStore implements LeaseStore, TokenSecretStore {
   async read(utype: string, options?: StoreCallOptions): Promise<LeaseRecord | undefined> {
     return guard("read a lease", async () => {
       try {
@@ -116,6 +123,24 @@ export class TableLeaseStore extends TableClientStore implements LeaseStore {
         await this.rows.getEntity(HEALTH_PARTITION, LEASE_ROW_KEY, options);
       } catch (error) {
         if (!isEntityNotFound(error)) throw error;
+      }
+    });
+  }
+
+  /** A point read; when the row is missing, an insert (409 when another instance was first: its row is read). */
+  async tokenSecret(candidate: string, options?: StoreCallOptions): Promise<string> {
+    return guard("read the token secret", async () => {
+      for (let tries = 0; ; tries += 1) {
+        try {
+          const row = await this.rows.getEntity(SECRET_PARTITION, SECRET_ROW_KEY, options);
+          return checkStoredTokenSecret(row["secret"], STORE);
+        } catch (error) {
+          if (!isEntityNotFound(error) || tries > 0) throw error;
+        }
+        const created = await conditionalTableWrite(STORE, "store the token secret", "create", () =>
+          this.client.createEntity({ partitionKey: SECRET_PARTITION, rowKey: SECRET_ROW_KEY, secret: candidate }, { abortSignal: options?.abortSignal }),
+        );
+        if (created.ok) return candidate;
       }
     });
   }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedCosmos } from "../../shared/host/embedded-cosmos.js";
 import { startTestCosmos } from "../helpers/cosmos.js";
-import { exposureWarning, tokenSecretNote } from "../../shared/cli/commands/serve.js";
+import { exposureWarning } from "../../shared/cli/commands/serve.js";
 import { runServiceToExit, startServiceProcess } from "../helpers/service-process.js";
 
 async function status(url: string): Promise<number | string> {
@@ -45,13 +45,6 @@ describe("ha-module serve: HA_HOST, PORT in use, a store it cannot reach", () =>
     expect(exposureWarning({ host: "0.0.0.0", apiKey: undefined })).toMatch(/HA_HOST 0\.0\.0\.0 lets other machines in, and no key is required: .* Set HA_API_KEY\./);
     expect(exposureWarning({ host: "0.0.0.0", apiKey: "k" })).toBeUndefined();
     expect(exposureWarning({ host: "127.0.0.2", apiKey: undefined })).toBeUndefined();
-  });
-
-  it("says in the banner that instances on one external store need one HA_LEASE_SECRET, when none is set", () => {
-    const external = { kind: "table", tableName: "leases", connection: { mode: "connection-string", connectionString: "UseDevelopmentStorage=true" }, createIfMissing: true } as const;
-    expect(tokenSecretNote(external, undefined)).toMatch(/give every instance that serves this store the same HA_LEASE_SECRET, or a release through another instance is taken as a revoke\./);
-    expect(tokenSecretNote(external, "a-secret-of-at-least-thirty-two-characters")).toBeUndefined();
-    expect(tokenSecretNote({ ...external, connection: { mode: "embedded" } }, undefined)).toBeUndefined();
   });
 
   it.each([

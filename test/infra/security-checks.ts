@@ -141,6 +141,23 @@ export const flexConsumptionNode22: Check = (files) => {
   return problems;
 };
 
+/**
+ * Nothing the app is given changes by itself from one deployment to the next: no parameter
+ * default draws newGuid() or utcNow(). A setting that changes is a site update, which
+ * restarts every instance under Recreate; a lease-token secret drawn anew would also turn
+ * every outstanding token's release into a revoke (docs/deploy.md#rotating-keys).
+ */
+export const stableAcrossDeployments: Check = (files) => {
+  const problems: string[] = [];
+  for (const file of files) {
+    for (const parameter of parameters(file)) {
+      const drawn = parameter.value === undefined ? [] : [parameter.value, ...descendants(parameter.value, ["call_expression"])].map((node) => call(node)?.name).filter((name) => name === "newGuid" || name === "utcNow");
+      if (drawn.length > 0) problems.push(`${file.path}: param ${parameter.name} draws a new value on every deployment (${drawn[0]}())`);
+    }
+  }
+  return problems;
+};
+
 /** The role id a roleDefinitionId expression names, whether written inline or through a var. */
 function roleIdOf(file: BicepFile, roleDefinitionId: Node | undefined): string | undefined {
   const node = resolveVariable(file, roleDefinitionId);
@@ -334,6 +351,7 @@ export const CHECKS = {
   cosmosContainers,
   noSecretOutputs,
   appSettingsKeyless,
+  stableAcrossDeployments,
   parametersDescribed,
   storeSelection,
 } as const satisfies Record<string, Check>;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LeaseState } from "../../shared/lease/lease.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
+import type { TokenSecretStore } from "../../shared/service/token-keys.js";
 import type { TermRecord } from "../../shared/lease/term-record.js";
 import { TERM_HISTORY_SLOTS } from "../../shared/contract/term-history.js";
 
@@ -408,6 +409,23 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       await store.deleteStandby("scheduler", "standby-1");
       await store.deleteStandby("scheduler", "never-there");
       expect(await store.readStandbys("scheduler")).toEqual([{ utype: "scheduler", uuid: "standby-2", address: null, seenAt: 2_000 }]);
+    });
+
+    it("keeps one token secret: the first candidate stored is what every ask answers, and no list shows its row", async () => {
+      await fresh();
+      const secrets = store as LeaseStore & TokenSecretStore;
+      const [one, other, late] = ["one", "other", "late"].map((name) => `${name}-candidate-secret-of-forty-characters`.padEnd(40, "x"));
+      // Two instances asking at once over empty storage: both answer the one stored first.
+      const [a, b] = await Promise.all([secrets.tokenSecret(one!), secrets.tokenSecret(other!)]);
+      expect(a).toBe(b);
+      expect([one, other]).toContain(a);
+      expect(await secrets.tokenSecret(late!)).toBe(a);
+      // Not a role, not a standby: name resolving and the sweeper never see it.
+      expect(await store.list()).toEqual([]);
+      expect(await store.listStandbys()).toEqual([]);
+      await store.create(lease());
+      expect((await store.list()).map((entry) => entry.utype)).toEqual(["scheduler"]);
+      await expect(secrets.tokenSecret(late!, { abortSignal: AbortSignal.abort() })).rejects.toBeInstanceOf(StoreUnavailableError);
     });
 
     it("answers ping when reachable", async () => {

@@ -107,8 +107,6 @@ describe("the app settings infra/ emits", () => {
    * is neither traceable nor listed here fails the test, so it gets looked at.
    */
   const DEPLOYMENT_TIME_VALUES: Record<string, string> = {
-    // main.bicep's default: two newGuid() values.
-    HA_LEASE_SECRET: `${crypto.randomUUID()}${crypto.randomUUID()}`,
     // storage primaryEndpoints.table and Cosmos documentEndpoint both end with a slash.
     HA_TABLE_ENDPOINT: `${TABLE_ENDPOINT}/`,
     HA_COSMOS_ENDPOINT: COSMOS_ENDPOINT,
@@ -184,9 +182,11 @@ describe("the app settings infra/ emits", () => {
   });
 
   it("is accepted as a Table identity configuration with the template's timing", () => {
-    const { config } = configFor("table");
+    const { env, config } = configFor("table");
     expect(config.timing).toEqual({ intervalMs: 1000, timeoutMs: 5000 });
-    expect(config.leaseSecret?.length).toBe(72);
+    // main.bicep's default: blank, so the app keeps its token secret in the store (TokenKeys).
+    expect(env["HA_LEASE_SECRET"]).toBe("");
+    expect(config.leaseSecret).toBeUndefined();
     expect(config.store).toEqual({
       kind: "table",
       tableName: "leases",

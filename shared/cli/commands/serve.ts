@@ -83,7 +83,10 @@ export async function startService(
     const metrics = createPrometheusMetrics(METER_NAME);
     closers.push(() => metrics.shutdown());
     const auth = settings.auth ?? loadAuthConfig({}, settings.apiKey);
-    const runtime = createRuntime(config, { leases: configured.store, members: configured.members, telemetry: { meter: metrics.meter, metricsText: () => metrics.text() } });
+    const runtime = createRuntime(config, { leases: configured.store, members: configured.members, secrets: configured.secrets, telemetry: { meter: metrics.meter, metricsText: () => metrics.text() } });
+    // Serve once the token secret kept in the store is in use (or the store took a call's
+    // budget without answering): every instance on the store then takes this one's tokens.
+    await runtime.tokenKeys.settled(config.storeTimeoutMs);
     const host = await listen(settings, () =>
       startLocalHost({ operations, runtime: async () => runtime, port: settings.port, hostname: settings.host, access: createAccess(auth) }),
     );
@@ -102,7 +105,6 @@ export async function startService(
         // The key itself is never printed: a browser takes it as ?code=, which the operator fills in.
         `  dashboard: ${host.url}/dashboard${settings.apiKey === undefined ? "" : "?code=<HA_API_KEY>"}`,
         ...[exposureWarning(settings)].filter((line) => line !== undefined).map((line) => `  warning: ${line}`),
-        ...[tokenSecretNote(config.store, config.leaseSecret)].filter((line) => line !== undefined).map((line) => `  ${line}`),
         ...(unreachable === undefined ? [] : [`  warning: ${unreachable} Until it answers, every call answers 503.`]),
       ].join("\n"),
       close: closeAll,
@@ -180,18 +182,6 @@ export function exposureWarning({ host, apiKey, auth }: Pick<ServeSettings, "hos
   const loopback = host === "localhost" || host === "::1" || host.startsWith("127.");
   if (loopback || apiKey !== undefined) return undefined;
   return `HA_HOST ${host} lets other machines in, and no key is required: anyone who reaches the port can take a lease. Set HA_API_KEY.`;
-}
-
-/**
- * A store other instances may serve too (any but the embedded one), with no HA_LEASE_SECRET:
- * this process signs lease tokens with a key of its own, which no other instance accepts.
- * A holder whose calls go on to another instance then renews on the slow path, and its
- * release with the token is taken as a revoke: the standby waits out T instead of taking
- * over at once (docs/deploy.md#several-instances-on-premises).
- */
-export function tokenSecretNote(store: StoreConfig, leaseSecret: string | undefined): string | undefined {
-  if (leaseSecret !== undefined || store.connection.mode === "embedded") return undefined;
-  return "lease tokens: signed with a key this process drew (no HA_LEASE_SECRET); give every instance that serves this store the same HA_LEASE_SECRET, or a release through another instance is taken as a revoke.";
 }
 
 /** For a wildcard address, the URL a client on this machine uses. */
