@@ -32,6 +32,10 @@ param sweepSchedule string = '*/5 * * * * *'
 @secure()
 param leaseSecret string = ''
 
+@description('What a deploy or a settings change does to running instances (functionAppConfig.siteUpdateStrategy.type): Recreate (the platform default, generally available) restarts every instance at once; RollingUpdate (preview, not recommended for production by Microsoft) drains and replaces them in batches. See docs/deploy.md#upgrades.')
+@allowed(['Recreate', 'RollingUpdate'])
+param siteUpdateStrategy string = 'Recreate'
+
 @description('Largest number of instances the function app scales out to.')
 @minValue(1)
 @maxValue(1000)
@@ -167,6 +171,7 @@ module functionApp 'modules/function-app.bicep' = {
     intervalMs: intervalMs
     timeoutMs: timeoutMs
     leaseSecret: leaseSecret
+    siteUpdateStrategy: siteUpdateStrategy
     store: store
     tableEndpoint: hostStorage.outputs.tableEndpoint
     tableName: leaseTableName

@@ -50,6 +50,10 @@ param timeoutMs int
 @secure()
 param leaseSecret string
 
+@description('How a site update (a deploy, a settings change) replaces running instances: Recreate or RollingUpdate (preview).')
+@allowed(['Recreate', 'RollingUpdate'])
+param siteUpdateStrategy string
+
 @description('Which lease store the app uses (HA_STORE).')
 @allowed(['table', 'cosmos'])
 param store string
@@ -154,6 +158,13 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
       runtime: {
         name: 'node'
         version: '22'
+      }
+      // Recreate by default: RollingUpdate is in preview. Under Recreate every instance
+      // restarts at once and the service is out for everyone for the restart; primaries keep
+      // their roles through it (sticky recovery) and, with ride-through, their work
+      // (docs/deploy.md#upgrades). Takes effect from the site update after the one that sets it.
+      siteUpdateStrategy: {
+        type: siteUpdateStrategy
       }
     }
   }

@@ -9,6 +9,7 @@ import {
   call,
   literalValue,
   listBicepFiles,
+  modules,
   parameters,
   parseBicep,
   parseBicepFile,
@@ -84,6 +85,7 @@ const EXPECTED_ON_FIXTURE: Record<keyof typeof CHECKS, string[]> = {
     `properties.functionAppConfig.runtime.version must be "22", found '20'`,
     `authentication type "StorageAccountConnectionString"`,
     "scaleAndConcurrency.maximumInstanceCount is not set",
+    "functionAppConfig.siteUpdateStrategy.type must be 'Recreate' or 'RollingUpdate' (or a parameter allowing only those), found 'BlueGreen'",
   ],
   roleAssignments: [
     "blobOwner (Microsoft.Authorization/roleAssignments): roleDefinitionId must be subscriptionResourceId(",
@@ -202,6 +204,16 @@ describe("what the template deploys", () => {
       const store = stringValue(settings.get("HA_STORE")) as keyof typeof given;
       expect(Object.keys(given[store]).sort(), store).toEqual([...settings.keys()].sort());
     }
+  });
+
+  it("sets the site update strategy from siteUpdateStrategy: Recreate by default, RollingUpdate (preview) only when asked", () => {
+    const [site] = resourcesOfType(infra, "Microsoft.Web/sites");
+    expect(property(site!.body, "properties", "functionAppConfig", "siteUpdateStrategy", "type")?.text).toBe("siteUpdateStrategy");
+    const main = infra.find((file) => file.path === "infra/main.bicep")!;
+    const parameter = parameters(main).find((candidate) => candidate.name === "siteUpdateStrategy")!;
+    expect(parameter.value?.text).toBe("'Recreate'");
+    expect(allowedValues(parameter.node)).toEqual(["Recreate", "RollingUpdate"]);
+    expect(property(property(modules(main).find((module) => module.source.endsWith("function-app.bicep"))!.body, "params"), "siteUpdateStrategy")?.text).toBe("siteUpdateStrategy");
   });
 
   it("takes only parameters main.bicep declares from main.parameters.json, with allowed values", () => {

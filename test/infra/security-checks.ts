@@ -137,15 +137,31 @@ export const flexConsumptionNode22: Check = (files) => {
         problems.push(`${where(site)}: functionAppConfig.scaleAndConcurrency.${key} is not set`);
       }
     }
+    // What a deploy does to running primaries is the template's choice, written down
+    // (docs/deploy.md#upgrades), never the platform's default left implicit.
+    const strategy = property(site.body, ...config, "siteUpdateStrategy", "type");
+    const strategies = strategy === undefined ? [] : literalValue(strategy) !== undefined ? [literalValue(strategy)] : allowedOf(site.file, strategy.text);
+    if (strategies.length === 0 || strategies.some((value) => value !== "Recreate" && value !== "RollingUpdate")) {
+      problems.push(`${where(site)}: functionAppConfig.siteUpdateStrategy.type must be 'Recreate' or 'RollingUpdate' (or a parameter allowing only those), found ${strategy?.text ?? "nothing"}`);
+    }
   }
   return problems;
 };
+
+/** The `@allowed([...])` values of the parameter `name` of `file`; none when it has no such decorator. */
+function allowedOf(file: BicepFile, name: string): unknown[] {
+  const parameter = parameters(file).find((candidate) => candidate.name === name);
+  const decorators = parameter?.node.previousNamedSibling;
+  if (decorators?.type !== "decorators") return [];
+  const allowed = decorators.namedChildren.map((decorator) => call(decorator.namedChildren[0])).find((found) => found?.name === "allowed");
+  return allowed?.args[0]?.namedChildren.map(literalValue) ?? [];
+}
 
 /**
  * Nothing the app is given changes by itself from one deployment to the next: no parameter
  * default draws newGuid() or utcNow(). A setting that changes is a site update, which
  * restarts every instance under Recreate; a lease-token secret drawn anew would also turn
- * every outstanding token's release into a revoke (docs/deploy.md#rotating-keys).
+ * every outstanding token's release into a revoke (docs/deploy.md#upgrades).
  */
 export const stableAcrossDeployments: Check = (files) => {
   const problems: string[] = [];
