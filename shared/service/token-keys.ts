@@ -62,9 +62,12 @@ export class TokenKeys {
    * each failure, waiting `retryMs` doubled up to `maxRetryMs`; each call bounded by
    * `timeoutMs`). A configured secret is never replaced: nothing is asked. The promise
    * resolves once the store's secret is in use (never, for a configured one); the timers
-   * keep no process alive.
+   * keep no process alive, and `signal` ends the asking.
    */
-  loadFrom(store: TokenSecretStore, { timeoutMs, retryMs = 1000, maxRetryMs = 60_000 }: { timeoutMs: number; retryMs?: number; maxRetryMs?: number }): Promise<void> {
+  loadFrom(
+    store: TokenSecretStore,
+    { timeoutMs, retryMs = 1000, maxRetryMs = 60_000, signal }: { timeoutMs: number; retryMs?: number; maxRetryMs?: number; signal?: AbortSignal },
+  ): Promise<void> {
     if (this.#source === "configured") return new Promise(() => undefined);
     this.#stored ??= new Promise((resolve) => {
       const candidate = drawTokenSecret();
@@ -75,7 +78,9 @@ export class TokenKeys {
             this.#adopt(checkStoredTokenSecret(secret, "the store"));
             resolve();
           })
-          .catch(() => setTimeout(() => attempt(Math.min(maxRetryMs, waitMs * 2)), waitMs).unref());
+          .catch(() => {
+            if (signal?.aborted !== true) setTimeout(() => attempt(Math.min(maxRetryMs, waitMs * 2)), waitMs).unref();
+          });
       };
       attempt(retryMs);
     });

@@ -66,8 +66,10 @@ describe("TokenKeys", () => {
   it("never adopts a stored value that is no secret: it keeps its drawn key", async () => {
     const store = flakyStore(0, "short");
     const keys = new TokenKeys();
-    void keys.loadFrom(store, { timeoutMs: 1000, retryMs: 5 });
+    const asking = new AbortController();
+    void keys.loadFrom(store, { timeoutMs: 1000, retryMs: 5, signal: asking.signal });
     await keys.settled(50);
+    asking.abort();
     expect(store.asks).toBeGreaterThan(1);
     expect(keys.source).toBe("drawn");
     expect(keys.opening).toHaveLength(1);
@@ -86,7 +88,7 @@ describe("TokenKeys", () => {
   it("settles within its bound when the store never answers, and at once with nothing to load", async () => {
     const silent: TokenSecretStore = { tokenSecret: () => new Promise<string>(() => undefined) };
     const keys = new TokenKeys();
-    void keys.loadFrom(silent, { timeoutMs: 60_000 });
+    void keys.loadFrom(silent, { timeoutMs: 60_000, signal: AbortSignal.abort() });
     await keys.settled(30);
     expect(keys.source).toBe("drawn");
     // Nothing to load: no wait at all (a wait of a minute would outlast the test's timeout).
