@@ -102,15 +102,24 @@ export function runClientGo(context: AlgorithmContext): RunningAlgorithm {
       // renew: Until(round, RetryPeriod); a round polls every RetryPeriod within RenewDeadline.
       for (;;) {
         const roundStart = performance.now();
-        const deadline = AbortSignal.any([stopping.signal, AbortSignal.timeout(Math.round(renewDeadline))]);
+        // The round's end from a timer this loop holds: on Node 20 an AbortSignal.timeout()
+        // held only by AbortSignal.any() can be garbage-collected and never fire, and the
+        // leader would then keep its leadership through any outage.
+        const roundEnds = new AbortController();
+        const roundTimer = setTimeout(() => roundEnds.abort(), Math.round(renewDeadline));
+        const deadline = AbortSignal.any([stopping.signal, roundEnds.signal]);
         let renewed = false;
-        while (!deadline.aborted) {
-          if (await tryAcquireOrRenew(deadline)) {
-            renewed = true;
-            break;
+        try {
+          while (!deadline.aborted) {
+            if (await tryAcquireOrRenew(deadline)) {
+              renewed = true;
+              break;
+            }
+            const left = roundStart + renewDeadline - performance.now();
+            await sleep(Math.min(retryPeriod, Math.max(0, left)), deadline);
           }
-          const left = roundStart + renewDeadline - performance.now();
-          await sleep(Math.min(retryPeriod, Math.max(0, left)), deadline);
+        } finally {
+          clearTimeout(roundTimer);
         }
         if (stopping.signal.aborted) return;
         if (!renewed) {
