@@ -28,6 +28,8 @@ const ROWS: readonly Row[] = [
   { file: "compare.ts", about: "ours, the seed client and client-go on one service; the service's ratio and capacity" },
   { file: "failover.ts", about: "crash and graceful failover, real `serve` and `elect` processes" },
   { file: "handover.mjs", about: "a role's gap for a planned handover, a stop and a revoke, real `run` processes" },
+  { file: "outage.ts", about: "outages of the service for everyone: role moves, work lost, time to a primary; `run` and others" },
+  { file: "upgrade.ts", about: "a rolling restart and a restart of every serve instance under 20 participants × 20 roles" },
   { file: "loss-ab.mjs", about: "spurious leader changes under message loss, builds and the seed client side by side" },
   { file: "capacity-ab.mjs", about: "roles × 2 held at I = 1 s without a spurious failover, builds side by side" },
   { file: "overload-curve.mjs", about: "roles with a primary past capacity, builds side by side" },

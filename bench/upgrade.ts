@@ -1,0 +1,285 @@
+/**
+ * `npm run bench -- upgrade`: what upgrading the service costs its primaries, with real
+ * processes. Several `ha-module serve` on one Azurite (its own process) and a fleet of
+ * participants that list them all, each a process competing for every role with the SDK's
+ * PrimaryElector (outage/fleet.ts): 20 participants × 20 roles by default, once as shipped
+ * and once with ride-through (fenced work), side by side. Two ways to upgrade:
+ *
+ *   rolling      one instance at a time: SIGTERM, started again on its port, and the next
+ *                only once it answers GET /api/health (docs/deploy.md#upgrades)
+ *   restart-all  every instance at once (SIGKILL), down for 3·T by default: what
+ *                Flex Consumption's Recreate does on each deploy
+ *
+ * Per way and fleet, from the participants' own events: demotions, role moves, epoch
+ * changes, seconds without a primary per role, and the time from the return to a primary.
+ * Needs `npm run build`.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir, totalmem, type } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseDuration } from "../shared/cli/client-flags.js";
+import { distribution, sleep, type Distribution } from "./compare/stats.js";
+import { readArgs } from "./helpers/args.js";
+import { startLineProcess, type LineProcess } from "./helpers/processes.js";
+import { CLI, ServiceInstances, startStoreProcess, type StoreProcess } from "./helpers/service-instances.js";
+import { primariesAt, roleMoves, untilPrimary, workLostMs, type RoleEvent, type Span } from "./outage/figures.js";
+
+const FLEET = fileURLToPath(new URL("./outage/fleet.js", import.meta.url));
+
+const USAGE = `Usage: npm run bench -- upgrade [options]
+
+Upgrading the service under a fleet of participants (each a process competing for every role),
+side by side as shipped and with ride-through: a rolling restart of the \`serve\` instances
+(one at a time, the next once the last answers health) and a restart of every instance at
+once (down 3·T): demotions, role moves, epoch changes, work lost and the time to a primary.
+
+Options:
+  --participants N     participant processes per fleet (default 20)
+  --roles N            roles every participant competes for (default 20)
+  --instances N        serve instances on the one store (default 3)
+  --rounds N           rolling restarts, and restarts of every instance (default 3 each)
+  --down D             how long every instance stays down (default 3·T)
+  --interval-ms I      the service's I (default 1000)
+  --timeout-ms T       the service's T (default 5000)
+  --ride-through D     the ride-through fleet's rideThroughMs (default 5m)
+  --ways LIST          rolling,restart-all (default both)
+  --quick              a short run: 4 participants × 4 roles, 2 instances, one round each
+  --json FILE          also write the report as JSON`;
+
+const { values } = readArgs(USAGE, {
+  participants: { type: "string" },
+  roles: { type: "string" },
+  instances: { type: "string" },
+  rounds: { type: "string" },
+  down: { type: "string" },
+  "interval-ms": { type: "string" },
+  "timeout-ms": { type: "string" },
+  "ride-through": { type: "string", default: "5m" },
+  ways: { type: "string", default: "rolling,restart-all" },
+  quick: { type: "boolean", default: false },
+  json: { type: "string" },
+});
+
+function usageError(message: string): never {
+  process.stderr.write(`${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+function whole(name: string, fallback: number, min = 1): number {
+  const text = values[name as keyof typeof values];
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < min) usageError(`--${name} must be a whole number of at least ${min}, got ${JSON.stringify(text)}.`);
+  return value;
+}
+function duration(name: string, text: string): number {
+  try {
+    return parseDuration(name, text) ?? 0;
+  } catch (error) {
+    return usageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+const QUICK = values.quick;
+const I = whole("interval-ms", 1000);
+const T = whole("timeout-ms", 5000);
+const PARTICIPANTS = whole("participants", QUICK ? 4 : 20, 2);
+const ROLES = whole("roles", QUICK ? 4 : 20);
+const INSTANCES = whole("instances", QUICK ? 2 : 3, 2);
+const ROUNDS = whole("rounds", QUICK ? 1 : 3);
+const DOWN_MS = values.down === undefined ? 3 * T : duration("down", values.down);
+const RIDE_THROUGH_MS = duration("ride-through", values["ride-through"]);
+const WAYS = values.ways.split(",").map((way) => way.trim());
+if (T <= 2 * I) usageError(`Need T > 2·I (got I = ${I}, T = ${T}).`);
+if (WAYS.some((way) => way !== "rolling" && way !== "restart-all")) usageError(`--ways must be from rolling,restart-all, got ${JSON.stringify(values.ways)}.`);
+
+/** Whether this build has ride-through (it came with sticky recovery; `run --help` names it). */
+const RIDE_THROUGH_BUILT = spawnSync(process.execPath, [CLI, "run", "--help"], { encoding: "utf8" }).stdout.includes("--ride-through");
+const FLEETS = RIDE_THROUGH_BUILT ? (["default", "ride-through"] as const) : (["default"] as const);
+type FleetName = "default" | "ride-through";
+const log = (line: string): void => void process.stderr.write(`upgrade: ${line}\n`);
+if (!RIDE_THROUGH_BUILT) log("this build has no ride-through: the ride-through fleet is left out");
+
+/** Every role's events, per fleet: role index → its participants' elected/demoted events. */
+const events = new Map<FleetName, RoleEvent[][]>(FLEETS.map((fleet) => [fleet, Array.from({ length: ROLES }, () => [])]));
+const ridingThrough = new Map<FleetName, number>(FLEETS.map((fleet) => [fleet, 0]));
+const fleetProcesses: LineProcess[] = [];
+
+function startFleet(fleet: FleetName, endpoints: string): void {
+  for (let index = 0; index < PARTICIPANTS; index += 1) {
+    const name = `${fleet}-p${index}`;
+    const child = startLineProcess(FLEET, [endpoints, `upgrade-${fleet}-`, String(ROLES), name, String(fleet === "ride-through" ? RIDE_THROUGH_MS : 0)]);
+    child.onLine((line) => {
+      const role = Number(line["role"]);
+      if (line.event === "ridingThrough") ridingThrough.set(fleet, ridingThrough.get(fleet)! + 1);
+      if ((line.event === "elected" || line.event === "demoted") && Number.isSafeInteger(role)) {
+        events.get(fleet)![role]!.push({ at: Number(line["at"]), participant: name, event: line.event, term: String(line["epoch"]) });
+      }
+    });
+    fleetProcesses.push(child);
+  }
+}
+
+/** Waits until every role of every fleet has one primary and no election for T. */
+async function settled(timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = Date.now();
+    const unsettled = [...events.values()].flat().filter((role) => primariesAt(role, now).length !== 1 || role.some((event) => event.event === "elected" && event.at > now - T));
+    if (unsettled.length === 0) return;
+    if (now > deadline) throw new Error(`${unsettled.length} roles not settled within ${timeoutMs} ms`);
+    await sleep(250);
+  }
+}
+
+/** A role's primary terms from its events: each election to its participant's next event (or `until`). */
+function termsOf(role: readonly RoleEvent[], until: number): Span[] {
+  return role.flatMap((event, index) => {
+    if (event.event !== "elected") return [];
+    const next = role.slice(index + 1).find((later) => later.participant === event.participant);
+    return [{ participant: event.participant, term: event.term, from: event.at, to: next?.at ?? until }];
+  });
+}
+
+interface Measured {
+  readonly way: "rolling" | "restart-all";
+  readonly fleet: FleetName;
+  readonly rounds: number;
+  readonly demotions: number;
+  readonly roleMoves: number;
+  /** Elections (each a new epoch) in the window, over every role. */
+  readonly epochChanges: number;
+  /** Seconds without a primary per role and round. */
+  readonly lostS: Distribution;
+  /** From the return (restart-all) to a primary, per role and round. */
+  readonly toPrimaryMs: Distribution | undefined;
+  readonly ridingThrough: number;
+}
+
+function measure(way: Measured["way"], windows: readonly { from: number; returnAt?: number; to: number }[]): Measured[] {
+  return FLEETS.map((fleet) => {
+    const roles = events.get(fleet)!;
+    let demotions = 0;
+    let moves = 0;
+    let elections = 0;
+    const lost: number[] = [];
+    const toPrimary: number[] = [];
+    for (const { from, returnAt, to } of windows) {
+      for (const role of roles) {
+        demotions += role.filter((event) => event.event === "demoted" && event.at > from && event.at <= to).length;
+        const counted = roleMoves(role, from, to);
+        moves += counted.moves;
+        elections += counted.elections;
+        // Periods of 0: a primary's term covers exactly its election to its demotion.
+        lost.push(workLostMs(termsOf(role, to), from, to, 0) / 1000);
+        if (returnAt !== undefined) toPrimary.push(untilPrimary(role, returnAt, to) ?? Number.POSITIVE_INFINITY);
+      }
+    }
+    return {
+      way,
+      fleet,
+      rounds: windows.length,
+      demotions,
+      roleMoves: moves,
+      epochChanges: elections,
+      lostS: distribution(lost),
+      toPrimaryMs: hasReturn(windows) ? distribution(toPrimary) : undefined,
+      ridingThrough: ridingThrough.get(fleet)!,
+    };
+  });
+}
+const hasReturn = (windows: readonly { returnAt?: number }[]): boolean => windows.some((window) => window.returnAt !== undefined);
+
+function machine(): string {
+  const cpu = cpus();
+  return `${type()} ${process.arch}, ${cpu.length} × ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+}
+
+const work = mkdtempSync(join(tmpdir(), "ha-upgrade-"));
+let store: StoreProcess | undefined;
+let instances: ServiceInstances | undefined;
+process.on("exit", () => {
+  for (const child of fleetProcesses) child.child.kill("SIGKILL");
+  instances?.killNow();
+  store?.killNow();
+  rmSync(work, { recursive: true, force: true });
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => process.exit(130));
+
+const startedAt = Date.now();
+const loadAtStart = loadavg()[0] ?? 0;
+try {
+  store = await startStoreProcess(join(work, "store"));
+  instances = new ServiceInstances(INSTANCES, { HA_TABLE_CONNECTION_STRING: store.connectionString, HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T), HA_DATA_DIR: "" });
+  await instances.startAll();
+  const endpoints = instances.endpoints.join(",");
+  for (const fleet of FLEETS) startFleet(fleet, endpoints);
+  log(`${INSTANCES} instances; fleets ${FLEETS.join(", ")} of ${PARTICIPANTS} participants × ${ROLES} roles; I = ${I} ms, T = ${T} ms`);
+  await settled(180_000);
+
+  const measured: Measured[] = [];
+  if (WAYS.includes("rolling")) {
+    const windows: { from: number; to: number }[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      await settled(180_000);
+      const from = Date.now();
+      for (let index = 0; index < INSTANCES; index += 1) {
+        await instances.stop(index, "SIGTERM");
+        await instances.start(index);
+        await instances.healthy(index);
+      }
+      // A demotion the restarts caused shows within T of the last one.
+      await sleep(T);
+      windows.push({ from, to: Date.now() });
+      log(`rolling #${round + 1}: ${Math.round((Date.now() - from) / 1000)} s`);
+    }
+    measured.push(...measure("rolling", windows));
+  }
+  if (WAYS.includes("restart-all")) {
+    const windows: { from: number; returnAt: number; to: number }[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      await settled(180_000);
+      const startupMs = distribution(instances.startupMs.slice(-3 * INSTANCES)).median;
+      const from = Date.now();
+      await instances.stopAll("SIGKILL");
+      await sleep(from + Math.max(0, DOWN_MS - startupMs) - Date.now());
+      const back = Math.min(...(await instances.startAll()));
+      await sleep(back + 3 * T - Date.now());
+      windows.push({ from, returnAt: back, to: Date.now() });
+      log(`restart-all #${round + 1}: down ${back - from} ms`);
+    }
+    measured.push(...measure("restart-all", windows));
+  }
+
+  const report = {
+    command: `npm run bench -- upgrade ${process.argv.slice(2).join(" ")}`.trim(),
+    machine: machine(),
+    loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0, cores: cpus().length },
+    durationS: Math.round((Date.now() - startedAt) / 1000),
+    intervalMs: I,
+    timeoutMs: T,
+    instances: INSTANCES,
+    participants: PARTICIPANTS,
+    roles: ROLES,
+    downMs: DOWN_MS,
+    rideThroughMs: RIDE_THROUGH_MS,
+    measured,
+  };
+  const table = [
+    "| way | fleet | rounds | demotions | role moves | epoch changes | without a primary per role, s (median / max) | return → primary, ms (median / p99 / max) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...measured.map(
+      (row) =>
+        `| ${row.way} | ${row.fleet} | ${row.rounds} | ${row.demotions} | ${row.roleMoves} | ${row.epochChanges} | ${row.lostS.median.toFixed(1)} / ${row.lostS.max.toFixed(1)} | ${row.toPrimaryMs === undefined ? "—" : `${row.toPrimaryMs.median} / ${row.toPrimaryMs.p99} / ${row.toPrimaryMs.max}`} |`,
+    ),
+  ].join("\n");
+  process.stdout.write(`${JSON.stringify(report)}\n\n${table}\n`);
+  if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
+  for (const child of fleetProcesses) child.child.kill("SIGTERM");
+  await Promise.all(fleetProcesses.map((child) => (child.child.exitCode === null ? new Promise((done) => child.child.once("exit", done)) : undefined)));
+} finally {
+  for (const child of fleetProcesses) child.child.kill("SIGKILL");
+  await instances?.stopAll("SIGTERM");
+  await store?.stop();
+}
