@@ -3,7 +3,9 @@
  * processes. Several `ha-module serve` on one Azurite (its own process) and a fleet of
  * participants that list them all, each a process competing for every role with the SDK's
  * PrimaryElector (outage/fleet.ts): 20 participants × 20 roles by default, once as shipped
- * and once with ride-through (fenced work), side by side. Two ways to upgrade:
+ * and once with ride-through (fenced work), one fleet after the other (both at once would
+ * be 800 electors, this 2-core machine's capacity edge: docs/benchmarks.md#capacity). Two
+ * ways to upgrade, each fleet through both:
  *
  *   rolling      one instance at a time: SIGTERM, started again on its port, and the next
  *                only once it answers GET /api/health (docs/deploy.md#upgrades)
@@ -31,7 +33,7 @@ const FLEET = fileURLToPath(new URL("./outage/fleet.js", import.meta.url));
 const USAGE = `Usage: npm run bench -- upgrade [options]
 
 Upgrading the service under a fleet of participants (each a process competing for every role),
-side by side as shipped and with ride-through: a rolling restart of the \`serve\` instances
+as shipped and with ride-through, one fleet after the other: a rolling restart of the \`serve\` instances
 (one at a time, the next once the last answers health) and a restart of every instance at
 once (down 3·T): demotions, role moves, epoch changes, work lost and the time to a primary.
 
@@ -103,7 +105,8 @@ if (!RIDE_THROUGH_BUILT) log("this build has no ride-through: the ride-through f
 
 /** Every role's events, per fleet: role index → its participants' elected/demoted events. */
 const events = new Map<FleetName, RoleEvent[][]>(FLEETS.map((fleet) => [fleet, Array.from({ length: ROLES }, () => [])]));
-const ridingThrough = new Map<FleetName, number>(FLEETS.map((fleet) => [fleet, 0]));
+/** When each `ridingThrough` event came, per fleet. */
+const ridingThrough = new Map<FleetName, number[]>(FLEETS.map((fleet) => [fleet, []]));
 const fleetProcesses: LineProcess[] = [];
 
 function startFleet(fleet: FleetName, endpoints: string): void {
@@ -112,7 +115,7 @@ function startFleet(fleet: FleetName, endpoints: string): void {
     const child = startLineProcess(FLEET, [endpoints, `upgrade-${fleet}-`, String(ROLES), name, String(fleet === "ride-through" ? RIDE_THROUGH_MS : 0)]);
     child.onLine((line) => {
       const role = Number(line["role"]);
-      if (line.event === "ridingThrough") ridingThrough.set(fleet, ridingThrough.get(fleet)! + 1);
+      if (line.event === "ridingThrough") ridingThrough.get(fleet)!.push(Number(line["at"]));
       if ((line.event === "elected" || line.event === "demoted") && Number.isSafeInteger(role)) {
         events.get(fleet)![role]!.push({ at: Number(line["at"]), participant: name, event: line.event, term: String(line["epoch"]) });
       }
@@ -121,12 +124,12 @@ function startFleet(fleet: FleetName, endpoints: string): void {
   }
 }
 
-/** Waits until every role of every fleet has one primary and no election for T. */
-async function settled(timeoutMs: number): Promise<void> {
+/** Waits until every role of `fleet` has one primary and no election for T. */
+async function settled(fleet: FleetName, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const now = Date.now();
-    const unsettled = [...events.values()].flat().filter((role) => primariesAt(role, now).length !== 1 || role.some((event) => event.event === "elected" && event.at > now - T));
+    const unsettled = events.get(fleet)!.filter((role) => primariesAt(role, now).length !== 1 || role.some((event) => event.event === "elected" && event.at > now - T));
     if (unsettled.length === 0) return;
     if (now > deadline) throw new Error(`${unsettled.length} roles not settled within ${timeoutMs} ms`);
     await sleep(250);
@@ -154,42 +157,40 @@ interface Measured {
   readonly lostS: Distribution;
   /** From the return (restart-all) to a primary, per role and round. */
   readonly toPrimaryMs: Distribution | undefined;
+  /** `ridingThrough` events in the windows: a primary's deadline passed and it rode through. */
   readonly ridingThrough: number;
 }
 
-function measure(way: Measured["way"], windows: readonly { from: number; returnAt?: number; to: number }[]): Measured[] {
-  return FLEETS.map((fleet) => {
-    const roles = events.get(fleet)!;
-    let demotions = 0;
-    let moves = 0;
-    let elections = 0;
-    const lost: number[] = [];
-    const toPrimary: number[] = [];
-    for (const { from, returnAt, to } of windows) {
-      for (const role of roles) {
-        demotions += role.filter((event) => event.event === "demoted" && event.at > from && event.at <= to).length;
-        const counted = roleMoves(role, from, to);
-        moves += counted.moves;
-        elections += counted.elections;
-        // Periods of 0: a primary's term covers exactly its election to its demotion.
-        lost.push(workLostMs(termsOf(role, to), from, to, 0) / 1000);
-        if (returnAt !== undefined) toPrimary.push(untilPrimary(role, returnAt, to) ?? Number.POSITIVE_INFINITY);
-      }
+function measure(fleet: FleetName, way: Measured["way"], windows: readonly { from: number; returnAt?: number; to: number }[]): Measured {
+  const roles = events.get(fleet)!;
+  let demotions = 0;
+  let moves = 0;
+  let elections = 0;
+  const lost: number[] = [];
+  const toPrimary: number[] = [];
+  for (const { from, returnAt, to } of windows) {
+    for (const role of roles) {
+      demotions += role.filter((event) => event.event === "demoted" && event.at > from && event.at <= to).length;
+      const counted = roleMoves(role, from, to);
+      moves += counted.moves;
+      elections += counted.elections;
+      // Periods of 0: a primary's term covers exactly its election to its demotion.
+      lost.push(workLostMs(termsOf(role, to), from, to, 0) / 1000);
+      if (returnAt !== undefined) toPrimary.push(untilPrimary(role, returnAt, to) ?? Number.POSITIVE_INFINITY);
     }
-    return {
-      way,
-      fleet,
-      rounds: windows.length,
-      demotions,
-      roleMoves: moves,
-      epochChanges: elections,
-      lostS: distribution(lost),
-      toPrimaryMs: hasReturn(windows) ? distribution(toPrimary) : undefined,
-      ridingThrough: ridingThrough.get(fleet)!,
-    };
-  });
+  }
+  return {
+    way,
+    fleet,
+    rounds: windows.length,
+    demotions,
+    roleMoves: moves,
+    epochChanges: elections,
+    lostS: distribution(lost),
+    toPrimaryMs: windows.some((window) => window.returnAt !== undefined) ? distribution(toPrimary) : undefined,
+    ridingThrough: ridingThrough.get(fleet)!.filter((at) => windows.some(({ from, to }) => at > from && at <= to)).length,
+  };
 }
-const hasReturn = (windows: readonly { returnAt?: number }[]): boolean => windows.some((window) => window.returnAt !== undefined);
 
 function machine(): string {
   const cpu = cpus();
@@ -214,42 +215,48 @@ try {
   instances = new ServiceInstances(INSTANCES, { HA_TABLE_CONNECTION_STRING: store.connectionString, HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T), HA_DATA_DIR: "" });
   await instances.startAll();
   const endpoints = instances.endpoints.join(",");
-  for (const fleet of FLEETS) startFleet(fleet, endpoints);
-  log(`${INSTANCES} instances; fleets ${FLEETS.join(", ")} of ${PARTICIPANTS} participants × ${ROLES} roles; I = ${I} ms, T = ${T} ms`);
-  await settled(180_000);
-
+  log(`${INSTANCES} instances; fleets ${FLEETS.join(", ")} of ${PARTICIPANTS} participants × ${ROLES} roles, one after the other; I = ${I} ms, T = ${T} ms`);
   const measured: Measured[] = [];
-  if (WAYS.includes("rolling")) {
-    const windows: { from: number; to: number }[] = [];
-    for (let round = 0; round < ROUNDS; round += 1) {
-      await settled(180_000);
-      const from = Date.now();
-      for (let index = 0; index < INSTANCES; index += 1) {
-        await instances.stop(index, "SIGTERM");
-        await instances.start(index);
-        await instances.healthy(index);
+  for (const fleet of FLEETS) {
+    const fleetStart = fleetProcesses.length;
+    startFleet(fleet, endpoints);
+    await settled(fleet, 180_000);
+    if (WAYS.includes("rolling")) {
+      const windows: { from: number; to: number }[] = [];
+      for (let round = 0; round < ROUNDS; round += 1) {
+        await settled(fleet, 180_000);
+        const from = Date.now();
+        for (let index = 0; index < INSTANCES; index += 1) {
+          await instances.stop(index, "SIGTERM");
+          await instances.start(index);
+          await instances.healthy(index);
+        }
+        // A demotion the restarts caused shows within T of the last one.
+        await sleep(T);
+        windows.push({ from, to: Date.now() });
+        log(`${fleet}: rolling #${round + 1}: ${Math.round((Date.now() - from) / 1000)} s`);
       }
-      // A demotion the restarts caused shows within T of the last one.
-      await sleep(T);
-      windows.push({ from, to: Date.now() });
-      log(`rolling #${round + 1}: ${Math.round((Date.now() - from) / 1000)} s`);
+      measured.push(measure(fleet, "rolling", windows));
     }
-    measured.push(...measure("rolling", windows));
-  }
-  if (WAYS.includes("restart-all")) {
-    const windows: { from: number; returnAt: number; to: number }[] = [];
-    for (let round = 0; round < ROUNDS; round += 1) {
-      await settled(180_000);
-      const startupMs = Math.min(...instances.startupMs.slice(-3 * INSTANCES));
-      const from = Date.now();
-      await instances.stopAll("SIGKILL");
-      await sleep(from + Math.max(0, DOWN_MS - startupMs) - Date.now());
-      const back = Math.min(...(await instances.startAll()));
-      await sleep(back + 3 * T - Date.now());
-      windows.push({ from, returnAt: back, to: Date.now() });
-      log(`restart-all #${round + 1}: down ${back - from} ms`);
+    if (WAYS.includes("restart-all")) {
+      const windows: { from: number; returnAt: number; to: number }[] = [];
+      for (let round = 0; round < ROUNDS; round += 1) {
+        await settled(fleet, 180_000);
+        const startupMs = Math.min(...instances.startupMs.slice(-3 * INSTANCES));
+        const from = Date.now();
+        await instances.stopAll("SIGKILL");
+        await sleep(from + Math.max(0, DOWN_MS - startupMs) - Date.now());
+        const back = Math.min(...(await instances.startAll()));
+        await sleep(back + 3 * T - Date.now());
+        windows.push({ from, returnAt: back, to: Date.now() });
+        log(`${fleet}: restart-all #${round + 1}: down ${back - from} ms`);
+      }
+      measured.push(measure(fleet, "restart-all", windows));
     }
-    measured.push(...measure("restart-all", windows));
+    // The fleet stops (each elector releases its roles) before the next one starts.
+    const mine = fleetProcesses.slice(fleetStart);
+    for (const child of mine) child.child.kill("SIGTERM");
+    await Promise.all(mine.map((child) => (child.child.exitCode === null ? new Promise((done) => child.child.once("exit", done)) : undefined)));
   }
 
   const report = {
@@ -267,17 +274,15 @@ try {
     measured,
   };
   const table = [
-    "| way | fleet | rounds | demotions | role moves | epoch changes | without a primary per role, s (median / max) | return → primary, ms (median / p99 / max) |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| way | fleet | rounds | demotions | role moves | epoch changes | rode through | without a primary per role, s (median / max) | return → primary, ms (median / p99 / max) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...measured.map(
       (row) =>
-        `| ${row.way} | ${row.fleet} | ${row.rounds} | ${row.demotions} | ${row.roleMoves} | ${row.epochChanges} | ${row.lostS.median.toFixed(1)} / ${row.lostS.max.toFixed(1)} | ${row.toPrimaryMs === undefined ? "—" : `${row.toPrimaryMs.median} / ${row.toPrimaryMs.p99} / ${row.toPrimaryMs.max}`} |`,
+        `| ${row.way} | ${row.fleet} | ${row.rounds} | ${row.demotions} | ${row.roleMoves} | ${row.epochChanges} | ${row.ridingThrough} | ${row.lostS.median.toFixed(1)} / ${row.lostS.max.toFixed(1)} | ${row.toPrimaryMs === undefined ? "—" : `${row.toPrimaryMs.median} / ${row.toPrimaryMs.p99} / ${row.toPrimaryMs.max}`} |`,
     ),
   ].join("\n");
   process.stdout.write(`${JSON.stringify(report)}\n\n${table}\n`);
   if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
-  for (const child of fleetProcesses) child.child.kill("SIGTERM");
-  await Promise.all(fleetProcesses.map((child) => (child.child.exitCode === null ? new Promise((done) => child.child.once("exit", done)) : undefined)));
 } finally {
   for (const child of fleetProcesses) child.child.kill("SIGKILL");
   await instances?.stopAll("SIGTERM");
