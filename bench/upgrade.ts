@@ -17,9 +17,9 @@
  * Needs `npm run build`.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem, type } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseDuration } from "../shared/cli/client-flags.js";
 import { distribution, sleep, type Distribution } from "./compare/stats.js";
@@ -47,6 +47,8 @@ Options:
   --timeout-ms T       the service's T (default 5000)
   --ride-through D     the ride-through fleet's rideThroughMs (default 5m)
   --ways LIST          rolling,restart-all (default both)
+  --fleets LIST        default,ride-through (default both)
+  --out DIR            also write every participant's event lines there (events.jsonl)
   --quick              a short run: 4 participants × 4 roles, 2 instances, one round each
   --json FILE          also write the report as JSON`;
 
@@ -60,6 +62,8 @@ const { values } = readArgs(USAGE, {
   "timeout-ms": { type: "string" },
   "ride-through": { type: "string", default: "5m" },
   ways: { type: "string", default: "rolling,restart-all" },
+  fleets: { type: "string", default: "default,ride-through" },
+  out: { type: "string" },
   quick: { type: "boolean", default: false },
   json: { type: "string" },
 });
@@ -98,10 +102,17 @@ if (WAYS.some((way) => way !== "rolling" && way !== "restart-all")) usageError(`
 
 /** Whether this build has ride-through (it came with sticky recovery; `run --help` names it). */
 const RIDE_THROUGH_BUILT = spawnSync(process.execPath, [CLI, "run", "--help"], { encoding: "utf8" }).stdout.includes("--ride-through");
-const FLEETS = RIDE_THROUGH_BUILT ? (["default", "ride-through"] as const) : (["default"] as const);
 type FleetName = "default" | "ride-through";
+const WANTED = values.fleets.split(",").map((fleet) => fleet.trim());
+if (WANTED.some((fleet) => fleet !== "default" && fleet !== "ride-through")) usageError(`--fleets must be from default,ride-through, got ${JSON.stringify(values.fleets)}.`);
+const FLEETS = WANTED.filter((fleet): fleet is FleetName => fleet === "default" || RIDE_THROUGH_BUILT);
 const log = (line: string): void => void process.stderr.write(`upgrade: ${line}\n`);
-if (!RIDE_THROUGH_BUILT) log("this build has no ride-through: the ride-through fleet is left out");
+if (FLEETS.length < WANTED.length) log("this build has no ride-through: the ride-through fleet is left out");
+const OUT = values.out === undefined ? undefined : resolve(values.out);
+if (OUT !== undefined) {
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(join(OUT, "events.jsonl"), "");
+}
 
 /** Every role's events, per fleet: role index → its participants' elected/demoted events. */
 const events = new Map<FleetName, RoleEvent[][]>(FLEETS.map((fleet) => [fleet, Array.from({ length: ROLES }, () => [])]));
@@ -114,6 +125,7 @@ function startFleet(fleet: FleetName, endpoints: string): void {
     const name = `${fleet}-p${index}`;
     const child = startLineProcess(FLEET, [endpoints, `upgrade-${fleet}-`, String(ROLES), name, String(fleet === "ride-through" ? RIDE_THROUGH_MS : 0)]);
     child.onLine((line) => {
+      if (OUT !== undefined) appendFileSync(join(OUT, "events.jsonl"), `${JSON.stringify({ fleet, participant: name, ...line })}\n`);
       const role = Number(line["role"]);
       if (line.event === "ridingThrough") ridingThrough.get(fleet)!.push(Number(line["at"]));
       if ((line.event === "elected" || line.event === "demoted") && Number.isSafeInteger(role)) {
@@ -212,7 +224,9 @@ const startedAt = Date.now();
 const loadAtStart = loadavg()[0] ?? 0;
 try {
   store = await startStoreProcess(join(work, "store"));
-  instances = new ServiceInstances(INSTANCES, { HA_TABLE_CONNECTION_STRING: store.connectionString, HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T), HA_DATA_DIR: "" });
+  instances = new ServiceInstances(INSTANCES, { HA_TABLE_CONNECTION_STRING: store.connectionString, HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T), HA_DATA_DIR: "" }, (event) => {
+    if (OUT !== undefined) appendFileSync(join(OUT, "events.jsonl"), `${JSON.stringify({ service: true, ...event })}\n`);
+  });
   await instances.startAll();
   const endpoints = instances.endpoints.join(",");
   log(`${INSTANCES} instances; fleets ${FLEETS.join(", ")} of ${PARTICIPANTS} participants × ${ROLES} roles, one after the other; I = ${I} ms, T = ${T} ms`);

@@ -41,6 +41,8 @@ export class ServiceInstances {
   constructor(
     count: number,
     private readonly env: Record<string, string>,
+    /** Told of each stop asked, each exit and each start listening (Date.now()), for a bench's event log. */
+    private readonly onEvent: (event: { instance: number; event: "stopping" | "exited" | "listening"; at: number }) => void = () => undefined,
   ) {
     this.#instances = Array.from({ length: count }, () => ({ port: 0, child: undefined, output: "" }));
   }
@@ -69,6 +71,7 @@ export class ServiceInstances {
         const found = /listening on http:\/\/127\.0\.0\.1:(\d+)\/api/.exec(instance.output);
         if (found === null) return;
         const listenedAt = Date.now();
+        this.onEvent({ instance: index, event: "listening", at: listenedAt });
         clearTimeout(timer);
         child.stdout!.off("data", look);
         child.stdout!.on("data", (more: Buffer) => (instance.output = (instance.output + more.toString()).slice(-20_000)));
@@ -79,6 +82,7 @@ export class ServiceInstances {
       child.stdout!.on("data", look);
       child.stderr!.on("data", (chunk: Buffer) => (instance.output = (instance.output + chunk.toString()).slice(-20_000)));
       child.once("exit", (code, signal) => {
+        this.onEvent({ instance: index, event: "exited", at: Date.now() });
         if (instance.child === child) instance.child = undefined;
         clearTimeout(timer);
         reject(new Error(`serve #${index} exited (${signal ?? code}) before it listened:\n${instance.output}`));
@@ -100,6 +104,7 @@ export class ServiceInstances {
       return;
     }
     const exited = once(child, "exit");
+    this.onEvent({ instance: index, event: "stopping", at: Date.now() });
     child.kill(signal);
     const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
     await exited;
