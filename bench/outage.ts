@@ -265,7 +265,7 @@ try {
     HA_INTERVAL_MS: String(I),
     HA_TIMEOUT_MS: String(T),
     HA_DATA_DIR: "",
-  });
+  }, (event) => appendFileSync(eventsFile, `${JSON.stringify({ service: true, ...event })}\n`));
   await instances.startAll();
   const endpoints = instances.endpoints.join(",");
   log(`${INSTANCES} instances (${endpoints}) on Azurite; groups ${GROUPS.join(", ")}; I = ${I} ms, T = ${T} ms`);
