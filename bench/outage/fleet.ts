@@ -8,7 +8,7 @@
  * Writes {"event":"elected"|"demoted"|"ridingThrough","role":i,"epoch":…,"reason"?,"at":<ms>}
  * lines on stdout; on SIGTERM stops every elector (each releases its role) and exits.
  */
-import { PrimaryElector, type PrimaryElectorOptions } from "../../shared/sdk/election/primary-elector.js";
+import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { HaClient } from "../../shared/sdk/transport/ha-client.js";
 
 const [endpoint, prefix, rolesText, name, rideThroughText = "0"] = process.argv.slice(2);
@@ -23,13 +23,10 @@ const write = (line: object): void => void process.stdout.write(`${JSON.stringif
 const client = new HaClient({ endpoint });
 const electors = Array.from({ length: roles }, (_, role) => {
   // rideThroughMs is the elector's option for fenced work (docs/sdk.md); 0 leaves it off.
-  const options = { utype: `${prefix}${role}`, transport: client, address: name, ...(rideThroughMs > 0 ? { rideThroughMs } : {}) } as PrimaryElectorOptions;
-  const elector = new PrimaryElector(options);
+  const elector = new PrimaryElector({ utype: `${prefix}${role}`, transport: client, address: name, rideThroughMs });
   elector.on("elected", ({ epoch }) => write({ event: "elected", role, epoch }));
   elector.on("demoted", ({ epoch, reason }) => write({ event: "demoted", role, epoch, reason }));
-  (elector as unknown as { on(event: string, handler: (payload: { epoch: number; leftMs: number }) => void): void }).on("ridingThrough", ({ epoch, leftMs }) =>
-    write({ event: "ridingThrough", role, epoch, leftMs: Math.round(leftMs) }),
-  );
+  elector.on("ridingThrough", ({ epoch, leftMs }) => write({ event: "ridingThrough", role, epoch, leftMs: Math.round(leftMs) }));
   elector.on("error", () => {
     // Failed calls are what an outage is; the events above tell what they cost.
   });
