@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -18,7 +18,10 @@ const CLIENT_GO = fileURLToPath(new URL("../../dist/bench/compare/algorithms/cli
  */
 describe("the bench's client-go algorithm", () => {
   let service: ServiceProcess | undefined;
+  let child: ChildProcess | undefined;
+  // Also when the test times out (a deadline that never fires): nothing is left running.
   afterAll(async () => {
+    child?.kill("SIGKILL");
     await service?.stop();
   });
 
@@ -29,7 +32,7 @@ describe("the bench's client-go algorithm", () => {
       `runClientGo({ endpoint: process.env.ENDPOINT, utype: "client-go-deadline", intervalMs: 250, timeoutMs: 1250, emit: (event) => process.stdout.write(JSON.stringify(event) + "\\n") });`,
       "setInterval(() => globalThis.gc(), 10);",
     ].join("\n");
-    const child = spawn(process.execPath, ["--expose-gc", "--input-type=module", "-e", script], { env: { ...process.env, ENDPOINT: service.url }, stdio: ["ignore", "pipe", "inherit"] });
+    child = spawn(process.execPath, ["--expose-gc", "--input-type=module", "-e", script], { env: { ...process.env, ENDPOINT: service.url }, stdio: ["ignore", "pipe", "inherit"] });
     try {
       const seen: string[] = [];
       const waiters = new Set<() => void>();
