@@ -47,8 +47,11 @@ Options:
   --timeout-ms T       the service's T (default 5000)
   --ride-through D     the ride-through fleet's rideThroughMs (default 5m)
   --ways LIST          rolling,restart-all (default both)
+  --store S            Azurite in memory (default) or durable (every write on disk before its
+                       answer, as the other benches): the store's own speed is not measured here
+  --out DIR            also write every participant's event lines (events.jsonl) and each
+                       instance's output (serve-<n>.log) there
   --fleets LIST        default,ride-through (default both)
-  --out DIR            also write every participant's event lines there (events.jsonl)
   --quick              a short run: 4 participants × 4 roles, 2 instances, one round each
   --json FILE          also write the report as JSON`;
 
@@ -62,6 +65,7 @@ const { values } = readArgs(USAGE, {
   "timeout-ms": { type: "string" },
   "ride-through": { type: "string", default: "5m" },
   ways: { type: "string", default: "rolling,restart-all" },
+  store: { type: "string", default: "memory" },
   fleets: { type: "string", default: "default,ride-through" },
   out: { type: "string" },
   quick: { type: "boolean", default: false },
@@ -98,6 +102,7 @@ const DOWN_MS = values.down === undefined ? 3 * T : duration("down", values.down
 const RIDE_THROUGH_MS = duration("ride-through", values["ride-through"]);
 const WAYS = values.ways.split(",").map((way) => way.trim());
 if (T <= 2 * I) usageError(`Need T > 2·I (got I = ${I}, T = ${T}).`);
+if (values.store !== "memory" && values.store !== "durable") usageError(`--store must be memory or durable, got ${JSON.stringify(values.store)}.`);
 if (WAYS.some((way) => way !== "rolling" && way !== "restart-all")) usageError(`--ways must be from rolling,restart-all, got ${JSON.stringify(values.ways)}.`);
 
 /** Whether this build has ride-through (it came with sticky recovery; `run --help` names it). */
@@ -223,10 +228,10 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => pr
 const startedAt = Date.now();
 const loadAtStart = loadavg()[0] ?? 0;
 try {
-  store = await startStoreProcess(join(work, "store"));
+  store = await startStoreProcess(values.store === "memory" ? "memory" : join(work, "store"));
   instances = new ServiceInstances(INSTANCES, { HA_TABLE_CONNECTION_STRING: store.connectionString, HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T), HA_DATA_DIR: "" }, (event) => {
     if (OUT !== undefined) appendFileSync(join(OUT, "events.jsonl"), `${JSON.stringify({ service: true, ...event })}\n`);
-  });
+  }, OUT);
   await instances.startAll();
   const endpoints = instances.endpoints.join(",");
   log(`${INSTANCES} instances; fleets ${FLEETS.join(", ")} of ${PARTICIPANTS} participants × ${ROLES} roles, one after the other; I = ${I} ms, T = ${T} ms`);
@@ -284,6 +289,7 @@ try {
     participants: PARTICIPANTS,
     roles: ROLES,
     downMs: DOWN_MS,
+    store: values.store,
     rideThroughMs: RIDE_THROUGH_MS,
     measured,
   };

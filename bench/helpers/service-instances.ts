@@ -1,13 +1,16 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLineProcess, type LineProcess } from "./processes.js";
 
 /** The built CLI and the chaos harness's Azurite process, beside this build's bench. */
 export const CLI = fileURLToPath(new URL("../../shared/cli/main.js", import.meta.url));
 const AZURITE = fileURLToPath(new URL("../../test/chaos/azurite-process.js", import.meta.url));
+const AZURITE_IN_MEMORY = fileURLToPath(new URL("./azurite-memory.js", import.meta.url));
 
-/** Azurite's Table service as a process of its own (durable, as `npm start` embeds it), so that the services can be killed while the store stays up. */
+/** Azurite's Table service as a process of its own (durable, as `npm start` embeds it, or in memory), so that the services can be killed while the store stays up. */
 export interface StoreProcess {
   readonly connectionString: string;
   stop(): Promise<void>;
@@ -15,8 +18,9 @@ export interface StoreProcess {
   killNow(): void;
 }
 
+/** `dataDir` for a durable store (every write on disk before its answer), or "memory". */
 export async function startStoreProcess(dataDir: string): Promise<StoreProcess> {
-  const azurite: LineProcess = startLineProcess(AZURITE, [dataDir, "0"]);
+  const azurite: LineProcess = dataDir === "memory" ? startLineProcess(AZURITE_IN_MEMORY, []) : startLineProcess(AZURITE, [dataDir, "0"]);
   const { connectionString } = (await azurite.waitFor((line) => typeof line["connectionString"] === "string", 60_000)) as unknown as { connectionString: string };
   return { connectionString, stop: () => azurite.kill("SIGTERM"), killNow: () => void azurite.child.kill("SIGKILL") };
 }
@@ -43,6 +47,8 @@ export class ServiceInstances {
     private readonly env: Record<string, string>,
     /** Told of each stop asked, each exit and each start listening (Date.now()), for a bench's event log. */
     private readonly onEvent: (event: { instance: number; event: "stopping" | "exited" | "listening"; at: number }) => void = () => undefined,
+    /** Where each instance's output goes (serve-<index>.log, every start appended), if anywhere. */
+    private readonly logDir?: string,
   ) {
     this.#instances = Array.from({ length: count }, () => ({ port: 0, child: undefined, output: "" }));
   }
@@ -67,6 +73,7 @@ export class ServiceInstances {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`serve #${index} did not listen within 60 s:\n${instance.output}`)), 60_000);
       const look = (chunk: Buffer): void => {
+        this.#record(index, chunk);
         instance.output = (instance.output + chunk.toString()).slice(-20_000);
         const found = /listening on http:\/\/127\.0\.0\.1:(\d+)\/api/.exec(instance.output);
         if (found === null) return;
@@ -74,13 +81,19 @@ export class ServiceInstances {
         this.onEvent({ instance: index, event: "listening", at: listenedAt });
         clearTimeout(timer);
         child.stdout!.off("data", look);
-        child.stdout!.on("data", (more: Buffer) => (instance.output = (instance.output + more.toString()).slice(-20_000)));
+        child.stdout!.on("data", (more: Buffer) => {
+          this.#record(index, more);
+          instance.output = (instance.output + more.toString()).slice(-20_000);
+        });
         instance.port = Number(found[1]);
         this.startupMs.push(listenedAt - spawnedAt);
         resolve(listenedAt);
       };
       child.stdout!.on("data", look);
-      child.stderr!.on("data", (chunk: Buffer) => (instance.output = (instance.output + chunk.toString()).slice(-20_000)));
+      child.stderr!.on("data", (chunk: Buffer) => {
+        this.#record(index, chunk);
+        instance.output = (instance.output + chunk.toString()).slice(-20_000);
+      });
       child.once("exit", (code, signal) => {
         this.onEvent({ instance: index, event: "exited", at: Date.now() });
         if (instance.child === child) instance.child = undefined;
@@ -115,6 +128,10 @@ export class ServiceInstances {
   /** Stops every instance at once with `signal`; resolves when all are gone. */
   async stopAll(signal: NodeJS.Signals): Promise<void> {
     await Promise.all(this.#instances.map((_, index) => this.stop(index, signal)));
+  }
+
+  #record(index: number, chunk: Buffer): void {
+    if (this.logDir !== undefined) appendFileSync(join(this.logDir, `serve-${index}.log`), chunk);
   }
 
   /** SIGKILL to every instance at once, for an exit handler that cannot wait. */
