@@ -253,7 +253,7 @@ try {
         // A demotion the restarts caused shows within T of the last one.
         await sleep(T);
         windows.push({ from, to: Date.now() });
-        log(`${fleet}: rolling #${round + 1}: ${Math.round((Date.now() - from) / 1000)} s`);
+        log(`${fleet}: rolling #${round + 1}: ${Math.round((Date.now() - from) / 1000)} s, load average ${loadavg()[0]?.toFixed(1)}`);
       }
       measured.push(measure(fleet, "rolling", windows));
     }
@@ -268,7 +268,7 @@ try {
         const back = Math.min(...(await instances.startAll()));
         await sleep(back + 3 * T - Date.now());
         windows.push({ from, returnAt: back, to: Date.now() });
-        log(`${fleet}: restart-all #${round + 1}: down ${back - from} ms`);
+        log(`${fleet}: restart-all #${round + 1}: down ${back - from} ms, load average ${loadavg()[0]?.toFixed(1)}`);
       }
       measured.push(measure(fleet, "restart-all", windows));
     }
