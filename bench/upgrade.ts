@@ -49,8 +49,9 @@ Options:
   --ways LIST          rolling,restart-all (default both)
   --store S            Azurite in memory (default) or durable (every write on disk before its
                        answer, as the other benches): the store's own speed is not measured here
-  --out DIR            also write every participant's event lines (events.jsonl) and each
-                       instance's output (serve-<n>.log) there
+  --out DIR            also write every participant's event lines and each failed call of a
+                       primary (events.jsonl), and each instance's output, every line after
+                       its Date.now() (serve-<n>.log), there
   --fleets LIST        default,ride-through (default both)
   --quick              a short run: 4 participants × 4 roles, 2 instances, one round each
   --json FILE          also write the report as JSON`;

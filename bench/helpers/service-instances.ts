@@ -47,7 +47,7 @@ export class ServiceInstances {
     private readonly env: Record<string, string>,
     /** Told of each stop asked, each exit and each start listening (Date.now()), for a bench's event log. */
     private readonly onEvent: (event: { instance: number; event: "stopping" | "exited" | "listening"; at: number }) => void = () => undefined,
-    /** Where each instance's output goes (serve-<index>.log, every start appended), if anywhere. */
+    /** Where each instance's output goes (serve-<index>.log, every start appended, each line after its Date.now()), if anywhere. */
     private readonly logDir?: string,
   ) {
     this.#instances = Array.from({ length: count }, () => ({ port: 0, child: undefined, output: "" }));
@@ -70,6 +70,7 @@ export class ServiceInstances {
     const child = spawn(process.execPath, [CLI, "serve"], { env: { ...process.env, ...this.env, PORT: String(instance.port) }, stdio: ["ignore", "pipe", "pipe"] });
     instance.child = child;
     instance.output = "";
+    this.#partial.delete(index);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`serve #${index} did not listen within 60 s:\n${instance.output}`)), 60_000);
       const look = (chunk: Buffer): void => {
@@ -130,8 +131,15 @@ export class ServiceInstances {
     await Promise.all(this.#instances.map((_, index) => this.stop(index, signal)));
   }
 
+  /** Each instance's output not yet ended by a newline, so that every line logged gets its time. */
+  readonly #partial = new Map<number, string>();
+
   #record(index: number, chunk: Buffer): void {
-    if (this.logDir !== undefined) appendFileSync(join(this.logDir, `serve-${index}.log`), chunk);
+    if (this.logDir === undefined) return;
+    const lines = ((this.#partial.get(index) ?? "") + chunk.toString()).split("\n");
+    this.#partial.set(index, lines.pop() ?? "");
+    // Date.now() as the participants' event lines have it, to set the two side by side.
+    if (lines.length > 0) appendFileSync(join(this.logDir, `serve-${index}.log`), lines.map((line) => `${Date.now()} ${line}\n`).join(""));
   }
 
   /** SIGKILL to every instance at once, for an exit handler that cannot wait. */

@@ -6,7 +6,9 @@
  * `rideThroughMs` > 0 each elector rides through an outage that long (fenced work).
  *
  * Writes {"event":"elected"|"demoted"|"ridingThrough","role":i,"epoch":…,"reason"?,"at":<ms>}
- * lines on stdout; on SIGTERM stops every elector (each releases its role) and exits.
+ * lines on stdout, and {"event":"error","role":i,"code","status","message","at"} for each
+ * failed call of a primary (elected, not yet demoted); on SIGTERM stops every elector (each
+ * releases its role) and exits.
  */
 import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { HaClient } from "../../shared/sdk/transport/ha-client.js";
@@ -24,11 +26,23 @@ const client = new HaClient({ endpoint });
 const electors = Array.from({ length: roles }, (_, role) => {
   // rideThroughMs is the elector's option for fenced work (docs/sdk.md); 0 leaves it off.
   const elector = new PrimaryElector({ utype: `${prefix}${role}`, transport: client, address: name, rideThroughMs });
-  elector.on("elected", ({ epoch }) => write({ event: "elected", role, epoch }));
-  elector.on("demoted", ({ epoch, reason }) => write({ event: "demoted", role, epoch, reason }));
+  // From its election to its demotion (isPrimary() turns false T − I after a renewal, before that).
+  let holding = false;
+  elector.on("elected", ({ epoch }) => {
+    holding = true;
+    write({ event: "elected", role, epoch });
+  });
+  elector.on("demoted", ({ epoch, reason }) => {
+    holding = false;
+    write({ event: "demoted", role, epoch, reason });
+  });
   elector.on("ridingThrough", ({ epoch, leftMs }) => write({ event: "ridingThrough", role, epoch, leftMs: Math.round(leftMs) }));
-  elector.on("error", () => {
-    // Failed calls are what an outage is; the events above tell what they cost.
+  elector.on("error", (error) => {
+    // Failed calls are what an outage is; the events above tell what they cost. A primary's
+    // are written too (a standby's would be 20 times as many), to tell what a demotion met.
+    if (!holding) return;
+    const failed = error as { code?: unknown; status?: unknown; message?: unknown };
+    write({ event: "error", role, code: failed.code, status: failed.status, message: String(failed.message).slice(0, 300) });
   });
   return elector;
 });
