@@ -177,9 +177,18 @@ interface Measured {
   readonly toPrimaryMs: Distribution | undefined;
   /** `ridingThrough` events in the windows: a primary's deadline passed and it rode through. */
   readonly ridingThrough: number;
+  /** Each round's window (Date.now()): from the first stop to T after the last start (rolling) or 3·T after the return. */
+  readonly windows: readonly Window[];
 }
 
-function measure(fleet: FleetName, way: Measured["way"], windows: readonly { from: number; returnAt?: number; to: number }[]): Measured {
+interface Window {
+  readonly from: number;
+  /** restart-all: when the first instance listened again. */
+  readonly returnAt?: number;
+  readonly to: number;
+}
+
+function measure(fleet: FleetName, way: Measured["way"], windows: readonly Window[]): Measured {
   const roles = events.get(fleet)!;
   let demotions = 0;
   let moves = 0;
@@ -207,6 +216,7 @@ function measure(fleet: FleetName, way: Measured["way"], windows: readonly { fro
     lostS: distribution(lost),
     toPrimaryMs: windows.some((window) => window.returnAt !== undefined) ? distribution(toPrimary) : undefined,
     ridingThrough: ridingThrough.get(fleet)!.filter((at) => windows.some(({ from, to }) => at > from && at <= to)).length,
+    windows,
   };
 }
 
@@ -242,7 +252,7 @@ try {
     startFleet(fleet, endpoints);
     await settled(fleet, 180_000);
     if (WAYS.includes("rolling")) {
-      const windows: { from: number; to: number }[] = [];
+      const windows: Window[] = [];
       for (let round = 0; round < ROUNDS; round += 1) {
         await settled(fleet, 180_000);
         const from = Date.now();
@@ -259,7 +269,7 @@ try {
       measured.push(measure(fleet, "rolling", windows));
     }
     if (WAYS.includes("restart-all")) {
-      const windows: { from: number; returnAt: number; to: number }[] = [];
+      const windows: Window[] = [];
       for (let round = 0; round < ROUNDS; round += 1) {
         await settled(fleet, 180_000);
         const startupMs = Math.min(...instances.startupMs.slice(-3 * INSTANCES));
