@@ -49,8 +49,11 @@ interface ServiceLine {
 }
 
 const inWindow = (at: number, { from, to }: Window): boolean => at > from && at <= to;
-/** An instance's line in a window: the bench takes the window's start just before its first stop (the same millisecond, often). */
-const serviceInWindow = (at: number, { from, to }: Window): boolean => at >= from && at <= to;
+/**
+ * An instance's line in a window: the bench takes the window's start just before its first
+ * stop (the same millisecond, often), and the next round's start may be this one's end.
+ */
+const serviceInWindow = (at: number, { from, to }: Window): boolean => at >= from && at < to;
 
 /**
  * One role's figures in one window, recounted from its participants' own `elected` and
