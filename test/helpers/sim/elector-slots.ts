@@ -1,6 +1,6 @@
 import { MemberSession } from "../../../shared/sdk/membership/member-session.js";
 import { MembersWatcher } from "../../../shared/sdk/membership/members-watcher.js";
-import { PrimaryElector } from "../../../shared/sdk/election/primary-elector.js";
+import { PrimaryElector, type PrimaryElectorOptions } from "../../../shared/sdk/election/primary-elector.js";
 import { fencedTableEntity } from "../../../shared/sdk/fencing/fenced-table-entity.js";
 import { FencedOutError } from "../../../shared/sdk/fencing/fenced-out-error.js";
 import type { SimFencedTable } from "./fenced-resource.js";
@@ -25,7 +25,12 @@ export interface ElectorSlotsDeps {
   readonly companions: readonly Checker[];
   /** The resource the primaries of the judged role write to, fenced by their epoch (scenario.fencedWrites). */
   readonly fenced: SimFencedTable | undefined;
+  /** The judged role's elector, when not this tree's (another build's, measured side by side). */
+  readonly elector?: ElectorClass | undefined;
 }
+
+/** A PrimaryElector as the simulation drives it: this tree's, or another build's of the same shape. */
+export type ElectorClass = new (options: PrimaryElectorOptions) => PrimaryElector;
 
 /** The rest of a participant: two more roles, its member session and its group watch, on the elector's transport. */
 interface Extras {
@@ -85,7 +90,8 @@ export class ElectorSlots {
     // in the slots a scenario names (the loss profile's).
     const several = scenario.batched?.includes(slot) ?? (slot === 0 && (scenario.seed % 4 === 0 || scenario.plant === "participant-parts-without-budget"));
     const transport = several ? new SimParticipantTransport(network, process, slot) : new SimTransport(network, process, slot);
-    const elector = new PrimaryElector({
+    const Elector = this.deps.elector ?? PrimaryElector;
+    const elector = new Elector({
       utype,
       address: `node-${slot}`,
       transport,

@@ -4,8 +4,8 @@ import { MemoryMemberStore } from "../../../shared/store/members-memory-store.js
 import type { LeaseStore } from "../../../shared/lease/lease-store.js";
 import { renewalFloorMs } from "../../../shared/sdk/loop/budgets.js";
 import { GATHER_WINDOW_MS } from "../../../shared/sdk/transport/participant-batcher.js";
-import { Checker } from "./checker.js";
-import { companionRoles, ElectorSlots } from "./elector-slots.js";
+import { Checker, type SimLogEntry } from "./checker.js";
+import { companionRoles, ElectorSlots, type ElectorClass } from "./elector-slots.js";
 import type { StoreWeather } from "./faulty-store.js";
 import { SimInstance } from "./instance.js";
 import type { NetworkDeps } from "./network.js";
@@ -42,6 +42,13 @@ export interface Outcome {
   readonly logLength: number;
   readonly leader: string;
   readonly finalEntry: string;
+  /** What the judged role's handlers and the world recorded (elections, demotions, ended uuids), in order. */
+  readonly log: readonly SimLogEntry[];
+}
+
+/** What a run may swap for its own: the elector (another build's, measured side by side). */
+export interface SimSeams {
+  readonly elector?: ElectorClass;
 }
 
 /**
@@ -69,7 +76,7 @@ export function livenessBoundMs(scenario: Scenario): number {
  * one stable primary required within livenessBoundMs, then everyone stops. Throws
  * SimViolation (with the replay command) on the first broken invariant.
  */
-export async function simulate(scenario: Scenario): Promise<Outcome> {
+export async function simulate(scenario: Scenario, seams: SimSeams = {}): Promise<Outcome> {
   // The service bounds each store call with AbortSignal.timeout(what is left of the budget),
   // on real time. Here simulated time alone decides (FaultyStoreLink cuts a call off when its
   // request's budget ends, and the budget's own check runs on the instance's simulated
@@ -79,14 +86,14 @@ export async function simulate(scenario: Scenario): Promise<Outcome> {
   AbortSignal.timeout = () => new AbortController().signal;
   const unplant = scenario.plant === "shared-renewal-doubling" ? plantSharedRenewalDoubling() : undefined;
   try {
-    return await run(scenario);
+    return await run(scenario, seams);
   } finally {
     AbortSignal.timeout = timeout;
     unplant?.();
   }
 }
 
-async function run(scenario: Scenario): Promise<Outcome> {
+async function run(scenario: Scenario, seams: SimSeams): Promise<Outcome> {
   const world = new SimWorld();
   const rng = new Prng(scenario.seed);
   const stats = new SimStats();
@@ -163,7 +170,7 @@ async function run(scenario: Scenario): Promise<Outcome> {
     for (const judge of sticky) judge.check();
   };
 
-  const slots = new ElectorSlots({ world, scenario, network, checker, stats, utype: UTYPE, healed: () => healed, companions, fenced });
+  const slots = new ElectorSlots({ world, scenario, network, checker, stats, utype: UTYPE, healed: () => healed, companions, fenced, elector: seams.elector });
 
   scenario.starts.forEach((at, slot) => world.schedule(at, () => slots.start(slot)));
   for (const { who, at, forMs } of scenario.pauses) {
@@ -275,5 +282,6 @@ async function run(scenario: Scenario): Promise<Outcome> {
     logLength: checker.log.length,
     leader: leader?.name ?? "none",
     finalEntry: entry === undefined ? "none" : `${entry.uuid || "(released)"}@${entry.epoch}`,
+    log: checker.log,
   };
 }
