@@ -338,6 +338,35 @@ describe("sticky recovery: a standby that lost contact holds back", () => {
     expect(transport.take("heartbeat").sentAt - start).toBe(2501);
   });
 
+  it("a takeover at the end of a hold-back that gets no answer keeps it on until 2·I after the next answer: the service may be out again before the holder found it", async () => {
+    const ctx = await standbyThroughOutage(3 * T);
+    const { clock, transport, lastFailedSentAt } = ctx;
+    const vacant = leaseView(UTYPE, null, undefined, 3);
+    await nextPollAnswered(ctx, vacant);
+    // Polls answered (the role vacant) until the hold-back ends and the takeover goes.
+    for (;;) {
+      while (!transport.all.some((call) => !call.settled)) await clock.advance(1);
+      const call = transport.all.find((pending) => !pending.settled)!;
+      if (call.method === "heartbeat") break;
+      await ctx.answer(call, vacant);
+    }
+    const takeover = transport.all.find((call) => !call.settled)!;
+    expect(takeover.sentAt).toBe(lastFailedSentAt + T);
+    // The service is out again: the takeover gets no answer. The answer after it shows the role
+    // still vacant, and no takeover goes for 2·I after it: the holder gets its look.
+    takeover.fail(down());
+    await settle();
+    const answeredAt = await nextPollAnswered(ctx, vacant);
+    while (clock.now() < answeredAt + 2 * I - 1) {
+      await clock.advance(1);
+      const call = transport.all.find((pending) => !pending.settled);
+      if (call !== undefined) await ctx.answer(call, vacant);
+    }
+    expect(transport.all.filter((call) => call.method === "heartbeat")).toEqual([takeover]);
+    await clock.advance(1);
+    expect(transport.all.filter((call) => call.method === "heartbeat").map((call) => call.sentAt)).toEqual([takeover.sentAt, answeredAt + 2 * I]);
+  });
+
   it("a role nobody ever held (epoch 0) is acquired at once, lost contact or not", async () => {
     const { clock, transport, elector, answer } = setup();
     elector.start();
@@ -367,6 +396,66 @@ describe("sticky recovery: a standby that lost contact holds back", () => {
     await clock.advance(I);
     await answer(transport.take("getPrimary"), leaseView(UTYPE, null, undefined, 6));
     expect(transport.take("heartbeat").request).toEqual({ uuid: "uuid-1", address: null });
+  });
+});
+
+describe("sticky recovery: a lost message is not lost contact", () => {
+  const timeout = (): HaRequestError => new HaRequestError("GetPrimary(scheduler): no answer within 1000 ms", "Timeout", undefined);
+
+  /**
+   * A standby whose polls (every I: U = 0) are answered with "holder"'s lease expiring at
+   * `expiresAt` (its holder renews no more: it crashed), from t = 0, except the polls listed in
+   * `lost`, which get no answer; until the takeover is sent, which it returns.
+   */
+  async function crashedHolder(expiresAt: number, lost: readonly number[]) {
+    const ctx = setup();
+    const { clock, transport, elector, answer } = ctx;
+    elector.start();
+    await clock.advance(0);
+    const start = clock.now();
+    for (let polls = 0; ; polls += 1) {
+      while (!transport.all.some((call) => !call.settled)) await clock.advance(1);
+      const call = transport.all.find((pending) => !pending.settled)!;
+      if (call.method === "heartbeat") return { ...ctx, start, takeover: call };
+      expect(call.method).toBe("getPrimary");
+      if (lost.includes(polls)) {
+        call.fail(timeout());
+        await settle();
+        continue;
+      }
+      const left = start + expiresAt - clock.now();
+      await answer(call, left > 0 ? leaseView(UTYPE, primaryView({ uuid: "holder", epoch: 3, expiresInMs: left })) : leaseView(UTYPE, null, undefined, 3));
+    }
+  }
+
+  it("one lost poll after the holder stopped renewing (a crash) is a lost message: the takeover goes at the expiry, not T after that poll", async () => {
+    // The lease was renewed 500 ms before the first poll and ends at 4 500 ms; the poll at
+    // 3 000 ms (after an answer that showed it 2.5·I old: overdue) gets no answer. Before, that
+    // one lost poll held the takeover back to 3 000 + T = 8 000 ms, past the expiry + I.
+    const { start, takeover, transport } = await crashedHolder(4500, [3]);
+    expect(transport.all.filter((call) => call.method === "getPrimary").map((call) => [call.sentAt - start, call.settled])).toEqual([
+      [0, true],
+      [I, true],
+      [2 * I, true],
+      [3 * I, true],
+      [4 * I, true],
+    ]);
+    expect(takeover.sentAt - start).toBe(4501);
+  });
+
+  it("one lost poll while the holder still renewed (perhaps a short outage that ends its term) holds back to 2·I after the next answer, not T after it", async () => {
+    // The answer before the lost poll (at I) showed the lease 2.2·I old at 0: being renewed. The
+    // holder's term may have ended in an outage this poll met; the holder then takes its role
+    // back at its deadline or its next look, within 2·I of this standby's next answer (at 2·I).
+    const { start, takeover } = await crashedHolder(2800, [1]);
+    expect(takeover.sentAt - start).toBe(2 * I + 2 * I);
+  });
+
+  it("two lost calls in a row after the holder stopped renewing hold back to 2·I after the next answer, not T after the last", async () => {
+    // Polls at 3 000 and 4 000 ms get no answer (the second backs the next off to 2·I): the
+    // holder may have lost its term in an outage before, too short for this standby to meet.
+    const { start, takeover } = await crashedHolder(4500, [3, 4]);
+    expect(takeover.sentAt - start).toBe(6 * I + 2 * I);
   });
 });
 

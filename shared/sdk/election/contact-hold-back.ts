@@ -1,30 +1,58 @@
 import type { LeaseTiming } from "../../contract/timing.js";
+import type { LeaseView } from "../../contract/lease-view.js";
 
 /**
- * How long a standby that lost contact with the service holds back before it takes a role
- * whose holder may come back (docs/protocol.md#sticky-recovery). When the service is out
- * for everyone, no holder can renew, so every lease runs out meanwhile; a standby that
- * took an expired lease the moment the service answered again would move the role for no
- * fault of its holder. So after a call of its own got no answer, a timeout or a 5xx (an
- * outage, not a refusal), a standby takes no such role before
+ * How long a standby holds back, after calls of its own got no answer, before it takes a
+ * role whose holder may come back (docs/protocol.md#sticky-recovery). When the service is out
+ * for everyone, no holder can renew, so every lease runs out meanwhile; a standby that took an
+ * expired lease the moment the service answered again would move the role for no fault of its
+ * holder. But a lost message is not an outage: what a call that got no answer (a timeout or a
+ * 5xx: an outage, not a refusal) holds back depends on what the answer before it showed.
  *
- *     max(sentAt of that failed call + T,  its next answer + 2·I)
+ * - Lost contact: two such calls in a row after an answer that showed the role's lease being
+ *   renewed (its holder was renewing, so an outage that began stops it too), or any such call
+ *   before the first answer (nothing says the service was ever up). No takeover before
  *
- * The first term is "T after the return": the failed call was sent while the service was
- * out, so a holder that died meanwhile is replaced at most T after the service returned.
- * The second gives the holder time to find the service: a holder whose term ended for want
- * of answers looks every I·(1 + 0.2·U) while it gets none and takes its own role back at
- * its first answer (one round trip later), which this standby's answer cannot precede. Until
- * that next answer comes, nothing is taken (the hold-back has no end yet).
+ *       max(sentAt of the last such call + T,  its next answer + 2·I)
+ *
+ *   The first term is "T after the return": the failed call was sent while the service was
+ *   out, so a holder that died meanwhile is replaced at most T after the service returned.
+ * - A short outage, perhaps: one such call after an answer that showed the lease being
+ *   renewed, or two in a row after one that showed it overdue. No takeover before its next
+ *   answer + 2·I. An outage too short to fail two calls in a row can still end the holder's
+ *   term (its renewals are I apart and more), and the holder then takes its role back: at
+ *   its deadline, or at its first look after the return.
+ * - A lost message: one such call after an answer that showed the lease overdue (not renewed
+ *   within RENEWING_WITHIN_INTERVALS·I), or none. Nothing: its holder had stopped renewing while
+ *   the service still answered this standby (a crash, or a holder cut off alone), not because
+ *   of an outage. Under message loss, each lost poll would otherwise move a crash failover later.
+ *
+ * The 2·I is the holder's time to find the service: a holder whose term ended for want of
+ * answers looks every I·(1 + 0.2·U) while it gets none and takes its own role back at its
+ * first answer (one round trip later), which this standby's answer cannot precede. Until that
+ * next answer comes, nothing is taken (the hold-back has no end yet). While a hold-back is on,
+ * and for I after it ends (the takeover that ends it, or the poll that takeover awaits), any
+ * such call keeps it on until 2·I after the next answer: the service may be out again before
+ * the holder found it.
  *
  * A standby that never lost contact is not held back: a holder cut off alone (a partition,
  * a paused process) is replaced at its lease's expiry, as always. Pure bookkeeping, on the
  * elector's clock; the elector decides which roles it applies to.
  */
 export class ContactHoldBack {
-  /** When the latest call that met an outage was sent; undefined while none has. */
-  #failedSentAt: number | undefined;
-  /** The first answer after that failure; undefined until one comes. */
+  /** I and T as the latest answer gave them; undefined before the first answer. */
+  #timing: LeaseTiming | undefined;
+  /** Whether the latest answer showed the role's lease being renewed (see RENEWING_WITHIN_INTERVALS). */
+  #renewing = false;
+  /** When the latest answer came; undefined before the first. */
+  #answeredAt: number | undefined;
+  /** Calls sent since the latest answer (since the start, before the first) that met an outage. */
+  #unanswered = 0;
+  /** When the latest call that lost contact was sent: the T term; undefined while none has. */
+  #lostSentAt: number | undefined;
+  /** When the latest call that holds back was sent; undefined while none has. */
+  #heldSentAt: number | undefined;
+  /** The first answer after #heldSentAt; undefined until one comes. */
   #regainedAt: number | undefined;
 
   /**
@@ -32,14 +60,33 @@ export class ContactHoldBack {
    * ended the last loss (a call that hung, cut off late) moves the failure, not that answer.
    */
   failed(sentAt: number): void {
-    if (this.#failedSentAt !== undefined && sentAt < this.#failedSentAt) return;
-    this.#failedSentAt = sentAt;
+    if (this.#answeredAt === undefined || sentAt >= this.#answeredAt) this.#unanswered += 1;
+    const kind = this.#kindOf(sentAt);
+    if (kind === "lost message") return;
+    if (kind === "lost contact" && (this.#lostSentAt === undefined || sentAt > this.#lostSentAt)) this.#lostSentAt = sentAt;
+    if (this.#heldSentAt !== undefined && sentAt < this.#heldSentAt) return;
+    this.#heldSentAt = sentAt;
     if (this.#regainedAt !== undefined && sentAt > this.#regainedAt) this.#regainedAt = undefined;
   }
 
-  /** The service answered (anything, a refusal included) at `at`. */
-  answered(at: number): void {
-    if (this.#failedSentAt !== undefined && this.#regainedAt === undefined) this.#regainedAt = at;
+  /** What a failed call sent at `sentAt` tells, by the answer before it (see the class comment). */
+  #kindOf(sentAt: number): "lost contact" | "short outage" | "lost message" {
+    const timing = this.#timing;
+    if (timing === undefined) return "lost contact";
+    const inARow = this.#unanswered >= 2;
+    if (inARow && this.#renewing) return "lost contact";
+    const holding = this.#heldSentAt !== undefined && (this.#regainedAt === undefined || sentAt < this.#end(timing) + timing.intervalMs);
+    return inARow || this.#renewing || holding ? "short outage" : "lost message";
+  }
+
+  /** The service answered (anything, a refusal included) at `at`, showing `view`. */
+  answered(at: number, view: LeaseView): void {
+    this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
+    const primary = view.primary;
+    this.#renewing = primary !== null && !primary.revoked && view.timeoutMs - primary.expiresInMs <= RENEWING_WITHIN_INTERVALS * view.intervalMs;
+    this.#answeredAt = at;
+    this.#unanswered = 0;
+    if (this.#heldSentAt !== undefined && this.#regainedAt === undefined) this.#regainedAt = at;
   }
 
   /**
@@ -47,8 +94,21 @@ export class ContactHoldBack {
    * contact was never lost, +∞ while it is still lost (no answer since the last failure).
    */
   until(timing: LeaseTiming): number {
-    if (this.#failedSentAt === undefined) return Number.NEGATIVE_INFINITY;
+    if (this.#heldSentAt === undefined) return Number.NEGATIVE_INFINITY;
     if (this.#regainedAt === undefined) return Number.POSITIVE_INFINITY;
-    return Math.max(this.#failedSentAt + timing.timeoutMs, this.#regainedAt + 2 * timing.intervalMs);
+    return this.#end(timing);
+  }
+
+  #end(timing: LeaseTiming): number {
+    const regained = this.#regainedAt === undefined ? Number.POSITIVE_INFINITY : this.#regainedAt + 2 * timing.intervalMs;
+    return this.#lostSentAt === undefined ? regained : Math.max(this.#lostSentAt + timing.timeoutMs, regained);
   }
 }
+
+/**
+ * A lease renewed within this many I is being renewed: its holder renews every I, the age
+ * the service reports may be off by the skew between its instances (less than I,
+ * docs/protocol.md#the-assumptions), and the renewal travels for up to a round trip (well
+ * under I/4).
+ */
+const RENEWING_WITHIN_INTERVALS = 2.25;

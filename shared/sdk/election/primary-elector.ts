@@ -821,7 +821,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #observe(view: LeaseView, call: "read" | "write" = "write"): void {
     this.#refusals = { read: 0, write: call === "write" ? 0 : this.#refusals.write };
     this.#failures = 0;
-    this.#contact.answered(this.#setup.clock.now());
+    this.#contact.answered(this.#setup.clock.now(), view);
     this.#lastView = view;
     // Another term began (or the service forgot the role): nothing left to take back.
     if (this.#reclaim !== undefined && view.epoch !== this.#reclaim.epoch) this.#reclaim = undefined;
