@@ -76,7 +76,7 @@ describe("ContactHoldBack", () => {
     expect(contact.until(timing)).toBe(4000 + 2 * I);
   });
 
-  it("while a hold-back is on, and for I after it ends, one failed call keeps it on until 2·I after the next answer; its T term stays", () => {
+  it("while a hold-back is on, and for I after it ends once the role could be taken (the takeover), one failed call keeps it on until 2·I after the next answer; its T term stays", () => {
     const contact = new ContactHoldBack();
     contact.answered(0, leaseAged(0));
     contact.failed(1000);
@@ -93,6 +93,22 @@ describe("ContactHoldBack", () => {
     contact.answered(end + 6 * I, vacant);
     contact.failed(end + 6 * I);
     expect(contact.until(timing)).toBe(end + 4 * I);
+  });
+
+  it("a poll that fails just after a hold-back ended, while the lease it waited for is still live, is judged on its own", () => {
+    const contact = new ContactHoldBack();
+    contact.answered(0, leaseAged(0));
+    contact.failed(1000);
+    contact.failed(2000);
+    contact.answered(3000, leaseAged(0));
+    const end = 2000 + T;
+    expect(contact.until(timing)).toBe(end);
+    // The last answer, I/2 before the end, showed the lease 3·I old (overdue) and live for
+    // 2·I more: no takeover is due I/2 after the end, so what fails then is a poll, after an
+    // overdue lease: a lost message.
+    contact.answered(end - I / 2, leaseAged(3 * I));
+    contact.failed(end + I / 2);
+    expect(contact.until(timing)).toBe(end);
   });
 
   it("a call that failed late (sent before the answer that ended the loss) moves the failure, not that answer, and starts no run", () => {

@@ -30,10 +30,10 @@ import type { LeaseView } from "../../contract/lease-view.js";
  * The 2·I is the holder's time to find the service: a holder whose term ended for want of
  * answers looks every I·(1 + 0.2·U) while it gets none and takes its own role back at its
  * first answer (one round trip later), which this standby's answer cannot precede. Until that
- * next answer comes, nothing is taken (the hold-back has no end yet). While a hold-back is on,
- * and for I after it ends (the takeover that ends it, or the poll that takeover awaits), any
- * such call keeps it on until 2·I after the next answer: the service may be out again before
- * the holder found it.
+ * next answer comes, nothing is taken (the hold-back has no end yet). A call that fails while
+ * a hold-back is on (the poll a takeover at its end awaits, say), or within I after it ended
+ * once the role could be taken (the takeover that ends it), keeps it on until 2·I after the
+ * next answer: the service may be out again before the holder found it.
  *
  * A standby that never lost contact is not held back: a holder cut off alone (a partition,
  * a paused process) is replaced at its lease's expiry, as always. Pure bookkeeping, on the
@@ -46,6 +46,8 @@ export class ContactHoldBack {
   #renewing = false;
   /** When the latest answer came; undefined before the first. */
   #answeredAt: number | undefined;
+  /** From when the latest answer let the role be taken: its lease's expiry, or that answer if it showed none. */
+  #takeableAt = Number.POSITIVE_INFINITY;
   /** Calls sent since the latest answer (since the start, before the first) that met an outage. */
   #unanswered = 0;
   /** When the latest call that lost contact was sent: the T term; undefined while none has. */
@@ -75,7 +77,8 @@ export class ContactHoldBack {
     if (timing === undefined) return "lost contact";
     const inARow = this.#unanswered >= 2;
     if (inARow && this.#renewing) return "lost contact";
-    const holding = this.#heldSentAt !== undefined && (this.#regainedAt === undefined || sentAt < this.#end(timing) + timing.intervalMs);
+    const end = this.#regainedAt === undefined ? Number.POSITIVE_INFINITY : this.#end(timing);
+    const holding = this.#heldSentAt !== undefined && (sentAt < end || (sentAt >= this.#takeableAt && sentAt < end + timing.intervalMs));
     return inARow || this.#renewing || holding ? "short outage" : "lost message";
   }
 
@@ -85,6 +88,7 @@ export class ContactHoldBack {
     const primary = view.primary;
     this.#renewing = primary !== null && !primary.revoked && view.timeoutMs - primary.expiresInMs <= RENEWING_WITHIN_INTERVALS * view.intervalMs;
     this.#answeredAt = at;
+    this.#takeableAt = primary === null ? at : at + primary.expiresInMs;
     this.#unanswered = 0;
     if (this.#heldSentAt !== undefined && this.#regainedAt === undefined) this.#regainedAt = at;
   }
