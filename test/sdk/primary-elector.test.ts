@@ -982,7 +982,9 @@ describe("PrimaryElector and the end of a term (docs/protocol.md)", () => {
       expect(ctx.elector.uuid).toBe("uuid-2");
       // The 503 was one failed call after an answer that showed no lease: a lost message, not
       // lost contact (docs/protocol.md#sticky-recovery), so the takeover goes at the expiry.
-      await ctx.clock.advance(301);
+      await ctx.clock.advance(300);
+      ctx.transport.expectIdle();
+      await ctx.clock.advance(1);
       expect(ctx.transport.take("heartbeat").request).toEqual({ uuid: "uuid-2", address: null });
     });
 

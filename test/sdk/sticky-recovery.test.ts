@@ -13,8 +13,10 @@ import { FakeClock, settle } from "../helpers/fake-clock.js";
 /**
  * Sticky recovery (docs/protocol.md#sticky-recovery) on the injected clock: when the service
  * was out for everyone, the role goes back to the participant that held it, and a standby
- * that lost contact holds back for max(its failed call + T, its next answer + 2·I) so that
- * the holder finds the service first; a holder cut off alone is still replaced at T.
+ * that lost contact (two failed calls in a row while the holder renewed) holds back for
+ * max(its last failed call + T, its next answer + 2·I) so that the holder finds the service
+ * first; a lost message holds back less or nothing (contact-hold-back.test.ts has the whole
+ * table); a holder cut off alone is still replaced at T.
  */
 
 const UTYPE = "scheduler";
@@ -268,7 +270,7 @@ describe("sticky recovery: a standby that lost contact holds back", () => {
     await clock.advance(end + 1 - clock.now());
     expect(hanging.settled).toBe(false);
     expect(transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
-    // It fails: the service went away again. No takeover until it answers, and T after that failure.
+    // It fails: the service went away again. No takeover until it answers, and 2·I after that answer.
     await ctx.outageUntil(clock.now() + 3 * I);
     expect(transport.all.filter((call) => call.method === "heartbeat")).toEqual([]);
   });

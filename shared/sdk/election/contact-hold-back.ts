@@ -2,38 +2,43 @@ import type { LeaseTiming } from "../../contract/timing.js";
 import type { LeaseView } from "../../contract/lease-view.js";
 
 /**
- * How long a standby holds back, after calls of its own got no answer, before it takes a
- * role whose holder may come back (docs/protocol.md#sticky-recovery). When the service is out
+ * How long a standby holds back, after calls of its own failed (no answer, a timeout or a
+ * 5xx: an outage, not a refusal; see isOutage), before it takes a role whose holder may come
+ * back (docs/protocol.md#sticky-recovery, whose table this follows). When the service is out
  * for everyone, no holder can renew, so every lease runs out meanwhile; a standby that took an
  * expired lease the moment the service answered again would move the role for no fault of its
- * holder. But a lost message is not an outage: what a call that got no answer (a timeout or a
- * 5xx: an outage, not a refusal) holds back depends on what the answer before it showed.
+ * holder. But a lost message is not an outage: what a failed call holds back depends on what
+ * the answer before it showed of the role's lease, being renewed (within
+ * RENEWING_WITHIN_INTERVALS·I) or not (older, revoked, or no lease at all).
  *
- * - Lost contact: two such calls in a row after an answer that showed the role's lease being
- *   renewed (its holder was renewing, so an outage that began stops it too), or any such call
- *   before the first answer (nothing says the service was ever up). No takeover before
+ * - Lost contact: two failed calls in a row after an answer that showed the lease being
+ *   renewed (its holder was renewing, so an outage that began stops it too), or any failed
+ *   call before the first answer (nothing says the service was ever up). No takeover before
  *
- *       max(sentAt of the last such call + T,  its next answer + 2·I)
+ *       max(sentAt of the last failed call + T,  its next answer + 2·I)
  *
- *   The first term is "T after the return": the failed call was sent while the service was
- *   out, so a holder that died meanwhile is replaced at most T after the service returned.
- * - A short outage, perhaps: one such call after an answer that showed the lease being
- *   renewed, or two in a row after one that showed it overdue. No takeover before its next
- *   answer + 2·I. An outage too short to fail two calls in a row can still end the holder's
- *   term (its renewals are I apart and more), and the holder then takes its role back: at
- *   its deadline, or at its first look after the return.
- * - A lost message: one such call after an answer that showed the lease overdue (not renewed
- *   within RENEWING_WITHIN_INTERVALS·I), or none. Nothing: its holder had stopped renewing while
- *   the service still answered this standby (a crash, or a holder cut off alone), not because
- *   of an outage. Under message loss, each lost poll would otherwise move a crash failover later.
+ *   The first term is at most "T after the return": the failed call was sent while the
+ *   service was out, so a holder that died meanwhile is replaced by then.
+ * - Perhaps a short outage: one failed call after an answer that showed the lease being
+ *   renewed, or two in a row after one that did not. No takeover before its next answer +
+ *   2·I. An outage too short to fail two calls in a row can still end the holder's term (its
+ *   renewals are I apart or more), and the holder then takes its role back: at its deadline,
+ *   or at its first look after the return. After a lease no longer renewed, two in a row are
+ *   for a holder that lost renewals to an outage too short for this standby to meet and
+ *   loses the rest to this one.
+ * - A lost message: one failed call after an answer that showed the lease not being renewed.
+ *   Nothing: its holder had stopped renewing while the service still answered this standby
+ *   (it crashed, or was cut off alone), not because of an outage. Under message loss, each
+ *   lost poll would otherwise move a crash failover later.
  *
  * The 2·I is the holder's time to find the service: a holder whose term ended for want of
  * answers looks every I·(1 + 0.2·U) while it gets none and takes its own role back at its
- * first answer (one round trip later), which this standby's answer cannot precede. Until that
- * next answer comes, nothing is taken (the hold-back has no end yet). A call that fails while
- * a hold-back is on (the poll a takeover at its end awaits, say), or within I after it ended
- * once the role could be taken (the takeover that ends it), keeps it on until 2·I after the
- * next answer: the service may be out again before the holder found it.
+ * first answer (a round trip or two later), which this standby's answer cannot precede. Until
+ * that next answer comes, nothing is taken (the hold-back has no end yet). A call that fails
+ * while a hold-back is on (the poll a takeover at its end awaits, say), or within I after it
+ * ended once the last answer let the role be taken (the takeover that ends it), is no lost
+ * message whatever that answer showed: it keeps the hold-back on until 2·I after the next
+ * answer, as the service may be out again before the holder found it.
  *
  * A standby that never lost contact is not held back: a holder cut off alone (a partition,
  * a paused process) is replaced at its lease's expiry, as always. Pure bookkeeping, on the
