@@ -18,10 +18,12 @@ export interface CrashTrial {
 }
 
 /**
- * A primary and a standby of one role (slot 0 starts first, so it is the holder), message
- * loss on every call of both, each leg 0–10 ms; slot 0 is SIGKILLed at 3·T plus up to 2·I
- * (any point of its renewal cycle), and the standby must take over. The scenario replays
- * from its seed alone, like every run of the simulation.
+ * A primary and a standby of one role (slot 0 starts first, so it is the holder), each a
+ * lone elector on the single routes (no participant of several roles: only the judged role's
+ * elector is another build's when measured side by side), message loss on every call of
+ * both, each leg 0–10 ms; slot 0 is SIGKILLed at 3·T plus up to 2·I (any point of its
+ * renewal cycle), and the standby must take over. The scenario replays from its seed alone,
+ * like every run of the simulation.
  */
 export function crashUnderLoss(seed: number, setting: CrashUnderLoss): Scenario {
   const { intervalMs, timeoutMs } = setting.timing;
@@ -36,6 +38,7 @@ export function crashUnderLoss(seed: number, setting: CrashUnderLoss): Scenario 
     starts: [0, Math.round(intervalMs / 2)],
     skews: [0],
     sharedSecret: true,
+    batched: [],
     network: { lossRate: 1 - Math.sqrt(1 - setting.callLoss), maxDelayMs: 10, unavailableRate: 0, duplicateRate: 0 },
     store: { maxLatencyMs: 2, ambiguousRate: 0, lostBeforeStoreRate: 0 },
     outages: [],
