@@ -2,7 +2,7 @@ import type { LeaseRecord } from "../../../shared/lease/lease.js";
 import type { DemotionReason, PrimaryElector } from "../../../shared/sdk/election/primary-elector.js";
 import type { SimProcess } from "./process.js";
 import type { AppliedWrite } from "./fenced-resource.js";
-import type { RenewalAnswer } from "./network.js";
+import type { RenewalAnswer, SimCall } from "./network.js";
 import type { RecordingStore, StoreWrite } from "./recording-store.js";
 import type { RenewalLog } from "./renewal-log.js";
 import { DEFAULT_INVARIANTS, type Invariant, type Scenario } from "./scenario.js";
@@ -21,6 +21,8 @@ export interface Participant {
   gone: boolean;
   /** When the world started it (simulated time). */
   readonly startedAt: number;
+  /** The calls of its transport (shared with the other roles of its participant). */
+  readonly calls: readonly SimCall[];
 }
 
 /** What the handlers and the world record; the checker alone judges it. */

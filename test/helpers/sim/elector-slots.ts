@@ -105,7 +105,7 @@ export class ElectorSlots {
       announce: scenario.handovers.length > 0,
       rideThroughMs: scenario.rideThroughMs ?? 0,
     });
-    const participant: Participant = { name: `e${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now };
+    const participant: Participant = { name: `e${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now, calls: transport.calls };
     this.#current[slot] = participant;
     checker.watch(participant);
     const extras = several ? this.#extrasOf(slot, n, process, transport) : undefined;
@@ -134,7 +134,7 @@ export class ElectorSlots {
         announce: false,
         rideThroughMs: scenario.rideThroughMs ?? 0,
       });
-      const companion: Participant = { name: `${letter}${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now };
+      const companion: Participant = { name: `${letter}${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now, calls: transport.calls };
       checkers[index]!.watch(companion);
       return companion;
     });

@@ -59,9 +59,17 @@ export interface RenewalAnswer {
  * own delay, so answers arrive in any order; the caller takes the first that arrives.
  * Timeouts run on the process's own timers, so a paused process times out late.
  */
+/** One call as its caller lived it: sent, and settled (answered, failed, timed out or aborted) or not yet. */
+export interface SimCall {
+  readonly sentAt: number;
+  settledAt: number | undefined;
+}
+
 export class SimTransport implements LeaseTransport {
   /** Whether this process's elector of `utype` rides through now (for the planted bug that hides refusals from it). */
   riding: (utype: string) => boolean = () => false;
+  /** Every call made through it: when it was sent and when its caller had an answer, a failure or gave up. */
+  readonly calls: SimCall[] = [];
 
   constructor(
     private readonly deps: NetworkDeps,
@@ -151,6 +159,8 @@ export class SimTransport implements LeaseTransport {
     delivered: (value: T) => void = () => undefined,
   ): Promise<T> {
     const { world, rng, instances, stats } = this.deps;
+    const call: SimCall = { sentAt: world.now, settledAt: undefined };
+    this.calls.push(call);
     return new Promise<T>((resolve, rejectCall) => {
       let done = false;
       let timer: TimerHandle | undefined;
@@ -160,6 +170,7 @@ export class SimTransport implements LeaseTransport {
       const finish = (settle: () => void): void => {
         if (done) return;
         done = true;
+        call.settledAt = world.now;
         if (timer !== undefined) this.process.clearTimeout(timer);
         options.abortSignal?.removeEventListener("abort", onAbort);
         settle();

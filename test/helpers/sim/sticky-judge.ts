@@ -148,20 +148,24 @@ export class StickyJudge {
 
   /**
    * By when the holder must hold its role again: after the return, or after its term ended
-   * if that came later (it looks at once then), its next look (1.2·I on a clock up to ρ
-   * slow), and three calls: the look, the release of its old lease if that is still live,
-   * the acquire (each over the network both ways, and one or two store calls).
+   * if that came later (it looks at once then), or after a call of its own that the return
+   * found awaiting an answer the outage swallowed had failed (its caller learns nothing of
+   * the return before), its next look (1.2·I on a clock up to ρ slow), and three calls: the
+   * look, the release of its old lease if that is still live, the acquire (each over the
+   * network both ways, and one or two store calls). Infinite while such a call is unsettled.
    */
   #holderBackBy(outage: Outage, holder: Participant): number {
     const { intervalMs } = this.scenario.timing;
     const termEnded = this.checker.log.findLast((entry) => entry.kind === "demoted" && entry.who === holder.name)?.at ?? outage.to;
+    const hung = holder.calls.filter((call) => call.sentAt < outage.to && (call.settledAt ?? Number.POSITIVE_INFINITY) > outage.to);
+    const hungUntil = Math.max(outage.to, ...hung.map((call) => call.settledAt ?? Number.POSITIVE_INFINITY));
     // Past the safety phase the world is healed, with its own delays.
     const maxDelayMs = Math.max(this.scenario.network.maxDelayMs, HEALED_MAX_DELAY_MS);
     const storeLatencyMs = Math.max(this.scenario.store.maxLatencyMs, HEALED_STORE_LATENCY_MS);
     const callsMs = 6 * maxDelayMs + 10 * storeLatencyMs;
     // A participant of several parts wakes on its grid, up to I/4 after a look's planned time (transport/cadence.ts).
     const gridMs = !holder.name.startsWith("e") || (slotOf(holder.name) === 0 && this.scenario.seed % 4 === 0) ? intervalMs / 4 : 0;
-    return Math.max(outage.to, termEnded) + (1.2 * intervalMs) / 0.98 + gridMs + callsMs + 10;
+    return Math.max(outage.to, termEnded, hungUntil) + (1.2 * intervalMs) / 0.98 + gridMs + callsMs + 10;
   }
 
   /** When the holder died (crashed or stopped), if it did by `until`. */
