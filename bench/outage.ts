@@ -16,7 +16,7 @@
  * return (the first instance listening again) to a primary and to work. Needs `npm run build`.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem, type } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -135,6 +135,9 @@ if (out !== undefined) mkdirSync(out, { recursive: true });
 const logs = out ?? work;
 const eventsFile = join(logs, "events.jsonl");
 writeFileSync(eventsFile, "");
+// The work appends to its role's log: an --out that an earlier run wrote starts empty, or
+// that run's lines would read as runs of this one's roles (two primaries that never were).
+for (const name of readdirSync(logs)) if (/^work-.*\.log$/.test(name)) rmSync(join(logs, name));
 const participants: Participant[] = [];
 let store: StoreProcess | undefined;
 let instances: ServiceInstances | undefined;
