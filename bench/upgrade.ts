@@ -21,9 +21,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "n
 import { cpus, loadavg, tmpdir, totalmem, type } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseDuration } from "../shared/cli/client-flags.js";
 import { distribution, sleep, type Distribution } from "./compare/stats.js";
-import { readArgs } from "./helpers/args.js";
+import { optionReaders, readArgs } from "./helpers/args.js";
 import { startLineProcess, type LineProcess } from "./helpers/processes.js";
 import { CLI, ServiceInstances, startStoreProcess, type StoreProcess } from "./helpers/service-instances.js";
 import { primariesAt, roleMoves, untilPrimary, workLostMs, type RoleEvent, type Span } from "./outage/figures.js";
@@ -73,24 +72,7 @@ const { values } = readArgs(USAGE, {
   json: { type: "string" },
 });
 
-function usageError(message: string): never {
-  process.stderr.write(`${message}\n\n${USAGE}\n`);
-  process.exit(2);
-}
-function whole(name: string, fallback: number, min = 1): number {
-  const text = values[name as keyof typeof values];
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < min) usageError(`--${name} must be a whole number of at least ${min}, got ${JSON.stringify(text)}.`);
-  return value;
-}
-function duration(name: string, text: string): number {
-  try {
-    return parseDuration(name, text) ?? 0;
-  } catch (error) {
-    return usageError(error instanceof Error ? error.message : String(error));
-  }
-}
+const { usageError, whole, duration } = optionReaders(USAGE, values);
 
 const QUICK = values.quick;
 const I = whole("interval-ms", 1000);

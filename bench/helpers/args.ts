@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { parseDuration } from "../../shared/cli/client-flags.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 const HELP = { help: { type: "boolean", short: "h" } } as const;
@@ -27,4 +28,31 @@ export function positiveFlag(name: string, text: string): number {
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer (got ${JSON.stringify(text)}).`);
   return value;
+}
+
+/**
+ * Readers of a benchmark's parsed options that print what is wrong and the usage and exit 2:
+ * `whole` (an integer option of at least `min`, or `fallback` when not given) and
+ * `duration` (the CLI's durations: `90s`, `1m30s`, `500ms`).
+ */
+export function optionReaders(usage: string, values: Readonly<Record<string, unknown>>) {
+  const usageError = (message: string): never => {
+    process.stderr.write(`${message}\n\n${usage}\n`);
+    process.exit(2);
+  };
+  const whole = (name: string, fallback: number, min = 1): number => {
+    const text = values[name];
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isSafeInteger(value) || value < min) usageError(`--${name} must be a whole number of at least ${min}, got ${JSON.stringify(text)}.`);
+    return value;
+  };
+  const duration = (name: string, text: string): number => {
+    try {
+      return parseDuration(name, text) ?? 0;
+    } catch (error) {
+      return usageError(error instanceof Error ? error.message : String(error));
+    }
+  };
+  return { usageError, whole, duration };
 }
