@@ -147,7 +147,6 @@ function roleRow(utype) {
     state: el("td", { className: "state" }),
     detail: el("span", { className: "detail" }),
     primary: el("td", { className: "primary" }),
-    address: el("td", { className: "address" }),
     epoch: el("td", { className: "epoch num" }),
     countdown: el("span", { className: "countdown", role: "timer", "aria-label": `Lease left for ${utype}` }),
     meter: el("meter", { min: 0, max: TIMEOUT_MS, low: INTERVAL_MS * 2, optimum: TIMEOUT_MS, "aria-hidden": "true" }),
@@ -164,7 +163,6 @@ function roleRow(utype) {
     el("th", { scope: "row" }, button),
     cells.state,
     cells.primary,
-    cells.address,
     cells.epoch,
     el("td", { className: "lease" }, cells.countdown, cells.meter),
     cells.standbys,
@@ -208,8 +206,10 @@ function showRole(view, serviceNow, receivedAt) {
   entry.row.dataset.state = state;
   entry.row.dataset.handover = view.handover?.phase ?? "";
   entry.cells.state.replaceChildren(badge(state), " ", entry.cells.detail);
-  entry.cells.primary.replaceChildren(primary === null ? "—" : el("code", {}, primary.uuid));
-  entry.cells.address.textContent = primary?.address ?? "—";
+  // The machine first, as an operator looks for it; the uuid's first 8 characters after it,
+  // all of it on hover and in the term history (as the standbys are shown).
+  entry.cells.primary.dataset.uuid = primary?.uuid ?? "";
+  entry.cells.primary.replaceChildren(...(primary === null ? ["—"] : machine(primary)));
   entry.cells.epoch.textContent = String(primary?.epoch ?? view.epoch ?? 0);
   entry.cells.meter.max = view.timeoutMs ?? TIMEOUT_MS;
   showStandbys(entry, view, serviceNow);
@@ -229,6 +229,11 @@ function handoverText(view) {
   return handover.phase === "pending" ? `handing over to ${to} …` : `reserved for ${to} until ${clockText(handover.until)}`;
 }
 
+/** A holder or standby as people look for it: its address, then its uuid short (all of it on hover). */
+function machine({ uuid, address }) {
+  return [el("span", { className: "machine-address" }, address ?? "no address"), " ", el("code", { className: "uuid", title: uuid }, `${uuid.slice(0, 8)}…`)];
+}
+
 function showStandbys(entry, view, serviceNow) {
   // As the service lists them (oldest announcement first), each by its uuid: two may share
   // an address (two electors on one host, or one that competes again under a new uuid).
@@ -243,10 +248,7 @@ function showStandbys(entry, view, serviceNow) {
             el(
               "li",
               { dataset: { uuid: standby.uuid } },
-              el("span", { className: "standby-address" }, standby.address ?? "no address"),
-              " ",
-              // The uuid's first 8 characters, all of it on hover: the address names the standby.
-              el("code", { title: standby.uuid }, `${standby.uuid.slice(0, 8)}…`),
+              ...machine(standby),
               serviceNow === null ? null : el("span", { className: "seen" }, ` seen ${seconds(serviceNow - Date.parse(standby.seenAt))} ago`),
             ),
           ),

@@ -29,14 +29,23 @@ const BROWSER_CLOCK_AHEAD_MS = 3_600_000;
 /** An element, as little of it as the functions run in the page use. */
 interface HTMLLike {
   readonly textContent: string | null;
+  getAttribute(name: string): string | null;
   querySelector(css: string): HTMLLike | null;
   querySelectorAll(css: string): Iterable<HTMLLike>;
+}
+
+/** An element as the functions run in the page read it. */
+interface PageElement {
+  readonly textContent: string | null;
+  readonly firstChild: { readonly textContent: string | null } | null;
+  getAttribute(name: string): string | null;
+  querySelector(css: string): PageElement | null;
 }
 
 /** The little of the DOM the functions run in the page use (the tests compile without lib "dom"). */
 interface PageGlobals {
   readonly document: {
-    querySelector(css: string): { readonly textContent: string | null } | null;
+    querySelector(css: string): PageElement | null;
     readonly activeElement: { readonly textContent: string | null } | null;
   };
   getComputedStyle(element: unknown): { readonly backgroundColor: string };
@@ -118,6 +127,28 @@ describe("the dashboard in a real Chromium", () => {
   const roleCell = (cell: string): string => `#roles tr[data-utype="${ROLE}"] .${cell}`;
   const text = (selector: string): Promise<string> => page.locator(selector).first().innerText();
 
+  /** The uuid of the primary the page shows (the cell's data-uuid), "" while it shows none. */
+  const shownHolder = async (): Promise<string> => (await page.locator(roleCell("primary")).first().getAttribute("data-uuid")) ?? "";
+
+  /**
+   * Waits until the page shows `uuid` as the primary: the cell leads with its address (what an
+   * operator looks for), then the uuid's first 8 characters, with all of it on hover.
+   */
+  async function waitForHolder(uuid: string, address: string): Promise<void> {
+    await page.waitForFunction(
+      (css) => (globalThis as unknown as PageGlobals).document.querySelector(css) !== null,
+      `${roleCell("primary")}[data-uuid="${uuid}"]`,
+      { timeout: SHOWN_WITHIN_MS, polling: 50 },
+    );
+    const cell = await page.evaluate((css) => {
+      const element = (globalThis as unknown as PageGlobals).document.querySelector(css);
+      return { text: element?.textContent ?? "", first: element?.firstChild?.textContent ?? "", title: element?.querySelector("code")?.getAttribute("title") ?? null };
+    }, roleCell("primary"));
+    expect(cell.first).toBe(address);
+    expect(cell.text).toBe(`${address} ${uuid.slice(0, 8)}…`);
+    expect(cell.title).toBe(uuid);
+  }
+
   /** Waits until the element's text satisfies `pattern` (a regex source), checked in the page. */
   async function waitForText(selector: string, pattern: string, timeout = SHOWN_WITHIN_MS): Promise<string> {
     await page.waitForFunction(
@@ -136,8 +167,7 @@ describe("the dashboard in a real Chromium", () => {
 
   it("shows the role an elect process holds: its primary, address and epoch", async () => {
     const { who, event } = await elected();
-    await waitForText(roleCell("primary"), `^${event["uuid"] as string}$`);
-    expect(await text(roleCell("address"))).toBe(`${who.name}.internal:5800`);
+    await waitForHolder(event["uuid"] as string, `${who.name}.internal:5800`);
     expect(await text(roleCell("epoch"))).toBe(String(event["epoch"]));
     expect(await text(roleCell("state"))).toContain("held");
     await waitForText("#status", "^Live · updated");
@@ -150,8 +180,8 @@ describe("the dashboard in a real Chromium", () => {
       page.evaluate((css) => {
         const row = (globalThis as unknown as { document: { querySelector(css: string): HTMLLike | null } }).document.querySelector(css);
         return {
-          address: row?.querySelector(".address")?.textContent ?? "",
-          uuid: row?.querySelector(".primary")?.textContent ?? "",
+          address: row?.querySelector(".primary .machine-address")?.textContent ?? "",
+          uuid: row?.querySelector(".primary")?.getAttribute("data-uuid") ?? "",
           standbys: [...(row?.querySelectorAll(".standbys li") ?? [])].map((item) => item.textContent ?? ""),
         };
       }, `#roles tr[data-utype="${ROLE}"]`);
@@ -163,7 +193,7 @@ describe("the dashboard in a real Chromium", () => {
     const listed = (lines: string[]): string[] => lines.map((line) => line.split(" ")[0]!);
     let seen = await snapshot();
     for (let wait = 0; wait < (2 * SHOWN_WITHIN_MS) / 100; wait += 1) {
-      if (seen.uuid !== "—" && names.every((name) => name === seen.address || listed(seen.standbys).includes(name))) break;
+      if (seen.uuid !== "" && names.every((name) => name === seen.address || listed(seen.standbys).includes(name))) break;
       await page.waitForTimeout(100);
       seen = await snapshot();
     }
@@ -236,7 +266,7 @@ describe("the dashboard in a real Chromium", () => {
   const handoverResult = roleCell("handover-result");
 
   it("shows a refused handover in words, with the button disabled while the request is out", async () => {
-    const holder = await text(roleCell("primary"));
+    const holder = await shownHolder();
     let letGo: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (letGo = resolve));
     let requests = 0;
@@ -265,11 +295,11 @@ describe("the dashboard in a real Chromium", () => {
     expect(requests).toBe(1);
     expect(await handoverButton().getAttribute("aria-disabled")).toBeNull();
     expect(await handoverButton().innerText()).toBe("Hand over");
-    expect(await text(roleCell("primary"))).toBe(holder);
+    expect(await shownHolder()).toBe(holder);
   });
 
   it("hands the role over to the standby chosen, from the keyboard: it becomes primary and the page shows it", async () => {
-    const oldUuid = await text(roleCell("primary"));
+    const oldUuid = await shownHolder();
     const oldEpoch = Number(await text(roleCell("epoch")));
     const standby = electors.find((elector) => !elector.events.some((e) => e.event === "elected" && e["uuid"] === oldUuid))!;
     const address = `${standby.name}.internal:5800`;
@@ -302,8 +332,7 @@ describe("the dashboard in a real Chromium", () => {
     await waitForText("#announcer", `Role ${ROLE}: handing over to ${address.replace(/\./g, "\\.")} …`);
     const { who, event } = await elected(marks);
     expect(who).toBe(standby);
-    await waitForText(roleCell("primary"), `^${event["uuid"] as string}$`);
-    expect(await text(roleCell("address"))).toBe(address);
+    await waitForHolder(event["uuid"] as string, address);
     expect(Number(await text(roleCell("epoch")))).toBe(oldEpoch + 1);
     expect(await text(roleCell("state"))).toMatch(/held/);
     await waitForText("#announcer", `Role ${ROLE}: new primary ${address.replace(/\./g, "\\.")}, epoch ${oldEpoch + 1}\\.`);
@@ -334,6 +363,7 @@ describe("the dashboard in a real Chromium", () => {
     const shown = await waitForText(roleCell("state"), `vacant for \\d+ s · reserved for (frozen\\.internal:5800|${uuid}) until \\d\\d:\\d\\d:\\d\\d`);
     expect(shown).toMatch(/vacant/);
     expect(await text(roleCell("primary"))).toBe("—");
+    expect(await shownHolder()).toBe("");
     expect(await page.locator(`#roles tr[data-utype="${ROLE}"]`).getAttribute("data-handover")).toBe("reserved");
     await waitForText("#announcer", `Role ${ROLE}: reserved for`);
     // After T anyone may: one of the electors takes the role at the next epoch.
@@ -342,7 +372,7 @@ describe("the dashboard in a real Chromium", () => {
   });
 
   it("after SIGKILL of the primary, shows the new primary with a higher epoch", async () => {
-    const oldUuid = await text(roleCell("primary"));
+    const oldUuid = await shownHolder();
     const oldEpoch = Number(await text(roleCell("epoch")));
     const primary = electors.find((elector) => elector.events.some((e) => e.event === "elected" && e["uuid"] === oldUuid));
     expect(primary).toBeDefined();
@@ -351,13 +381,12 @@ describe("the dashboard in a real Chromium", () => {
     primary!.signal("SIGKILL");
     const { who, event } = await elected(marks);
     expect(who).not.toBe(primary);
-    await waitForText(roleCell("primary"), `^${event["uuid"] as string}$`);
+    await waitForHolder(event["uuid"] as string, `${who.name}.internal:5800`);
     const shownAfterMs = performance.now() - killedAt;
     const newEpoch = Number(await text(roleCell("epoch")));
     console.log(`dashboard: SIGKILL of the primary → new primary on the page after ${Math.round(shownAfterMs)} ms (I=${I} T=${T}); epoch ${oldEpoch} → ${newEpoch}`);
     expect(newEpoch).toBeGreaterThan(oldEpoch);
     expect(newEpoch).toBe(event["epoch"]);
-    expect(await text(roleCell("address"))).toBe(`${who.name}.internal:5800`);
     await waitForText("#announcer", `Role ${ROLE}: new primary ${who.name}\\.internal:5800, epoch ${newEpoch}\\.`);
   });
 
@@ -387,7 +416,7 @@ describe("the dashboard in a real Chromium", () => {
   });
 
   it("keeps a role whose primaries all stopped on the page as vacant, for how long on the service's clock", async () => {
-    const holderUuid = await text(roleCell("primary"));
+    const holderUuid = await shownHolder();
     const alive = electors.filter((elector) => elector.child.exitCode === null && elector.child.signalCode === null);
     const holder = alive.find((elector) => elector.events.some((e) => e.event === "elected" && e["uuid"] === holderUuid))!;
     // The standbys first, so that nobody takes over; then the holder, whose graceful stop releases the lease.
@@ -399,6 +428,7 @@ describe("the dashboard in a real Chromium", () => {
     holder.signal("SIGTERM");
     await waitForText(roleCell("state"), "vacant for \\d+ s");
     expect(await text(roleCell("primary"))).toBe("—");
+    expect(await shownHolder()).toBe("");
     expect(await text(roleCell("countdown"))).toBe("no lease");
     expect(await text(roleCell("epoch"))).toBe(epoch);
     expect(await page.locator(`#roles tr[data-utype="${ROLE}"]`).getAttribute("data-state")).toBe("vacant");
