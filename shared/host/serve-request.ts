@@ -101,7 +101,7 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
 }
 
 /**
- * HEAD and OPTIONS: no function is bound to them in Azure (docs/deploy.md, "The functions"),
+ * HEAD and OPTIONS: no function is bound to them in Azure (docs/deploy/background.md#the-functions),
  * so the Functions host finds none and answers 404, and so does this host, saying why.
  * (With CORS configured the platform answers a preflight OPTIONS before the host sees it.)
  */

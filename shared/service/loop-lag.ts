@@ -11,7 +11,7 @@ export interface LoopLagOptions extends PeriodicMonitorOptions {
  * How late this process's event loop has been running what is due, over the last half
  * second: the delay every request arriving now waits before its handler starts. The
  * AdmissionGate sheds polls and acquisitions while it is over budget (docs/protocol.md,
- * "Overload").
+ * "Overload"; its budget, measured: docs/design/overload-shedding.md#a-saturated-process-sheds-too).
  *
  * It samples by arming a timer every period and measuring how late it fires. A process
  * saturated by its own work (Node parsing requests, the store client, a store in the same

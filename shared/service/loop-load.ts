@@ -33,7 +33,8 @@ export function processCpuMs(): number {
  * answers every request late while its store calls look few and quick; its queue is in the
  * kernel, where nothing can see it, and past a point the kernel's accept queue overflows,
  * so a caller whose connection was dropped cannot get back in at all. The AdmissionGate
- * sheds polls and acquisitions while this reads high (docs/protocol.md, "Overload").
+ * sheds polls and acquisitions while this reads high (docs/protocol.md, "Overload"; why the
+ * smaller of loop time and CPU time: docs/design/overload-shedding.md#a-saturated-process-sheds-too).
  *
  * Each sample's busy time is the smaller of two measures, each inflated by something the
  * other does not count:

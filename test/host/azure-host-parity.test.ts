@@ -1,6 +1,6 @@
 /**
  * What the Azure Functions host decides before a function runs, the local host decides the
- * same way (docs/deploy.md, "What the host decides"):
+ * same way (docs/deploy/background.md#what-the-host-decides):
  *  - literal route segments match in any case (ASP.NET Core routing): GET /api/HEALTH is health;
  *  - the host passes a body only when Content-Length is above 0, so a chunked body would be
  *    lost there: here it is refused with the cause ("send Content-Length");

@@ -177,7 +177,7 @@ describe("an answer given while the body still arrives", () => {
   });
 
   // The Functions host hands a function no body without Content-Length, so the local host
-  // answers such a PUT with the cause instead (docs/deploy.md, "What the host decides"): the
+  // answers such a PUT with the cause instead (docs/deploy/background.md#what-the-host-decides): the
   // answer must still reach a client that sends its whole body slowly and asked to close.
   it("a chunked PUT sent slowly by a client that asked to close gets its answer naming Content-Length, not a reset", async () => {
     const steps = [chunkedHead("PUT /api/primary/fz-0 HTTP/1.1", ["Connection: close"]), chunk('{"uuid":'), { pauseMs: 100 }, chunk('"fz"}'), { pauseMs: 50 }, "0\r\n\r\n"];

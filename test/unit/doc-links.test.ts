@@ -3,14 +3,20 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * Every relative link of README.md and docs/*.md leads somewhere: the file exists, and a
+ * Every relative link of README.md and of every page under docs/ leads somewhere: the file exists, and a
  * `#fragment` names a heading of the page it points to, as GitHub renders anchors. A page
  * renamed or a heading reworded cannot leave a dead link behind. So does every test the
  * pages name beside a promise: the cited file exists, and a test named after it in quotes
  * is still in that file (a test renamed or removed cannot leave a promise citing nothing).
  */
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
-const PAGES = ["README.md", ...readdirSync(path.join(ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => path.join("docs", name))];
+const PAGES = [
+  "README.md",
+  ...readdirSync(path.join(ROOT, "docs"), { recursive: true, encoding: "utf8" })
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => path.join("docs", name))
+    .sort(),
+];
 
 /** The text outside fenced code blocks, line by line (fenced lines blanked, so line numbers hold). */
 function prose(markdown: string): string[] {
@@ -119,7 +125,7 @@ function readFromRepository(file: string): string | undefined {
   return file.endsWith(".md") ? readFileSync(full, "utf8") : "";
 }
 
-describe("relative links in README.md and docs/*.md", () => {
+describe("relative links in README.md and docs/**/*.md", () => {
   it("GitHub's anchors: punctuation and code marks dropped, spaces to hyphens, repeats numbered", () => {
     const page = "# A\n## The store's durability assumption\n### Running `ha-module run` under systemd\n## 2. Publish the app\n```sh\n# not a heading\n```\n## Queries\n## Queries\n";
     expect([...anchors(page)]).toEqual(["a", "the-stores-durability-assumption", "running-ha-module-run-under-systemd", "2-publish-the-app", "queries", "queries-1"]);
@@ -135,6 +141,24 @@ describe("relative links in README.md and docs/*.md", () => {
       "docs/a.md:5: c.md#x: no file docs/c.md",
       "docs/a.md:5: b.md#nothing: docs/b.md has no heading #nothing",
     ]);
+  });
+
+  it("finds a planted broken link in a page of a folder under docs/: links resolve from that folder", () => {
+    const files: Record<string, string> = {
+      "docs/protocol.md": "# Protocol\n\n## Sticky recovery\n\nWhy: [design](design/sticky.md#why-it-holds), [gone](design/sticky.md#gone).\n",
+      "docs/design/sticky.md": "# Sticky\n\n## Why it holds\n\nThe [rule](../protocol.md#sticky-recovery), [a missing rule](../protocol.md#ride-through), [a page beside it](failover.md), [not here](protocol.md#sticky-recovery).\n",
+    };
+    const read = (file: string): string | undefined => files[file];
+    expect(brokenLinks("docs/protocol.md", read)).toEqual(["docs/protocol.md:5: design/sticky.md#gone: docs/design/sticky.md has no heading #gone"]);
+    expect(brokenLinks("docs/design/sticky.md", read)).toEqual([
+      "docs/design/sticky.md:5: ../protocol.md#ride-through: docs/protocol.md has no heading #ride-through",
+      "docs/design/sticky.md:5: failover.md: no file docs/design/failover.md",
+      "docs/design/sticky.md:5: protocol.md#sticky-recovery: no file docs/design/protocol.md",
+    ]);
+  });
+
+  it("checks the pages of folders under docs/ too", () => {
+    expect(PAGES.filter((page) => path.dirname(page) !== "docs" && page !== "README.md").length).toBeGreaterThan(0);
   });
 
   it("has links to check: the pages link each other", () => {
@@ -167,15 +191,17 @@ describe("relative links in README.md and docs/*.md", () => {
     expect(brokenCitations(page, readFileSync(path.join(ROOT, page), "utf8"), sourceFiles(), (file) => (existsSync(path.join(ROOT, file)) ? readFileSync(path.join(ROOT, file), "utf8") : undefined))).toEqual([]);
   });
 
-  it("every docs/<page>.md#<heading> that a source file of shared/, functions/ or test/ cites exists", () => {
-    const cited = ["shared", "functions", "test"].flatMap((dir) =>
-      readdirSync(path.join(ROOT, dir), { recursive: true, encoding: "utf8" })
-        .filter((file) => file.endsWith(".ts"))
-        .flatMap((file) => {
-          const text = readFileSync(path.join(ROOT, dir, file), "utf8");
-          return [...text.matchAll(/\bdocs\/([a-z-]+\.md)#([a-z0-9-]+)/g)].map(([, page, heading]) => ({ where: path.join(dir, file), page: page!, heading: heading! }));
-        }),
-    );
+  it("every docs/<page>.md#<heading> (or docs/<folder>/<page>.md#<heading>) that a source file of shared/, functions/, test/, bench/, scripts/, infra/ or examples/ cites exists", () => {
+    const cited = ["shared", "functions", "test", "bench", "scripts", "infra", "examples"]
+      .filter((dir) => existsSync(path.join(ROOT, dir)))
+      .flatMap((dir) =>
+        readdirSync(path.join(ROOT, dir), { recursive: true, encoding: "utf8" })
+          .filter((file) => /\.(ts|mts|mjs|js|bicep)$/.test(file))
+          .flatMap((file) => {
+            const text = readFileSync(path.join(ROOT, dir, file), "utf8");
+            return [...text.matchAll(/\bdocs\/((?:[a-z-]+\/)*[a-z-]+\.md)#([a-z0-9-]+)/g)].map(([, page, heading]) => ({ where: path.join(dir, file), page: page!, heading: heading! }));
+          }),
+      );
     expect(cited.length).toBeGreaterThan(20);
     const missing = cited
       .filter(({ where }) => where !== path.join("test", "unit", "doc-links.test.ts"))

@@ -6,8 +6,8 @@ import { timers } from "../../functions/timers.js";
 
 /**
  * The references in docs/ are complete: docs/api.md has a row for every operation the
- * route table serves, with the refusals that operation documents; docs/deploy.md names
- * every function and timer Azure registers; docs/configuration.md names every environment
+ * route table serves, with the refusals that operation documents; docs/deploy/background.md
+ * names every function and timer Azure registers; docs/configuration.md names every environment
  * variable the service, the SDK or the command line reads. A new route or setting cannot
  * ship undocumented.
  */
@@ -54,8 +54,8 @@ describe("the reference pages in docs/", () => {
     expect(problems).toEqual([]);
   });
 
-  it("docs/deploy.md: every function and timer Azure registers", () => {
-    const page = read("docs/deploy.md");
+  it("docs/deploy/background.md: every function and timer Azure registers", () => {
+    const page = read("docs/deploy/background.md");
     const missing = [...operations.map((operation) => operation.name), ...timers.map((timer) => timer.name)].filter((name) => row(page, name) === undefined);
     expect(missing).toEqual([]);
   });

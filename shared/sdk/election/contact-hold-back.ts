@@ -31,7 +31,8 @@ import type { LeaseView } from "../../contract/lease-view.js";
  *   (it crashed, or was cut off alone), not because of an outage. Under message loss, each
  *   lost poll would otherwise move a crash failover later. A holder whose renewals were lost
  *   to an outage too short for this standby to meet looks the same, and may lose its role
- *   if a second outage ends its term (the protocol.md section says what it does not cover).
+ *   if a second outage ends its term
+ *   (docs/design/sticky-recovery.md#what-it-assumes-and-what-it-does-not-cover).
  *
  * The 2·I is the holder's time to find the service: a holder whose term ended for want of
  * answers looks every I·(1 + 0.2·U) while it gets none and takes its own role back at its

@@ -13,7 +13,8 @@ const SHARED = new WeakMap<object, RenewalTimer>();
 
 /**
  * How long a copy of a primary's renewal goes unanswered before the next copy is sent, the
- * earlier copies still awaited (hedged-renewal.ts, docs/protocol.md#timing-rules): TCP's
+ * earlier copies still awaited (hedged-renewal.ts, docs/protocol.md#timing-rules; why each
+ * bound: docs/design/renewal-budget.md#why-these-bounds): TCP's
  * retransmission timeout, its estimate kept for the electors of one transport (see of()).
  * Fed the round trips of answered heartbeats; pure and clock-free (the elector measures,
  * this only keeps the numbers).
