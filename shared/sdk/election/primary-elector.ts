@@ -2,7 +2,7 @@ import { callWithin } from "../loop/bounded-call.js";
 import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs } from "../loop/budgets.js";
 import { CorruptedMessageError } from "../transport/corrupted-message-error.js";
 import { DeadlineAlarm } from "./deadline-alarm.js";
-import { sleep, type TimerHandle } from "../loop/elector-clock.js";
+import { sleep } from "../loop/elector-clock.js";
 import type { ElectorEvents } from "./elector-events.js";
 import { resolveElectorOptions, type PrimaryElectorOptions } from "./elector-options.js";
 import { observeElectorStats, type ElectorMeter } from "./elector-meter.js";
@@ -25,6 +25,7 @@ import { renewHedged } from "./hedged-renewal.js";
 import { HaRequestError } from "../transport/ha-request-error.js";
 import type { HeartbeatResult } from "../../contract/outcomes.js";
 import { ContactHoldBack } from "./contact-hold-back.js";
+import { RideThrough } from "./ride-through.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -64,8 +65,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   /** The transport, clock, first retry delay, abort signal and participant part, as every SDK loop has them. */
   readonly #setup: LoopSetup<LeaseTransport>;
   readonly #newUuid: () => string;
-  /** How long past its deadline a term rides through an outage (docs/protocol.md#ride-through); 0: off. */
-  readonly #rideThroughMs: number;
+  /** How long past its deadline a term rides through an outage, and when (docs/protocol.md#ride-through). */
+  readonly #ride: RideThrough;
   readonly #random: () => number;
   readonly #stats = new ElectorStatistics();
   /** The renewal budget's estimate, shared by the electors on one transport (RenewalTimer.of); each renewal doubles its own copies' budgets. */
@@ -126,7 +127,12 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#random = settings.random;
     this.#announce = settings.announce;
     this.#meter = settings.meter;
-    this.#rideThroughMs = settings.rideThroughMs;
+    this.#ride = new RideThrough(
+      settings.rideThroughMs,
+      settings.setup.clock,
+      (term) => this.#role.kind === "leading" && this.#role.term === term,
+      (term, leftMs) => void this.listeners.emit("ridingThrough", { uuid: term.uuid, epoch: term.epoch, leftMs }),
+    );
     this.#uuid = checkId("newUuid()", this.#newUuid());
     this.membership =
       options.membership === undefined
@@ -166,7 +172,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    */
   leaseTimeLeftMs(): number {
     const term = this.#termHeldNow();
-    return term === undefined ? 0 : Math.max(0, this.#endOf(term) - this.#setup.clock.now());
+    return term === undefined ? 0 : Math.max(0, this.#ride.endOf(term) - this.#setup.clock.now());
   }
 
   /**
@@ -249,7 +255,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // Only one that went unanswered leaves its uuid to release without a token.
     const acquiring = role.kind === "acquiring" ? this.#uuid : undefined;
     // A term whose deadline has passed is not stopped but expired: the loop says so when it wakes.
-    if (role.kind === "leading" && this.#setup.clock.now() < this.#endOf(role.term)) {
+    if (role.kind === "leading" && this.#setup.clock.now() < this.#ride.endOf(role.term)) {
       const { term } = role;
       this.#role = { kind: "releasing", term };
       this.#stats.demoted();
@@ -514,7 +520,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * epoch (our own echo won a race). A failure → try again, each call bounded by the time
    * left. While stop() awaits its handlers (`releasing`) the lease is renewed the same way.
    * With `rideThroughMs`, the deadline ends the term only after that much more, while every
-   * failure was an outage (#rideFrom); renewals go on meanwhile, each within T − I.
+   * failure was an outage (ride-through.ts); renewals go on meanwhile, each within T − I.
    */
   async #lead({ term: first, sentAt: acquiredAt, view: acquired }: Elected): Promise<LeadEnd> {
     let term = first;
@@ -526,31 +532,19 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // small); after an answer showing another address than ours, the next one sends it.
     let sendAddress = acquired.primary?.address !== (this.address ?? null);
     const alarm = new DeadlineAlarm(this.#setup.clock);
-    alarm.arm(this.#endOf(term));
-    // With ride-through the deadline itself wakes nothing: this timer only says that the ride began.
-    let rideTimer: TimerHandle | undefined;
-    const rideCheck = (): void => {
-      if (rideTimer !== undefined) this.#setup.clock.clearTimeout(rideTimer);
-      rideTimer = undefined;
-      if (this.#rideThroughMs === 0 || !term.rides || term.ridingSince !== undefined) return;
-      const now = this.#setup.clock.now();
-      if (now < term.deadline) rideTimer = this.#setup.clock.setTimeout(rideCheck, term.deadline - now);
-      else this.#rideFrom(term, now);
-    };
-    rideCheck();
+    alarm.arm(this.#ride.endOf(term));
+    this.#ride.watch(term);
     // A renewal met a refusal, not an outage: no ride-through for this term until one is accepted.
     const refused = (error: unknown): void => {
-      if (this.#rideThroughMs === 0 || isOutage(error) || !term.rides) return;
-      term.rides = false;
-      alarm.arm(this.#endOf(term));
+      if (this.#ride.refused(term, error)) alarm.arm(this.#ride.endOf(term));
     };
     const resignation = this.#resignation;
     const wake = AbortSignal.any([this.#halt.signal, alarm.signal, resignation.signal]);
     const ended = (): LeadEnd | undefined => {
-      if (this.#setup.clock.now() >= this.#endOf(term)) return { reason: "lease-expired", term };
+      if (this.#setup.clock.now() >= this.#ride.endOf(term)) return { reason: "lease-expired", term };
       if (this.#halt.signal.aborted) return { reason: "halted", term };
       if (resignation.signal.aborted) return { reason: "resigned", term };
-      rideCheck();
+      this.#ride.watch(term);
       return undefined;
     };
     try {
@@ -595,12 +589,11 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         if (epoch !== term.epoch) term = this.#changeTerm(term, epoch);
         term.lease = result.lease;
         term.deadline = sentAt + (result.view.timeoutMs - result.view.intervalMs);
-        term.rides = true;
-        if (this.#setup.clock.now() < term.deadline) term.ridingSince = undefined;
+        this.#ride.renewed(term);
         renewAt = sentAt + result.view.intervalMs;
         answered = true;
-        alarm.arm(this.#endOf(term));
-        rideCheck();
+        alarm.arm(this.#ride.endOf(term));
+        this.#ride.watch(term);
         // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
         if (result.view.handover?.phase === "pending" && this.#role.kind === "leading") return { reason: "handover", term };
         if (this.affinity !== undefined && this.#role.kind === "leading") {
@@ -612,24 +605,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       }
     } finally {
       alarm.disarm();
-      if (rideTimer !== undefined) this.#setup.clock.clearTimeout(rideTimer);
+      this.#ride.unwatch();
     }
-  }
-
-  /**
-   * When the term stops being primary unless a renewal is accepted first: its deadline, or
-   * with `rideThroughMs`, that much later while the term may ride through.
-   */
-  #endOf(term: Term): number {
-    return term.deadline + (term.rides ? this.#rideThroughMs : 0);
-  }
-
-  /** The deadline passed with no answer, and the term rides through: `ridingThrough`, once per ride. */
-  #rideFrom(term: Term, now: number): void {
-    const role = this.#role;
-    if (role.kind !== "leading" || role.term !== term || now >= this.#endOf(term)) return;
-    term.ridingSince = now;
-    void this.listeners.emit("ridingThrough", { uuid: term.uuid, epoch: term.epoch, leftMs: this.#endOf(term) - now });
   }
 
   /**
@@ -645,21 +622,13 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     wake: AbortSignal,
     refused: (error: unknown) => void,
   ): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
-    const now = this.#setup.clock.now();
-    // Before the deadline every copy ends there, as always. Riding through, each renewal gets
-    // what a renewal gets after an accepted one, T − I, within what is left of the ride, and
-    // a copy goes at least every I: the rider must find the service within about I of its
-    // return, before a standby's hold-back ends (docs/protocol.md#sticky-recovery).
-    const riding = now >= term.deadline;
-    const deadline = riding ? Math.min(this.#endOf(term), now + (timing.timeoutMs - timing.intervalMs)) : term.deadline;
+    // Riding through, the ride bounds each renewal (ride-through.ts).
+    const { deadline, capMs } = this.#ride.renewalBounds(term, timing);
     return renewHedged({
       clock: this.#setup.clock,
       deadline,
       signal: wake,
-      budgetMs: (unanswered, leftMs) => {
-        const budgetMs = this.#renewalTimer.budgetMs(timing, this.#setup.clock.now(), unanswered, leftMs);
-        return riding ? Math.min(budgetMs, timing.intervalMs) : budgetMs;
-      },
+      budgetMs: (unanswered, leftMs) => Math.min(this.#renewalTimer.budgetMs(timing, this.#setup.clock.now(), unanswered, leftMs), capMs),
       send: (options) => this.#calls.heartbeat(this.utype, request, options),
       onUnanswered: (budgetMs) => {
         const error = new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined);
@@ -811,7 +780,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   /** The term held now: leading, and before its deadline (or the end of its ride-through). */
   #termHeldNow(): Term | undefined {
     const role = this.#role;
-    return role.kind === "leading" && this.#setup.clock.now() < this.#endOf(role.term) ? role.term : undefined;
+    return role.kind === "leading" && this.#setup.clock.now() < this.#ride.endOf(role.term) ? role.term : undefined;
   }
 
   /**
