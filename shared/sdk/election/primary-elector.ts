@@ -6,7 +6,7 @@ import { sleep } from "../loop/elector-clock.js";
 import type { ElectorEvents } from "./elector-events.js";
 import { resolveElectorOptions, type PrimaryElectorOptions } from "./elector-options.js";
 import { observeElectorStats, type ElectorMeter } from "./elector-meter.js";
-import { epochHeldBy, takeoverTime, type AcquireOutcome, type Elected, type FollowStart, type LeadEnd, type Role, type Term } from "./elector-role.js";
+import { epochHeldBy, fastPollMs, handoverFor, takeoverTime, type AcquireOutcome, type Elected, type FollowStart, type LeadEnd, type Role, type Term } from "./elector-role.js";
 import { ElectorStatistics, type ElectorStats } from "./elector-stats.js";
 import type { HeartbeatBody } from "../../contract/heartbeat-body.js";
 import type { LeaseView } from "../../contract/lease-view.js";
@@ -14,7 +14,7 @@ import type { LeaseTiming } from "../../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "../transport/lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
 import { Evented } from "../loop/listeners.js";
-import { backoffMs, failureBackoffMs, isOutage, isRefusal, pollStretch, retryAfterOf } from "../loop/poll-delays.js";
+import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "../loop/poll-delays.js";
 import { planFrom } from "../transport/cadence.js";
 import { checkId, checkNonNegativeMs } from "../loop/option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
@@ -24,7 +24,7 @@ import { RenewalTimer } from "./renewal-timer.js";
 import { renewHedged } from "./hedged-renewal.js";
 import { HaRequestError } from "../transport/ha-request-error.js";
 import type { HeartbeatResult } from "../../contract/outcomes.js";
-import { ContactHoldBack } from "./contact-hold-back.js";
+import { StickyTakeBack } from "./sticky-take-back.js";
 import { RideThrough } from "./ride-through.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
@@ -103,17 +103,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #announce: boolean;
   /** The uuid last announced as a standby, and when (monotonic): see #announceDue. */
   #announced: { readonly uuid: string; readonly at: number } | undefined;
-  /** Lost contact with the service holds back takeovers of a role its holder may come back to (#holdBackUntil). */
-  readonly #contact = new ContactHoldBack();
-  /** The latest answer's view: the role the takeover planned from it is about. */
-  #lastView: LeaseView | undefined;
-  /**
-   * The term this elector held last, when it ended for want of answers (the service or its
-   * store out, for everyone or for this process alone): while no answer shows another term,
-   * the role is this elector's to take back at once, under a new uuid and so a new epoch
-   * (docs/protocol.md#sticky-recovery).
-   */
-  #reclaim: { readonly uuid: string; readonly epoch: number; readonly lease: string } | undefined;
+  /** Its last term to take back after an outage, and the hold-back of takeovers after lost contact (docs/protocol.md#sticky-recovery). */
+  readonly #sticky = new StickyTakeBack();
 
   constructor(options: PrimaryElectorOptions) {
     super();
@@ -349,13 +340,13 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
       // So does lost contact, while the role's holder may come back (recomputed every time:
       // the hold-back has no end until an answer comes).
-      const takeoverDue = takeoverAt === undefined ? undefined : Math.max(takeoverAt, this.#holdBackUntil());
+      const takeoverDue = takeoverAt === undefined ? undefined : Math.max(takeoverAt, this.#sticky.holdBackUntil(this.#uuid));
       // Retry-After holds back the takeover too: the service said it would refuse it.
       // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
       // quick one: a standby polling fast for a handover to it); a takeover never waits.
       // A holder taking its role back after an outage looks off the grid too: on it, a look can
       // come up to about 2·I after the last, and a standby's hold-back may end first.
-      const quick = (this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2) || this.#reclaim !== undefined;
+      const quick = (this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2) || this.#sticky.pending;
       const planned = pollAt;
       const pollWake = this.#align(pollAt, !quick);
       const wakeAt = Math.max(takeoverDue === undefined ? pollWake : Math.min(pollWake, takeoverDue), this.#notBefore);
@@ -378,7 +369,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         }
       }
       let attempt: AcquireOutcome | undefined;
-      const takingOver = takeoverAt !== undefined && this.#setup.clock.now() >= Math.max(takeoverAt, this.#holdBackUntil());
+      const takingOver = takeoverAt !== undefined && this.#setup.clock.now() >= Math.max(takeoverAt, this.#sticky.holdBackUntil(this.#uuid));
       const announcing: boolean = !takingOver && this.#announceDue(announcedLast);
       announcedLast = announcing;
       if (takingOver) {
@@ -395,7 +386,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         }
         if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
           judge(shown(attempt.view));
-          if (attempt.view.primary === null && this.#setup.clock.now() < this.#holdBackUntil()) {
+          if (attempt.view.primary === null && this.#setup.clock.now() < this.#sticky.holdBackUntil(this.#uuid)) {
             // Lost contact: the free role is taken when the hold-back ends, not now.
             takeoverAt = this.#setup.clock.now();
             continue;
@@ -421,7 +412,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         judge(shown(view));
         pollAt = handoverFor(view, this.#uuid) ? startedAt + fastPollMs(view) : cadenceFrom + view.intervalMs * stretch;
         takeoverAt = takeoverTime(view, this.#uuid, this.#setup.clock.now());
-        if (view.primary !== null && this.#reclaims(view)) {
+        if (view.primary !== null && this.#sticky.shows(view)) {
           // Its own last term still holds a live lease (a renewal that landed as the term ended,
           // or a service back before the expiry), which nobody renews: released with its token,
           // the role is taken back now rather than at that lease's expiry.
@@ -433,7 +424,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         } else if (view.primary === null || view.primary.uuid === this.#uuid) {
           if (this.#setup.clock.now() < this.#competeAt) pollAt = Math.min(pollAt, this.#competeAt);
           // Lost contact: the free role is taken when the hold-back ends (a poll before then may still show its holder back).
-          else if (view.primary === null && this.#setup.clock.now() < this.#holdBackUntil()) takeoverAt = this.#setup.clock.now();
+          else if (view.primary === null && this.#setup.clock.now() < this.#sticky.holdBackUntil(this.#uuid)) takeoverAt = this.#setup.clock.now();
           else attempt = await this.#acquire();
         }
       }
@@ -452,7 +443,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
           // Refused because its own last term still holds a live lease (a look answered by an
           // instance that saw it expired, the acquire by one that did not): released with its
           // token, it is acquired at once, as after a look that shows it (above).
-          if (!attempt.ended && attempt.view.primary !== null && this.#reclaims(attempt.view) && (await this.#releaseOwnLastTerm())) takeoverAt = this.#setup.clock.now();
+          if (!attempt.ended && attempt.view.primary !== null && this.#sticky.shows(attempt.view) && (await this.#releaseOwnLastTerm())) takeoverAt = this.#setup.clock.now();
           if (handoverFor(attempt.view, this.#uuid)) pollAt = Math.min(pollAt, startedAt + fastPollMs(attempt.view));
           break;
         case "too-late":
@@ -508,7 +499,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     }
     this.#role = { kind: "leading", term };
     this.#resignation = new AbortController();
-    this.#reclaim = undefined;
+    this.#sticky.elected();
     this.#stats.elected();
     void this.listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
     return { kind: "elected", elected };
@@ -737,7 +728,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // at the deadline never resumes under the old one.
     const unanswered = reason === "lease-expired" && this.#failures > 0;
     if (unanswered) {
-      this.#reclaim = { uuid: term.uuid, epoch: term.epoch, lease: term.lease };
+      this.#sticky.keep(term);
       void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
       return { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
     }
@@ -754,7 +745,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // holder. So the role is still this process's to take back, as after an outage
     // (sticky recovery): the release above may well go unanswered, and a standby that lost
     // contact too holds back for it.
-    if (reason === "resigned" && this.#resignCooldownMs === 0) this.#reclaim = { uuid: term.uuid, epoch: term.epoch, lease: term.lease };
+    if (reason === "resigned" && this.#resignCooldownMs === 0) this.#sticky.keep(term);
     if (!refused) return { pollAt: now, takeoverAt: undefined };
     this.#observe(end.view);
     return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
@@ -790,10 +781,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #observe(view: LeaseView, call: "read" | "write" = "write"): void {
     this.#refusals = { read: 0, write: call === "write" ? 0 : this.#refusals.write };
     this.#failures = 0;
-    this.#contact.answered(this.#setup.clock.now(), view);
-    this.#lastView = view;
-    // Another term began (or the service forgot the role): nothing left to take back.
-    if (this.#reclaim !== undefined && view.epoch !== this.#reclaim.epoch) this.#reclaim = undefined;
+    this.#sticky.answered(this.#setup.clock.now(), view);
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
     this.#stats.observed(this.#setup.clock.now(), view.primary?.expiresInMs);
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
@@ -812,7 +800,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #afterFailure(pollAt: number, startedAt: number): number {
     if (this.#failures === 0) return pollAt;
     // A holder whose term ended for want of answers looks every I, to find the service within about I of its return.
-    if (this.#reclaim !== undefined && this.#refusals.read === 0 && this.#refusals.write === 0) return Math.max(pollAt, this.#notBefore);
+    if (this.#sticky.pending && this.#refusals.read === 0 && this.#refusals.write === 0) return Math.max(pollAt, this.#notBefore);
     return Math.max(pollAt, startedAt + failureBackoffMs(this.#failures, this.#timing, this.#setup.retryDelayMs, this.#random), this.#notBefore);
   }
 
@@ -835,40 +823,14 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return callWithin(budgetMs, signal, send, (error) => this.#fail(error, call, sentAt));
   }
 
-  /**
-   * Before when this elector may take the role the last answer showed, by the hold-back of
-   * lost contact (contact-hold-back.ts), −∞ when nothing holds it back. A role nobody ever
-   * held, one this elector's uuid holds, this elector's own last term (#reclaim), and a
-   * planned handover to it or to any are not held back: no holder is on its way back to
-   * them, or the holder itself handed over.
-   */
-  #holdBackUntil(): number {
-    const view = this.#lastView;
-    if (view === undefined || view.epoch === 0 || view.primary?.uuid === this.#uuid || this.#reclaims(view) || handoverFavours(view, this.#uuid)) return Number.NEGATIVE_INFINITY;
-    return this.#contact.until(this.#timing ?? view);
-  }
-
-  /**
-   * A proven release of this elector's last term (ended for want of answers), whose lease
-   * is still live: true when the answer shows the role vacant at that term's epoch, so that
-   * the new incarnation may acquire it at once (a new epoch). Safe as any proven release:
-   * the work of that term stopped at its deadline.
-   */
-  async #releaseOwnLastTerm(): Promise<boolean> {
-    const own = this.#reclaim;
-    if (own === undefined) return false;
-    const budgetMs = releaseBudgetMs(this.#timing, this.#setup.retryDelayMs);
-    const released = await this.#call(budgetMs, this.#halt.signal, (options) => this.#setup.transport.release(this.utype, own.uuid, { ...options, lease: own.lease }), "write");
-    if (released === undefined) return false;
-    this.#observe(released.view);
-    return released.outcome === "released" && released.view.primary === null && released.view.epoch === own.epoch;
-  }
-
-  /** The view shows this elector's last term, ended for want of answers, as the role's last: live under its old uuid, or vacant since. */
-  #reclaims(view: LeaseView): boolean {
-    const own = this.#reclaim;
-    if (own === undefined || view.epoch !== own.epoch) return false;
-    return view.primary === null || view.primary.uuid === own.uuid;
+  /** Releases this elector's last term, still live, with its token: true when proven released (StickyTakeBack.release). */
+  #releaseOwnLastTerm(): Promise<boolean> {
+    return this.#sticky.release(async (uuid, lease) => {
+      const budgetMs = releaseBudgetMs(this.#timing, this.#setup.retryDelayMs);
+      const released = await this.#call(budgetMs, this.#halt.signal, (options) => this.#setup.transport.release(this.utype, uuid, { ...options, lease }), "write");
+      if (released !== undefined) this.#observe(released.view);
+      return released;
+    });
   }
 
   #roundTrip(ms: number, timing: LeaseTiming, call: "renewal" | "acquisition"): void {
@@ -885,7 +847,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#stats.failed();
     this.#failures += 1;
     if (isRefusal(error)) this.#refusals = { ...this.#refusals, [call]: this.#refusals[call] + 1 };
-    if (isOutage(error)) this.#contact.failed(sentAt);
+    this.#sticky.failed(error, sentAt);
     const retryAfterMs = retryAfterOf(error);
     if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#setup.clock.now() + retryAfterMs);
     this.#report(error);
@@ -894,23 +856,6 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #report(error: unknown): void {
     this.listeners.report(error);
   }
-}
-
-/** A pending handover to this uuid or to any: the standby polls fast so that the gap after the release stays far below I. */
-function handoverFor(view: LeaseView, uuid: string): boolean {
-  const handover = view.handover;
-  return handover !== null && handover !== undefined && handover.phase === "pending" && (handover.to === null || handover.to === uuid);
-}
-
-/** A planned handover, pending or reserved, to this uuid or to any. */
-function handoverFavours(view: LeaseView, uuid: string): boolean {
-  const handover = view.handover;
-  return handover !== null && handover !== undefined && (handover.to === null || handover.to === uuid);
-}
-
-/** A standby's poll while a handover to it (or to any) is pending: max(50 ms, I/10), never more than T. */
-function fastPollMs(view: LeaseTiming): number {
-  return Math.min(view.timeoutMs, Math.max(50, view.intervalMs / 10));
 }
 
 /** A transport that is not an HaClient may skip the check HaClient makes of an accepted answer. */
