@@ -14,7 +14,8 @@ import type { LeaseTiming } from "../../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "../transport/lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
 import { Evented } from "../loop/listeners.js";
-import { backoffMs, failureBackoffMs, isRefusal, pollStretch, retryAfterOf } from "../loop/poll-delays.js";
+import { pollStretch } from "../loop/poll-delays.js";
+import { CallFailures, type CallKind } from "./call-failures.js";
 import { planFrom } from "../transport/cadence.js";
 import { checkId, checkNonNegativeMs } from "../loop/option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
@@ -78,17 +79,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #role: Role = { kind: "following" };
   #timing: LeaseTiming | undefined;
   #observedPrimary: string | null | undefined;
-  /**
-   * Calls in a row that no retry can fix (see isRefusal), reads and writes apart: a read's
-   * refusals end with any answer, a write's only with a write's answer (accepted or 409).
-   * Grants refuse writes while reads are answered (403), and an answered read must not end
-   * the backoff of the writes it leads to (see #afterRefusal).
-   */
-  #refusals = { read: 0, write: 0 };
-  /** Failed calls in a row of any kind (timeouts, 503s, refusals); any answer resets it. */
-  #failures = 0;
-  /** No follower call before this time: the service's last Retry-After. Renewals ignore it. */
-  #notBefore = Number.NEGATIVE_INFINITY;
+  /** Failed calls in a row, and how long they hold a follower's next call back (call-failures.ts). Renewals ignore it. */
+  readonly #failures: CallFailures;
   #loop: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
   readonly #meter: ElectorMeter | undefined;
@@ -116,6 +108,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#renewalTimer = RenewalTimer.of(settings.setup.transport);
     this.#newUuid = settings.newUuid;
     this.#random = settings.random;
+    this.#failures = new CallFailures(settings.setup.retryDelayMs, settings.random);
     this.#announce = settings.announce;
     this.#meter = settings.meter;
     this.#ride = new RideThrough(
@@ -292,7 +285,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   async #withdraw(released: string | undefined): Promise<void> {
     const uuid = this.#announced?.uuid;
     const transport = this.#setup.transport;
-    if (uuid === undefined || uuid === released || this.#refusals.write > 0 || transport.withdraw === undefined) return;
+    if (uuid === undefined || uuid === released || this.#failures.writesRefused || transport.withdraw === undefined) return;
     try {
       await transport.withdraw(this.utype, uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs) });
     } catch (error) {
@@ -349,7 +342,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       const quick = (this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2) || this.#sticky.pending;
       const planned = pollAt;
       const pollWake = this.#align(pollAt, !quick);
-      const wakeAt = Math.max(takeoverDue === undefined ? pollWake : Math.min(pollWake, takeoverDue), this.#notBefore);
+      const wakeAt = Math.max(takeoverDue === undefined ? pollWake : Math.min(pollWake, takeoverDue), this.#failures.notBefore);
       await sleep(this.#setup.clock, wakeAt - this.#setup.clock.now(), halt);
       if (halt.aborted) return undefined;
       const startedAt = this.#setup.clock.now();
@@ -364,7 +357,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         if (halt.aborted) return undefined;
         if (!holds) {
           takeoverAt = undefined;
-          pollAt = this.#afterRefusal(pollAt, startedAt, stretch);
+          pollAt = this.#failures.afterRefusal(pollAt, startedAt, stretch, this.#timing);
           continue;
         }
       }
@@ -381,7 +374,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         attempt = await this.#acquire(true);
         if (attempt.kind === "unanswered") {
           // An announcement never starts a term, so its uuid holds nothing unseen: a failed poll.
-          pollAt = this.#afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch);
+          pollAt = this.#failures.afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch, this.#timing);
           continue;
         }
         if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
@@ -405,7 +398,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         takeoverAlarm.disarm();
         if (halt.aborted) return undefined;
         if (view === undefined) {
-          pollAt = this.#afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch);
+          pollAt = this.#failures.afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch, this.#timing);
           continue;
         }
         this.#observe(view, "read");
@@ -456,7 +449,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
           break;
       }
       // Whatever the reads answered: a refused write holds back every call of the next poll too.
-      pollAt = this.#afterRefusal(pollAt, startedAt, stretch);
+      pollAt = this.#failures.afterRefusal(pollAt, startedAt, stretch, this.#timing);
       if (halt.aborted) return undefined;
     }
   }
@@ -690,7 +683,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    */
   #announceDue(announcedLast: boolean): boolean {
     if (!this.#announce || this.#setup.clock.now() < this.#competeAt) return false;
-    if (announcedLast && this.#refusals.write > 0) return false;
+    if (announcedLast && this.#failures.writesRefused) return false;
     const last = this.#announced;
     if (last === undefined || last.uuid !== this.#uuid) return true;
     return this.#timing !== undefined && this.#setup.clock.now() - last.at >= this.#timing.timeoutMs / 2;
@@ -726,7 +719,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // that answer shows no other term since (standbys that lost contact too hold back
     // meanwhile); under its new uuid, so the next term has a new epoch and the work stopped
     // at the deadline never resumes under the old one.
-    const unanswered = reason === "lease-expired" && this.#failures > 0;
+    const unanswered = reason === "lease-expired" && this.#failures.failing;
     if (unanswered) {
       this.#sticky.keep(term);
       void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
@@ -776,11 +769,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
 
   /**
    * Keeps I and T, the primaryChanged event and the time spent without a primary. `call`:
-   * what was answered; a read's answer does not end the refusals of writes (see #refusals).
+   * what was answered; a read's answer does not end the refusals of writes (call-failures.ts).
    */
-  #observe(view: LeaseView, call: "read" | "write" = "write"): void {
-    this.#refusals = { read: 0, write: call === "write" ? 0 : this.#refusals.write };
-    this.#failures = 0;
+  #observe(view: LeaseView, call: CallKind = "write"): void {
+    this.#failures.answered(call);
     this.#sticky.answered(this.#setup.clock.now(), view);
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
     this.#stats.observed(this.#setup.clock.now(), view.primary?.expiresInMs);
@@ -791,34 +783,12 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     }
   }
 
-  /**
-   * A follower's next call after one that got no answer: a jittered backoff from when it
-   * started (failureBackoffMs), and not before the service's Retry-After. Never earlier
-   * than `pollAt`, the time already planned. (A call cut off by the elector itself is no
-   * failure and changes nothing.)
-   */
+  /** A follower's next call after one that got no answer (CallFailures.afterFailure); a holder whose term ended for want of answers looks every I. */
   #afterFailure(pollAt: number, startedAt: number): number {
-    if (this.#failures === 0) return pollAt;
-    // A holder whose term ended for want of answers looks every I, to find the service within about I of its return.
-    if (this.#sticky.pending && this.#refusals.read === 0 && this.#refusals.write === 0) return Math.max(pollAt, this.#notBefore);
-    return Math.max(pollAt, startedAt + failureBackoffMs(this.#failures, this.#timing, this.#setup.retryDelayMs, this.#random), this.#notBefore);
+    return this.#failures.afterFailure(pollAt, startedAt, this.#timing, this.#sticky.pending);
   }
 
-  /**
-   * A follower's next call after calls no retry can fix (a wrong key or endpoint, a write
-   * outside the caller's grants): I·2^(n−1) after this one started, up to T (backoffMs; n
-   * the refusals in a row, reads or writes, whichever are more), stretched as every poll
-   * is, and never earlier than `pollAt`. A refused write holds the whole poll back, reads
-   * included, however the reads are answered: a worker refused by its grants asks 2·I,
-   * 4·I, … up to T apart, not every I for ever.
-   */
-  #afterRefusal(pollAt: number, startedAt: number, stretch: number): number {
-    const refusals = Math.max(this.#refusals.read, this.#refusals.write);
-    if (refusals === 0) return pollAt;
-    return Math.max(pollAt, startedAt + backoffMs(refusals - 1, this.#timing, this.#setup.retryDelayMs) * stretch);
-  }
-
-  #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>, call: "read" | "write"): Promise<T | undefined> {
+  #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>, call: CallKind): Promise<T | undefined> {
     const sentAt = this.#setup.clock.now();
     return callWithin(budgetMs, signal, send, (error) => this.#fail(error, call, sentAt));
   }
@@ -843,13 +813,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * A failed call: `call` says whether it was a read or a write (renewals, releases and
    * acquires are writes); `sentAt`, when it was sent (now when not known).
    */
-  #fail(error: unknown, call: "read" | "write" = "write", sentAt = this.#setup.clock.now()): void {
+  #fail(error: unknown, call: CallKind = "write", sentAt = this.#setup.clock.now()): void {
     this.#stats.failed();
-    this.#failures += 1;
-    if (isRefusal(error)) this.#refusals = { ...this.#refusals, [call]: this.#refusals[call] + 1 };
+    this.#failures.failed(error, call, this.#setup.clock.now());
     this.#sticky.failed(error, sentAt);
-    const retryAfterMs = retryAfterOf(error);
-    if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#setup.clock.now() + retryAfterMs);
     this.#report(error);
   }
 
