@@ -1,6 +1,5 @@
 import { callWithin } from "../loop/bounded-call.js";
 import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs } from "../loop/budgets.js";
-import { CorruptedMessageError } from "../transport/corrupted-message-error.js";
 import { DeadlineAlarm } from "./deadline-alarm.js";
 import { sleep } from "../loop/elector-clock.js";
 import type { ElectorEvents } from "./elector-events.js";
@@ -22,11 +21,9 @@ import { TermEndedError } from "./term-ended-error.js";
 import type { LoopSetup } from "../loop/loop-setup.js";
 import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
 import { RenewalTimer } from "./renewal-timer.js";
-import { renewHedged } from "./hedged-renewal.js";
-import { HaRequestError } from "../transport/ha-request-error.js";
-import type { HeartbeatResult } from "../../contract/outcomes.js";
 import { StickyTakeBack } from "./sticky-take-back.js";
 import { RideThrough } from "./ride-through.js";
+import { acceptedForAnother, leadTerm, type LeadHost } from "./lead-phase.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -74,6 +71,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #renewalTimer: RenewalTimer;
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
+  /** What the lead phase (lead-phase.ts) reads and changes of this elector. */
+  readonly #leadHost: LeadHost;
 
   #uuid: string;
   #role: Role = { kind: "following" };
@@ -118,6 +117,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       (term, leftMs) => void this.listeners.emit("ridingThrough", { uuid: term.uuid, epoch: term.epoch, leftMs }),
     );
     this.#uuid = checkId("newUuid()", this.#newUuid());
+    this.#leadHost = this.#hostOfLead();
     this.membership =
       options.membership === undefined
         ? undefined
@@ -304,7 +304,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         this.#role = { kind: "releasing", term: elected.term };
         return;
       }
-      const end = await this.#lead(elected);
+      const end = await leadTerm(this.#leadHost, elected, this.#resignation);
       const next = end.reason === "handover" ? await this.#handOver(end.term) : this.#afterTerm(end);
       if (next === undefined || this.#halt.signal.aborted) return;
       start = next;
@@ -499,133 +499,6 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   /**
-   * Primary: one fast-path heartbeat per I. Accepted → deadline = sentAt + (T − I).
-   * 409 → the term ends, unless the answer names this uuid as the live holder at the held
-   * epoch (our own echo won a race). A failure → try again, each call bounded by the time
-   * left. While stop() awaits its handlers (`releasing`) the lease is renewed the same way.
-   * With `rideThroughMs`, the deadline ends the term only after that much more, while every
-   * failure was an outage (ride-through.ts); renewals go on meanwhile, each within T − I.
-   */
-  async #lead({ term: first, sentAt: acquiredAt, view: acquired }: Elected): Promise<LeadEnd> {
-    let term = first;
-    let renewAt = acquiredAt + acquired.intervalMs;
-    // Whether renewAt is I after an accepted renewal's sentAt: only then may it go at once when
-    // its grid point has just passed (transport/cadence.ts); after a failure it waits.
-    let answered = true;
-    // Renewals omit the address (the service keeps the stored one, and the body stays
-    // small); after an answer showing another address than ours, the next one sends it.
-    let sendAddress = acquired.primary?.address !== (this.address ?? null);
-    const alarm = new DeadlineAlarm(this.#setup.clock);
-    alarm.arm(this.#ride.endOf(term));
-    this.#ride.watch(term);
-    // A renewal met a refusal, not an outage: no ride-through for this term until one is accepted.
-    const refused = (error: unknown): void => {
-      if (this.#ride.refused(term, error)) alarm.arm(this.#ride.endOf(term));
-    };
-    const resignation = this.#resignation;
-    const wake = AbortSignal.any([this.#halt.signal, alarm.signal, resignation.signal]);
-    const ended = (): LeadEnd | undefined => {
-      if (this.#setup.clock.now() >= this.#ride.endOf(term)) return { reason: "lease-expired", term };
-      if (this.#halt.signal.aborted) return { reason: "halted", term };
-      if (resignation.signal.aborted) return { reason: "resigned", term };
-      this.#ride.watch(term);
-      return undefined;
-    };
-    try {
-      for (;;) {
-        await sleep(this.#setup.clock, this.#align(renewAt, false, answered) - this.#setup.clock.now(), wake);
-        answered = false;
-        const beforeRenewal = ended();
-        if (beforeRenewal !== undefined) return beforeRenewal;
-        const timing = this.#timing ?? acquired;
-        renewAt = this.#setup.clock.now() + timing.intervalMs;
-        const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: this.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
-        const answer = await this.#renew(timing, term, request, wake, refused);
-        const afterRenewal = ended();
-        if (afterRenewal !== undefined) return afterRenewal;
-        if (answer === undefined) {
-          renewAt = Math.max(renewAt, this.#setup.clock.now());
-          continue;
-        }
-        const { value: result, sentAt } = answer;
-        const epoch = epochHeldBy(result.view, term.uuid);
-        if (result.outcome === "accepted" && epoch === undefined) {
-          this.#fail(acceptedForAnother(this.utype));
-          renewAt = Math.max(renewAt, this.#setup.clock.now());
-          continue;
-        }
-        this.#roundTrip(this.#setup.clock.now() - sentAt, result.view, "renewal");
-        if (result.outcome !== "accepted" || epoch === undefined) {
-          // `revoked` when the answer shows this uuid's lease revoked; a 409 LeaseRevoked naming
-          // another holder means this uuid's term ended by a takeover (after a pause, or while
-          // riding through): rejected, as a takeover is.
-          const revoked = result.outcome === "revoked" && result.view.primary?.uuid === term.uuid;
-          if (epoch !== term.epoch) return { reason: revoked ? "revoked" : "rejected", term, view: result.view };
-          // Our own echo (a retry, a duplicate) won the race: the lease is still ours, but
-          // this answer says nothing about when it was renewed. Keep the deadline, do not
-          // extend it, and renew again at once.
-          this.#observe(result.view);
-          renewAt = this.#setup.clock.now();
-          continue;
-        }
-        this.#observe(result.view);
-        sendAddress = result.view.primary?.address !== (this.address ?? null);
-        if (epoch !== term.epoch) term = this.#changeTerm(term, epoch);
-        term.lease = result.lease;
-        term.deadline = sentAt + (result.view.timeoutMs - result.view.intervalMs);
-        this.#ride.renewed(term);
-        renewAt = sentAt + result.view.intervalMs;
-        answered = true;
-        alarm.arm(this.#ride.endOf(term));
-        this.#ride.watch(term);
-        // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
-        if (result.view.handover?.phase === "pending" && this.#role.kind === "leading") return { reason: "handover", term };
-        if (this.affinity !== undefined && this.#role.kind === "leading") {
-          const holds = await this.#affinityHolds(this.affinity, Math.max(1, term.deadline - this.#setup.clock.now()), wake, true);
-          const afterAffinity = ended();
-          if (afterAffinity !== undefined) return afterAffinity;
-          if (!holds) return { reason: "affinity-lost", term };
-        }
-      }
-    } finally {
-      alarm.disarm();
-      this.#ride.unwatch();
-    }
-  }
-
-  /**
-   * One renewal, sent again at once whenever the renewal budget passes without an answer
-   * (renewal-timer.ts: the budget doubles with each copy of this renewal), earlier copies
-   * left running: the first answer counts, with the sentAt of its copy. Undefined when the
-   * term ended meanwhile, or when the newest copy failed fast (the cadence I goes on).
-   */
-  #renew(
-    timing: LeaseTiming,
-    term: Term,
-    request: HeartbeatBody,
-    wake: AbortSignal,
-    refused: (error: unknown) => void,
-  ): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
-    // Riding through, the ride bounds each renewal (ride-through.ts).
-    const { deadline, capMs } = this.#ride.renewalBounds(term, timing);
-    return renewHedged({
-      clock: this.#setup.clock,
-      deadline,
-      signal: wake,
-      budgetMs: (unanswered, leftMs) => Math.min(this.#renewalTimer.budgetMs(timing, this.#setup.clock.now(), unanswered, leftMs), capMs),
-      send: (options) => this.#calls.heartbeat(this.utype, request, options),
-      onUnanswered: (budgetMs) => {
-        const error = new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined);
-        this.#fail(error, "write", this.#setup.clock.now() - budgetMs);
-      },
-      onFailure: (error) => {
-        this.#fail(error);
-        refused(error);
-      },
-    });
-  }
-
-  /**
    * A term is one (uuid, epoch) (docs/protocol.md#the-epoch-as-a-fencing-token). A renewal accepted at another epoch (the service
    * lost its state and the lease was created afresh) ends the old term and starts a new
    * one: never a silent change of the fencing token the user's writes carry.
@@ -744,6 +617,27 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
   }
 
+  #hostOfLead(): LeadHost {
+    return {
+      utype: this.utype,
+      address: this.address,
+      affinity: this.affinity,
+      clock: this.#setup.clock,
+      ride: this.#ride,
+      renewalTimer: this.#renewalTimer,
+      calls: () => this.#calls,
+      halt: this.#halt.signal,
+      timing: () => this.#timing,
+      leading: () => this.#role.kind === "leading",
+      align: (at, mayDelay, mayAdvance) => this.#align(at, mayDelay, mayAdvance),
+      fail: (error, call, sentAt) => this.#fail(error, call, sentAt),
+      roundTrip: (ms, timing, call) => this.#roundTrip(ms, timing, call),
+      observe: (view) => this.#observe(view),
+      changeTerm: (old, epoch) => this.#changeTerm(old, epoch),
+      affinityHolds: (affinity, budgetMs, signal, onFailure) => this.#affinityHolds(affinity, budgetMs, signal, onFailure),
+    };
+  }
+
   /** Affinity: the other utype's live primary is at our address. A failed read proves nothing: `onFailure`. */
   async #affinityHolds(affinity: string, budgetMs: number, signal: AbortSignal, onFailure: boolean): Promise<boolean> {
     const view = await this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(affinity, options), "read");
@@ -823,10 +717,5 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #report(error: unknown): void {
     this.listeners.report(error);
   }
-}
-
-/** A transport that is not an HaClient may skip the check HaClient makes of an accepted answer. */
-function acceptedForAnother(utype: string): CorruptedMessageError {
-  return new CorruptedMessageError(`UpdateHeartBeat(${utype}): corrupted message (the accepted heartbeat names another primary).`, 200);
 }
 
