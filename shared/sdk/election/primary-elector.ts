@@ -1,11 +1,9 @@
 import { callWithin } from "../loop/bounded-call.js";
-import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs } from "../loop/budgets.js";
-import { DeadlineAlarm } from "./deadline-alarm.js";
-import { sleep } from "../loop/elector-clock.js";
+import { heartbeatBudgetMs, releaseBudgetMs } from "../loop/budgets.js";
 import type { ElectorEvents } from "./elector-events.js";
 import { resolveElectorOptions, type PrimaryElectorOptions } from "./elector-options.js";
 import { observeElectorStats, type ElectorMeter } from "./elector-meter.js";
-import { epochHeldBy, fastPollMs, handoverFor, takeoverTime, type AcquireOutcome, type Elected, type FollowStart, type LeadEnd, type Role, type Term } from "./elector-role.js";
+import { epochHeldBy, takeoverTime, type AcquireOutcome, type Elected, type FollowStart, type LeadEnd, type Role, type Term } from "./elector-role.js";
 import { ElectorStatistics, type ElectorStats } from "./elector-stats.js";
 import type { HeartbeatBody } from "../../contract/heartbeat-body.js";
 import type { LeaseView } from "../../contract/lease-view.js";
@@ -15,15 +13,14 @@ import { ElectorMembership } from "./elector-membership.js";
 import { Evented } from "../loop/listeners.js";
 import { pollStretch } from "../loop/poll-delays.js";
 import { CallFailures, type CallKind } from "./call-failures.js";
-import { planFrom } from "../transport/cadence.js";
 import { checkId, checkNonNegativeMs } from "../loop/option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 import type { LoopSetup } from "../loop/loop-setup.js";
-import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
 import { RenewalTimer } from "./renewal-timer.js";
 import { StickyTakeBack } from "./sticky-take-back.js";
 import { RideThrough } from "./ride-through.js";
 import { acceptedForAnother, leadTerm, type LeadHost } from "./lead-phase.js";
+import { follow, type FollowHost } from "./follow-phase.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -71,6 +68,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #renewalTimer: RenewalTimer;
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
+  /** What the follow phase (follow-phase.ts) reads and changes of this elector. */
+  readonly #followHost: FollowHost;
   /** What the lead phase (lead-phase.ts) reads and changes of this elector. */
   readonly #leadHost: LeadHost;
 
@@ -117,6 +116,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       (term, leftMs) => void this.listeners.emit("ridingThrough", { uuid: term.uuid, epoch: term.epoch, leftMs }),
     );
     this.#uuid = checkId("newUuid()", this.#newUuid());
+    this.#followHost = this.#hostOfFollow();
     this.#leadHost = this.#hostOfLead();
     this.membership =
       options.membership === undefined
@@ -297,7 +297,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   async #run(): Promise<void> {
     let start: FollowStart = { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
     for (;;) {
-      const elected = await this.#follow(start);
+      const elected = await follow(this.#followHost, start);
       if (elected === undefined) return;
       if (this.#halt.signal.aborted) {
         // Accepted by a transport that ignored the abort: held only so that stop() releases it.
@@ -308,149 +308,6 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       const next = end.reason === "handover" ? await this.#handOver(end.term) : this.#afterTerm(end);
       if (next === undefined || this.#halt.signal.aborted) return;
       start = next;
-    }
-  }
-
-  /**
-   * Follower: GetPrimary every I. No primary (or ourselves, after a lost answer) → send
-   * UpdateHeartBeat now. A live other primary → take over at its expiresInMs.
-   */
-  async #follow(start: FollowStart): Promise<Elected | undefined> {
-    const halt = this.#halt.signal;
-    let { pollAt, takeoverAt } = start;
-    // Whether this uuid may hold a term this elector does not lead (see judgeUuid).
-    let unconfirmed = false;
-    const judge = (event: UuidEvent): void => {
-      const judgement = judgeUuid(unconfirmed, event);
-      unconfirmed = judgement.unconfirmed;
-      if (judgement.drawNew) this.#uuid = this.#newUuid();
-    };
-    const shown = (view: LeaseView): UuidEvent => ({ kind: "shown", holder: view.primary === null ? "none" : view.primary.uuid === this.#uuid ? "self" : "other" });
-    // Whether the last poll was an announcement (see #announceDue).
-    let announcedLast = false;
-    for (;;) {
-      // A resign()'s cool-down holds back a takeover (it only watches until then).
-      if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
-      // So does lost contact, while the role's holder may come back (recomputed every time:
-      // the hold-back has no end until an answer comes).
-      const takeoverDue = takeoverAt === undefined ? undefined : Math.max(takeoverAt, this.#sticky.holdBackUntil(this.#uuid));
-      // Retry-After holds back the takeover too: the service said it would refuse it.
-      // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
-      // quick one: a standby polling fast for a handover to it); a takeover never waits.
-      // A holder taking its role back after an outage looks off the grid too: on it, a look can
-      // come up to about 2·I after the last, and a standby's hold-back may end first.
-      const quick = (this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2) || this.#sticky.pending;
-      const planned = pollAt;
-      const pollWake = this.#align(pollAt, !quick);
-      const wakeAt = Math.max(takeoverDue === undefined ? pollWake : Math.min(pollWake, takeoverDue), this.#failures.notBefore);
-      await sleep(this.#setup.clock, wakeAt - this.#setup.clock.now(), halt);
-      if (halt.aborted) return undefined;
-      const startedAt = this.#setup.clock.now();
-      const pollMs = pollBudgetMs(this.#timing, this.#setup.retryDelayMs);
-      const stretch = pollStretch(this.#random);
-      // On a participant's grid the next poll is planned from this one's plan (planFrom), so the
-      // standby polls every 1.1·I on average, as alone. A lone elector, or a quick poll, plans from now.
-      const cadenceFrom = this.#setup.part !== undefined && !quick ? planFrom(planned, startedAt, pollMs) : startedAt;
-      pollAt = cadenceFrom + pollMs * stretch;
-      if (this.affinity !== undefined) {
-        const holds = await this.#affinityHolds(this.affinity, pollMs, halt, false);
-        if (halt.aborted) return undefined;
-        if (!holds) {
-          takeoverAt = undefined;
-          pollAt = this.#failures.afterRefusal(pollAt, startedAt, stretch, this.#timing);
-          continue;
-        }
-      }
-      let attempt: AcquireOutcome | undefined;
-      const takingOver = takeoverAt !== undefined && this.#setup.clock.now() >= Math.max(takeoverAt, this.#sticky.holdBackUntil(this.#uuid));
-      const announcing: boolean = !takingOver && this.#announceDue(announcedLast);
-      announcedLast = announcing;
-      if (takingOver) {
-        takeoverAt = undefined;
-        attempt = await this.#acquire();
-      } else if (announcing) {
-        // A standby's announcement: a heartbeat that, refused, records it (docs/protocol.md#standbys).
-        // It never acquires (Conflict where it would): a free role is acquired at once by a plain one.
-        attempt = await this.#acquire(true);
-        if (attempt.kind === "unanswered") {
-          // An announcement never starts a term, so its uuid holds nothing unseen: a failed poll.
-          pollAt = this.#failures.afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch, this.#timing);
-          continue;
-        }
-        if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
-          judge(shown(attempt.view));
-          if (attempt.view.primary === null && this.#setup.clock.now() < this.#sticky.holdBackUntil(this.#uuid)) {
-            // Lost contact: the free role is taken when the hold-back ends, not now.
-            takeoverAt = this.#setup.clock.now();
-            continue;
-          }
-          attempt = await this.#acquire();
-        }
-      } else {
-        // A poll still out when the takeover falls due is cut off: the takeover waits for no
-        // answer. Not when it is a hold-back that ends (after lost contact): there is no hurry
-        // then, and this poll's failure would say the service is out again, which the
-        // takeover must not run into.
-        const takeoverAlarm = new DeadlineAlarm(this.#setup.clock);
-        const heldBack = takeoverDue !== undefined && takeoverAt !== undefined && takeoverDue > takeoverAt;
-        if (takeoverDue !== undefined && !heldBack) takeoverAlarm.arm(takeoverDue);
-        const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#calls.getPrimary(this.utype, options), "read");
-        takeoverAlarm.disarm();
-        if (halt.aborted) return undefined;
-        if (view === undefined) {
-          pollAt = this.#failures.afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch, this.#timing);
-          continue;
-        }
-        this.#observe(view, "read");
-        judge(shown(view));
-        pollAt = handoverFor(view, this.#uuid) ? startedAt + fastPollMs(view) : cadenceFrom + view.intervalMs * stretch;
-        takeoverAt = takeoverTime(view, this.#uuid, this.#setup.clock.now());
-        if (view.primary !== null && this.#sticky.shows(view)) {
-          // Its own last term still holds a live lease (a renewal that landed as the term ended,
-          // or a service back before the expiry), which nobody renews: released with its token,
-          // the role is taken back now rather than at that lease's expiry.
-          if (await this.#releaseOwnLastTerm()) {
-            if (halt.aborted) return undefined;
-            takeoverAt = undefined;
-            attempt = await this.#acquire();
-          }
-        } else if (view.primary === null || view.primary.uuid === this.#uuid) {
-          if (this.#setup.clock.now() < this.#competeAt) pollAt = Math.min(pollAt, this.#competeAt);
-          // Lost contact: the free role is taken when the hold-back ends (a poll before then may still show its holder back).
-          else if (view.primary === null && this.#setup.clock.now() < this.#sticky.holdBackUntil(this.#uuid)) takeoverAt = this.#setup.clock.now();
-          else attempt = await this.#acquire();
-        }
-      }
-      switch (attempt?.kind) {
-        case "elected":
-          return attempt.elected;
-        case "refused":
-          // Ended: an earlier acquire of ours landed and was revoked or taken over, or a
-          // release retired it: compete on as a new incarnation.
-          judge(attempt.ended ? { kind: "ended" } : shown(attempt.view));
-          takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#setup.clock.now());
-          // Refused, yet the answer shows this uuid as the live holder: another copy of the acquire
-          // won the race (the service answered this one Conflict). Acquire again at once, which
-          // renews it, as after a late acceptance, rather than a poll later.
-          if (!attempt.ended && attempt.view.primary?.uuid === this.#uuid && !attempt.view.primary.revoked) takeoverAt = this.#setup.clock.now();
-          // Refused because its own last term still holds a live lease (a look answered by an
-          // instance that saw it expired, the acquire by one that did not): released with its
-          // token, it is acquired at once, as after a look that shows it (above).
-          if (!attempt.ended && attempt.view.primary !== null && this.#sticky.shows(attempt.view) && (await this.#releaseOwnLastTerm())) takeoverAt = this.#setup.clock.now();
-          if (handoverFor(attempt.view, this.#uuid)) pollAt = Math.min(pollAt, startedAt + fastPollMs(attempt.view));
-          break;
-        case "too-late":
-          judge({ kind: "too-late" });
-          pollAt = this.#setup.clock.now();
-          break;
-        case "unanswered":
-          judge({ kind: "unanswered" });
-          pollAt = this.#afterFailure(pollAt, startedAt);
-          break;
-      }
-      // Whatever the reads answered: a refused write holds back every call of the next poll too.
-      pollAt = this.#failures.afterRefusal(pollAt, startedAt, stretch, this.#timing);
-      if (halt.aborted) return undefined;
     }
   }
 
@@ -617,6 +474,31 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
   }
 
+  #hostOfFollow(): FollowHost {
+    return {
+      utype: this.utype,
+      affinity: this.affinity,
+      setup: this.#setup,
+      random: this.#random,
+      halt: this.#halt.signal,
+      sticky: this.#sticky,
+      failures: this.#failures,
+      uuid: () => this.#uuid,
+      newUuid: () => {
+        this.#uuid = this.#newUuid();
+      },
+      timing: () => this.#timing,
+      competeAt: () => this.#competeAt,
+      announceDue: (announcedLast) => this.#announceDue(announcedLast),
+      acquire: (announce) => this.#acquire(announce),
+      affinityHolds: (affinity, budgetMs, signal, onFailure) => this.#affinityHolds(affinity, budgetMs, signal, onFailure),
+      poll: (budgetMs, signal) => this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(this.utype, options), "read"),
+      align: (at, mayDelay) => this.#align(at, mayDelay),
+      observe: (view, call) => this.#observe(view, call),
+      releaseOwnLastTerm: () => this.#releaseOwnLastTerm(),
+    };
+  }
+
   #hostOfLead(): LeadHost {
     return {
       utype: this.utype,
@@ -675,11 +557,6 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       this.#observedPrimary = key;
       void this.listeners.emit("primaryChanged", { primary: view.primary, epoch: view.epoch });
     }
-  }
-
-  /** A follower's next call after one that got no answer (CallFailures.afterFailure); a holder whose term ended for want of answers looks every I. */
-  #afterFailure(pollAt: number, startedAt: number): number {
-    return this.#failures.afterFailure(pollAt, startedAt, this.#timing, this.#sticky.pending);
   }
 
   #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>, call: CallKind): Promise<T | undefined> {
