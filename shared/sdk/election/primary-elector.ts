@@ -21,6 +21,7 @@ import { StickyTakeBack } from "./sticky-take-back.js";
 import { RideThrough } from "./ride-through.js";
 import { acceptedForAnother, leadTerm, type LeadHost } from "./lead-phase.js";
 import { follow, type FollowHost } from "./follow-phase.js";
+import { StandbyAnnouncements } from "./standby-announcements.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -90,9 +91,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #resignCooldownMs = 0;
   /** No acquire or takeover before this time (monotonic): a resign()'s cool-down. Polls go on. */
   #competeAt = Number.NEGATIVE_INFINITY;
-  readonly #announce: boolean;
-  /** The uuid last announced as a standby, and when (monotonic): see #announceDue. */
-  #announced: { readonly uuid: string; readonly at: number } | undefined;
+  /** Which polls announce this elector as a standby, and the uuid last announced (docs/protocol.md#standbys). */
+  readonly #announcements: StandbyAnnouncements;
   /** Its last term to take back after an outage, and the hold-back of takeovers after lost contact (docs/protocol.md#sticky-recovery). */
   readonly #sticky = new StickyTakeBack();
 
@@ -107,7 +107,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#newUuid = settings.newUuid;
     this.#random = settings.random;
     this.#failures = new CallFailures(settings.setup.retryDelayMs, settings.random);
-    this.#announce = settings.announce;
+    this.#announcements = new StandbyAnnouncements(settings.announce);
     this.#meter = settings.meter;
     this.#ride = new RideThrough(
       settings.rideThroughMs,
@@ -283,7 +283,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * announcements were, so it has no row), nor on a transport without `withdraw`.
    */
   async #withdraw(released: string | undefined): Promise<void> {
-    const uuid = this.#announced?.uuid;
+    const uuid = this.#announcements.uuid;
     const transport = this.#setup.transport;
     if (uuid === undefined || uuid === released || this.#failures.writesRefused || transport.withdraw === undefined) return;
     try {
@@ -328,7 +328,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#role = { kind: "following" };
     // Made, answered or not (it may have landed): the next attempts are plain polls and
     // acquires, so that a service too slow to answer within the budget still gets an acquire.
-    if (announce) this.#announced = { uuid, at: sentAt };
+    if (announce) this.#announcements.sent(uuid, sentAt);
     if (result === undefined) return { kind: "unanswered" };
     const epoch = epochHeldBy(result.view, uuid);
     if (result.outcome === "accepted" && epoch === undefined) {
@@ -406,20 +406,6 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   /**
-   * A standby announces itself on its first poll as this uuid and about every T/2 after; never
-   * while it may not compete. While its writes are refused (a grant it lacks), never on two
-   * polls in a row: the refused announcements would otherwise take every poll its backoff
-   * leaves, and it would no longer read the role.
-   */
-  #announceDue(announcedLast: boolean): boolean {
-    if (!this.#announce || this.#setup.clock.now() < this.#competeAt) return false;
-    if (announcedLast && this.#failures.writesRefused) return false;
-    const last = this.#announced;
-    if (last === undefined || last.uuid !== this.#uuid) return true;
-    return this.#timing !== undefined && this.#setup.clock.now() - last.at >= this.#timing.timeoutMs / 2;
-  }
-
-  /**
    * The term is over: a new incarnation (new uuid) follows from here on. After an expiry
    * or a lost affinity the old uuid's lease is released in the background, so a standby
    * need not wait out the rest of T. Undefined when the loop ends instead (stop()).
@@ -489,7 +475,9 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       },
       timing: () => this.#timing,
       competeAt: () => this.#competeAt,
-      announceDue: (announcedLast) => this.#announceDue(announcedLast),
+      // Never while it may not compete (a resign()'s cool-down).
+      announceDue: (announcedLast) =>
+        this.#setup.clock.now() >= this.#competeAt && this.#announcements.due(this.#uuid, this.#setup.clock.now(), this.#timing, announcedLast, this.#failures.writesRefused),
       acquire: (announce) => this.#acquire(announce),
       affinityHolds: (affinity, budgetMs, signal, onFailure) => this.#affinityHolds(affinity, budgetMs, signal, onFailure),
       poll: (budgetMs, signal) => this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(this.utype, options), "read"),
