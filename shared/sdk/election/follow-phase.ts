@@ -6,7 +6,7 @@ import type { LoopSetup } from "../loop/loop-setup.js";
 import { pollStretch } from "../loop/poll-delays.js";
 import { planFrom } from "../transport/cadence.js";
 import type { LeaseTransport } from "../transport/lease-transport.js";
-import type { CallFailures } from "./call-failures.js";
+import type { CallFailures, CallKind } from "./call-failures.js";
 import { DeadlineAlarm } from "./deadline-alarm.js";
 import { fastPollMs, handoverFor, takeoverTime, type AcquireOutcome, type Elected, type FollowStart } from "./elector-role.js";
 import type { StickyTakeBack } from "./sticky-take-back.js";
@@ -45,8 +45,9 @@ export interface FollowHost {
   /** GetPrimary of the role within `budgetMs`; undefined when it failed (booked as a failed read). */
   poll(budgetMs: number, signal: AbortSignal): Promise<LeaseView | undefined>;
   /** A wake time on the participant's grid (transport/cadence.ts). */
-  align(at: number, mayDelay: boolean): number;
-  observe(view: LeaseView, call: "read"): void;
+  align(at: number, mayDelay: boolean, mayAdvance?: boolean): number;
+  /** Books an answer (`call`: a read's answer does not end the refusals of writes). */
+  observe(view: LeaseView, call?: CallKind): void;
   /** Releases this elector's last term, still live, with its token: true when proven released. */
   releaseOwnLastTerm(): Promise<boolean>;
 }

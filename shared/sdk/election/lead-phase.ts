@@ -35,10 +35,11 @@ export interface LeadHost {
   /** Whether the elector still leads (not winding down in stop()). */
   leading(): boolean;
   /** A wake time on the participant's grid (transport/cadence.ts). */
-  align(at: number, mayDelay: boolean, mayAdvance: boolean): number;
+  align(at: number, mayDelay: boolean, mayAdvance?: boolean): number;
   fail(error: unknown, call?: CallKind, sentAt?: number): void;
   roundTrip(ms: number, timing: LeaseTiming, call: "renewal" | "acquisition"): void;
-  observe(view: LeaseView): void;
+  /** Books an answer (`call`: a read's answer does not end the refusals of writes). */
+  observe(view: LeaseView, call?: CallKind): void;
   /** A renewal was accepted at another epoch: the term that replaces `old`. */
   changeTerm(old: Term, epoch: number): Term;
   /** Affinity: the other utype's live primary is at our address; a failed read proves nothing: `onFailure`. */

@@ -44,8 +44,9 @@ export type { ElectorStats } from "./elector-stats.js";
  * Not guaranteed: that your work stops the instant isPrimary() turns false. Fence your
  * writes with `epoch` so that downstream systems refuse a stale primary.
  *
- * The loop is client-go's shape: follow until elected, lead until demoted, follow again
- * as a new uuid; stop() ends it, awaits the `demoted` handlers, then releases. Every wait
+ * The loop is client-go's shape: follow until elected (follow-phase.ts), lead until demoted
+ * (lead-phase.ts), follow again as a new uuid; stop() ends it, awaits the `demoted`
+ * handlers, then releases. Every wait
  * is on the injected clock, and after every wait the loop looks at the deadline and at
  * stop() before it acts on what it waited for.
  */
@@ -69,10 +70,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #renewalTimer: RenewalTimer;
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
-  /** What the follow phase (follow-phase.ts) reads and changes of this elector. */
-  readonly #followHost: FollowHost;
-  /** What the lead phase (lead-phase.ts) reads and changes of this elector. */
-  readonly #leadHost: LeadHost;
+  /** What the follow and lead phases (follow-phase.ts, lead-phase.ts) read and change of this elector. */
+  readonly #host: FollowHost & LeadHost;
 
   #uuid: string;
   #role: Role = { kind: "following" };
@@ -116,8 +115,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       (term, leftMs) => void this.listeners.emit("ridingThrough", { uuid: term.uuid, epoch: term.epoch, leftMs }),
     );
     this.#uuid = checkId("newUuid()", this.#newUuid());
-    this.#followHost = this.#hostOfFollow();
-    this.#leadHost = this.#hostOfLead();
+    this.#host = this.#hostOfPhases();
     this.membership =
       options.membership === undefined
         ? undefined
@@ -297,14 +295,14 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   async #run(): Promise<void> {
     let start: FollowStart = { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
     for (;;) {
-      const elected = await follow(this.#followHost, start);
+      const elected = await follow(this.#host, start);
       if (elected === undefined) return;
       if (this.#halt.signal.aborted) {
         // Accepted by a transport that ignored the abort: held only so that stop() releases it.
         this.#role = { kind: "releasing", term: elected.term };
         return;
       }
-      const end = await leadTerm(this.#leadHost, elected, this.#resignation);
+      const end = await leadTerm(this.#host, elected, this.#resignation);
       const next = end.reason === "handover" ? await this.#handOver(end.term) : this.#afterTerm(end);
       if (next === undefined || this.#halt.signal.aborted) return;
       start = next;
@@ -460,51 +458,39 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
   }
 
-  #hostOfFollow(): FollowHost {
+  #hostOfPhases(): FollowHost & LeadHost {
     return {
       utype: this.utype,
+      address: this.address,
       affinity: this.affinity,
       setup: this.#setup,
+      clock: this.#setup.clock,
       random: this.#random,
       halt: this.#halt.signal,
       sticky: this.#sticky,
       failures: this.#failures,
+      ride: this.#ride,
+      renewalTimer: this.#renewalTimer,
+      calls: () => this.#calls,
       uuid: () => this.#uuid,
       newUuid: () => {
         this.#uuid = this.#newUuid();
       },
       timing: () => this.#timing,
       competeAt: () => this.#competeAt,
+      leading: () => this.#role.kind === "leading",
       // Never while it may not compete (a resign()'s cool-down).
       announceDue: (announcedLast) =>
         this.#setup.clock.now() >= this.#competeAt && this.#announcements.due(this.#uuid, this.#setup.clock.now(), this.#timing, announcedLast, this.#failures.writesRefused),
       acquire: (announce) => this.#acquire(announce),
-      affinityHolds: (affinity, budgetMs, signal, onFailure) => this.#affinityHolds(affinity, budgetMs, signal, onFailure),
       poll: (budgetMs, signal) => this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(this.utype, options), "read"),
-      align: (at, mayDelay) => this.#align(at, mayDelay),
-      observe: (view, call) => this.#observe(view, call),
-      releaseOwnLastTerm: () => this.#releaseOwnLastTerm(),
-    };
-  }
-
-  #hostOfLead(): LeadHost {
-    return {
-      utype: this.utype,
-      address: this.address,
-      affinity: this.affinity,
-      clock: this.#setup.clock,
-      ride: this.#ride,
-      renewalTimer: this.#renewalTimer,
-      calls: () => this.#calls,
-      halt: this.#halt.signal,
-      timing: () => this.#timing,
-      leading: () => this.#role.kind === "leading",
-      align: (at, mayDelay, mayAdvance) => this.#align(at, mayDelay, mayAdvance),
+      affinityHolds: (affinity, budgetMs, signal, onFailure) => this.#affinityHolds(affinity, budgetMs, signal, onFailure),
+      align: (at: number, mayDelay: boolean, mayAdvance?: boolean) => this.#align(at, mayDelay, mayAdvance),
+      observe: (view: LeaseView, call?: CallKind) => this.#observe(view, call),
       fail: (error, call, sentAt) => this.#fail(error, call, sentAt),
       roundTrip: (ms, timing, call) => this.#roundTrip(ms, timing, call),
-      observe: (view) => this.#observe(view),
       changeTerm: (old, epoch) => this.#changeTerm(old, epoch),
-      affinityHolds: (affinity, budgetMs, signal, onFailure) => this.#affinityHolds(affinity, budgetMs, signal, onFailure),
+      releaseOwnLastTerm: () => this.#releaseOwnLastTerm(),
     };
   }
 
