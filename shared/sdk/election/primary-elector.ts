@@ -424,18 +424,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#uuid = this.#newUuid();
     this.#stats.demoted();
     term.ended.abort(new TermEndedError(reason, term.uuid, term.epoch));
-    // The deadline passed because the renewals got no answer: the service is down or past
-    // its capacity. A release would most likely go unanswered too and only add to its load,
-    // and releasing to compete again at once is the release-and-reacquire churn of a retry
-    // storm. So nothing is released now, and the role is still this process's to take back
-    // (docs/protocol.md#sticky-recovery): the new incarnation looks every I (no backoff, a
-    // look rather than a write) until it gets an answer, and takes the role back at once if
-    // that answer shows no other term since (standbys that lost contact too hold back
-    // meanwhile); under its new uuid, so the next term has a new epoch and the work stopped
-    // at the deadline never resumes under the old one.
-    const unanswered = reason === "lease-expired" && this.#failures.failing;
-    if (unanswered) {
-      this.#sticky.keep(term);
+    // Ended for want of answers (sticky-take-back.ts): nothing is released, the new incarnation looks at once.
+    if (this.#sticky.ended(term, reason, this.#failures.failing, this.#resignCooldownMs)) {
       void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
       return { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
     }
@@ -447,12 +437,6 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
     const now = this.#setup.clock.now();
     if (reason === "resigned") this.#competeAt = now + this.#resignCooldownMs;
-    // Resigned with no cool-down (`run` after it had to stop its command: the lease ran low
-    // in an outage, or the watchdog fired): a new epoch is all it asks for, not another
-    // holder. So the role is still this process's to take back, as after an outage
-    // (sticky recovery): the release above may well go unanswered, and a standby that lost
-    // contact too holds back for it.
-    if (reason === "resigned" && this.#resignCooldownMs === 0) this.#sticky.keep(term);
     if (!refused) return { pollAt: now, takeoverAt: undefined };
     this.#observe(end.view);
     return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };

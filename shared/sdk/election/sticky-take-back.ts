@@ -2,13 +2,13 @@ import type { LeaseView } from "../../contract/lease-view.js";
 import type { ReleaseResult } from "../../contract/outcomes.js";
 import { isOutage } from "../loop/poll-delays.js";
 import { ContactHoldBack } from "./contact-hold-back.js";
-import { handoverFavours, type Term } from "./elector-role.js";
+import { handoverFavours, type LeadEnd, type Term } from "./elector-role.js";
 
 /**
  * Sticky recovery, both sides (docs/protocol.md#sticky-recovery): after an outage the role
  * is its holder's to take back. A term that ended for want of answers (the service or its
  * store out, for everyone or for this process alone), or was given up by resign() with no
- * cool-down, is kept here: while no answer shows another term since, this elector takes it
+ * cool-down, is kept here (ended): while no answer shows another term since, this elector takes it
  * back at once, under a new uuid and so a new epoch, and no standby's hold-back stands in
  * its way. As a standby, this elector holds back its takeovers of a role whose holder may
  * come back (contact-hold-back.ts decides how long) and here, which roles that applies to.
@@ -31,9 +31,27 @@ export class StickyTakeBack {
     return this.#last !== undefined;
   }
 
-  /** The term ended for want of answers (or resigned with no cool-down): the role is still this elector's to take back. */
-  keep(term: Term): void {
-    this.#last = { uuid: term.uuid, epoch: term.epoch, lease: term.lease };
+  /**
+   * A term this elector led ended for `reason` (`failing`: its last call got no answer;
+   * `resignCooldownMs`: the last resign()'s). True when it ended for want of answers: the
+   * deadline passed because the renewals got no answer, the service down or past its
+   * capacity. A release would most likely go unanswered too and only add to its load, and
+   * releasing to compete again at once is the release-and-reacquire churn of a retry storm.
+   * So nothing is to be released then, and the role is still this elector's to take back: the
+   * new incarnation looks every I (no backoff, a look rather than a write) until it gets an
+   * answer, and takes the role back at once if that answer shows no other term since
+   * (standbys that lost contact too hold back meanwhile); under its new uuid, so the next
+   * term has a new epoch and the work stopped at the deadline never resumes under the old one.
+   *
+   * Resigned with no cool-down (`run` after it had to stop its command: the lease ran low in
+   * an outage, or the watchdog fired), a new epoch is all it asks for, not another holder: the
+   * role is kept to take back too, as after an outage (its release may well go unanswered, and
+   * a standby that lost contact too holds back for it), but released as any resignation (false).
+   */
+  ended(term: Term, reason: LeadEnd["reason"], failing: boolean, resignCooldownMs: number): boolean {
+    const unanswered = reason === "lease-expired" && failing;
+    if (unanswered || (reason === "resigned" && resignCooldownMs === 0)) this.#last = { uuid: term.uuid, epoch: term.epoch, lease: term.lease };
+    return unanswered;
   }
 
   /** A term began: nothing left to take back. */
