@@ -1,4 +1,5 @@
 import type { LeaseView } from "../../contract/lease-view.js";
+import type { LeaseTiming } from "../../contract/timing.js";
 
 /**
  * One term: a uuid holding the lease at one epoch. `lease` and `deadline` move on with
@@ -88,4 +89,21 @@ export function takeoverTime(view: LeaseView, ownUuid: string, now: number): num
   const primary = view.primary;
   if (primary === null || primary.uuid === ownUuid) return undefined;
   return now + Math.max(0, primary.expiresInMs) + 1;
+}
+
+/** A pending handover to this uuid or to any: the standby polls fast so that the gap after the release stays far below I. */
+export function handoverFor(view: LeaseView, uuid: string): boolean {
+  const handover = view.handover;
+  return handover !== null && handover !== undefined && handover.phase === "pending" && (handover.to === null || handover.to === uuid);
+}
+
+/** A planned handover, pending or reserved, to this uuid or to any. */
+export function handoverFavours(view: LeaseView, uuid: string): boolean {
+  const handover = view.handover;
+  return handover !== null && handover !== undefined && (handover.to === null || handover.to === uuid);
+}
+
+/** A standby's poll while a handover to it (or to any) is pending: max(50 ms, I/10), never more than T. */
+export function fastPollMs(view: LeaseTiming): number {
+  return Math.min(view.timeoutMs, Math.max(50, view.intervalMs / 10));
 }

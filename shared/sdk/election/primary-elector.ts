@@ -1,8 +1,5 @@
 import { callWithin } from "../loop/bounded-call.js";
-import { heartbeatBudgetMs, pollBudgetMs, releaseBudgetMs } from "../loop/budgets.js";
-import { CorruptedMessageError } from "../transport/corrupted-message-error.js";
-import { DeadlineAlarm } from "./deadline-alarm.js";
-import { sleep, type TimerHandle } from "../loop/elector-clock.js";
+import { heartbeatBudgetMs, releaseBudgetMs } from "../loop/budgets.js";
 import type { ElectorEvents } from "./elector-events.js";
 import { resolveElectorOptions, type PrimaryElectorOptions } from "./elector-options.js";
 import { observeElectorStats, type ElectorMeter } from "./elector-meter.js";
@@ -14,17 +11,17 @@ import type { LeaseTiming } from "../../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "../transport/lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
 import { Evented } from "../loop/listeners.js";
-import { backoffMs, failureBackoffMs, isOutage, isRefusal, pollStretch, retryAfterOf } from "../loop/poll-delays.js";
-import { planFrom } from "../transport/cadence.js";
+import { pollStretch } from "../loop/poll-delays.js";
+import { CallFailures, type CallKind } from "./call-failures.js";
 import { checkId, checkNonNegativeMs } from "../loop/option-checks.js";
 import { TermEndedError } from "./term-ended-error.js";
 import type { LoopSetup } from "../loop/loop-setup.js";
-import { judgeUuid, type UuidEvent } from "./unconfirmed-uuid.js";
 import { RenewalTimer } from "./renewal-timer.js";
-import { renewHedged } from "./hedged-renewal.js";
-import { HaRequestError } from "../transport/ha-request-error.js";
-import type { HeartbeatResult } from "../../contract/outcomes.js";
-import { ContactHoldBack } from "./contact-hold-back.js";
+import { StickyTakeBack } from "./sticky-take-back.js";
+import { RideThrough } from "./ride-through.js";
+import { acceptedForAnother, leadTerm, type LeadHost } from "./lead-phase.js";
+import { follow, type FollowHost } from "./follow-phase.js";
+import { StandbyAnnouncements } from "./standby-announcements.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -47,8 +44,9 @@ export type { ElectorStats } from "./elector-stats.js";
  * Not guaranteed: that your work stops the instant isPrimary() turns false. Fence your
  * writes with `epoch` so that downstream systems refuse a stale primary.
  *
- * The loop is client-go's shape: follow until elected, lead until demoted, follow again
- * as a new uuid; stop() ends it, awaits the `demoted` handlers, then releases. Every wait
+ * The loop is client-go's shape: follow until elected (follow-phase.ts), lead until demoted
+ * (lead-phase.ts), follow again as a new uuid; stop() ends it, awaits the `demoted`
+ * handlers, then releases. Every wait
  * is on the injected clock, and after every wait the loop looks at the deadline and at
  * stop() before it acts on what it waited for.
  */
@@ -64,30 +62,23 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   /** The transport, clock, first retry delay, abort signal and participant part, as every SDK loop has them. */
   readonly #setup: LoopSetup<LeaseTransport>;
   readonly #newUuid: () => string;
-  /** How long past its deadline a term rides through an outage (docs/protocol.md#ride-through); 0: off. */
-  readonly #rideThroughMs: number;
+  /** How long past its deadline a term rides through an outage, and when (docs/protocol.md#ride-through). */
+  readonly #ride: RideThrough;
   readonly #random: () => number;
   readonly #stats = new ElectorStatistics();
   /** The renewal budget's estimate, shared by the electors on one transport (RenewalTimer.of); each renewal doubles its own copies' budgets. */
   readonly #renewalTimer: RenewalTimer;
   /** Aborted when the loop must end: at once by stop(), or once a stopping primary's handlers are done. */
   readonly #halt = new AbortController();
+  /** What the follow and lead phases (follow-phase.ts, lead-phase.ts) read and change of this elector. */
+  readonly #host: FollowHost & LeadHost;
 
   #uuid: string;
   #role: Role = { kind: "following" };
   #timing: LeaseTiming | undefined;
   #observedPrimary: string | null | undefined;
-  /**
-   * Calls in a row that no retry can fix (see isRefusal), reads and writes apart: a read's
-   * refusals end with any answer, a write's only with a write's answer (accepted or 409).
-   * Grants refuse writes while reads are answered (403), and an answered read must not end
-   * the backoff of the writes it leads to (see #afterRefusal).
-   */
-  #refusals = { read: 0, write: 0 };
-  /** Failed calls in a row of any kind (timeouts, 503s, refusals); any answer resets it. */
-  #failures = 0;
-  /** No follower call before this time: the service's last Retry-After. Renewals ignore it. */
-  #notBefore = Number.NEGATIVE_INFINITY;
+  /** Failed calls in a row, and how long they hold a follower's next call back (call-failures.ts). Renewals ignore it. */
+  readonly #failures: CallFailures;
   #loop: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
   readonly #meter: ElectorMeter | undefined;
@@ -99,20 +90,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #resignCooldownMs = 0;
   /** No acquire or takeover before this time (monotonic): a resign()'s cool-down. Polls go on. */
   #competeAt = Number.NEGATIVE_INFINITY;
-  readonly #announce: boolean;
-  /** The uuid last announced as a standby, and when (monotonic): see #announceDue. */
-  #announced: { readonly uuid: string; readonly at: number } | undefined;
-  /** Lost contact with the service holds back takeovers of a role its holder may come back to (#holdBackUntil). */
-  readonly #contact = new ContactHoldBack();
-  /** The latest answer's view: the role the takeover planned from it is about. */
-  #lastView: LeaseView | undefined;
-  /**
-   * The term this elector held last, when it ended for want of answers (the service or its
-   * store out, for everyone or for this process alone): while no answer shows another term,
-   * the role is this elector's to take back at once, under a new uuid and so a new epoch
-   * (docs/protocol.md#sticky-recovery).
-   */
-  #reclaim: { readonly uuid: string; readonly epoch: number; readonly lease: string } | undefined;
+  /** Which polls announce this elector as a standby, and the uuid last announced (docs/protocol.md#standbys). */
+  readonly #announcements: StandbyAnnouncements;
+  /** Its last term to take back after an outage, and the hold-back of takeovers after lost contact (docs/protocol.md#sticky-recovery). */
+  readonly #sticky = new StickyTakeBack();
 
   constructor(options: PrimaryElectorOptions) {
     super();
@@ -124,10 +105,17 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#renewalTimer = RenewalTimer.of(settings.setup.transport);
     this.#newUuid = settings.newUuid;
     this.#random = settings.random;
-    this.#announce = settings.announce;
+    this.#failures = new CallFailures(settings.setup.retryDelayMs, settings.random);
+    this.#announcements = new StandbyAnnouncements(settings.announce);
     this.#meter = settings.meter;
-    this.#rideThroughMs = settings.rideThroughMs;
+    this.#ride = new RideThrough(
+      settings.rideThroughMs,
+      settings.setup.clock,
+      (term) => this.#role.kind === "leading" && this.#role.term === term,
+      (term, leftMs) => void this.listeners.emit("ridingThrough", { uuid: term.uuid, epoch: term.epoch, leftMs }),
+    );
     this.#uuid = checkId("newUuid()", this.#newUuid());
+    this.#host = this.#hostOfPhases();
     this.membership =
       options.membership === undefined
         ? undefined
@@ -166,7 +154,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    */
   leaseTimeLeftMs(): number {
     const term = this.#termHeldNow();
-    return term === undefined ? 0 : Math.max(0, this.#endOf(term) - this.#setup.clock.now());
+    return term === undefined ? 0 : Math.max(0, this.#ride.endOf(term) - this.#setup.clock.now());
   }
 
   /**
@@ -249,7 +237,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     // Only one that went unanswered leaves its uuid to release without a token.
     const acquiring = role.kind === "acquiring" ? this.#uuid : undefined;
     // A term whose deadline has passed is not stopped but expired: the loop says so when it wakes.
-    if (role.kind === "leading" && this.#setup.clock.now() < this.#endOf(role.term)) {
+    if (role.kind === "leading" && this.#setup.clock.now() < this.#ride.endOf(role.term)) {
       const { term } = role;
       this.#role = { kind: "releasing", term };
       this.#stats.demoted();
@@ -293,9 +281,9 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * announcements were, so it has no row), nor on a transport without `withdraw`.
    */
   async #withdraw(released: string | undefined): Promise<void> {
-    const uuid = this.#announced?.uuid;
+    const uuid = this.#announcements.uuid;
     const transport = this.#setup.transport;
-    if (uuid === undefined || uuid === released || this.#refusals.write > 0 || transport.withdraw === undefined) return;
+    if (uuid === undefined || uuid === released || this.#failures.writesRefused || transport.withdraw === undefined) return;
     try {
       await transport.withdraw(this.utype, uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs) });
     } catch (error) {
@@ -307,160 +295,17 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   async #run(): Promise<void> {
     let start: FollowStart = { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
     for (;;) {
-      const elected = await this.#follow(start);
+      const elected = await follow(this.#host, start);
       if (elected === undefined) return;
       if (this.#halt.signal.aborted) {
         // Accepted by a transport that ignored the abort: held only so that stop() releases it.
         this.#role = { kind: "releasing", term: elected.term };
         return;
       }
-      const end = await this.#lead(elected);
+      const end = await leadTerm(this.#host, elected, this.#resignation);
       const next = end.reason === "handover" ? await this.#handOver(end.term) : this.#afterTerm(end);
       if (next === undefined || this.#halt.signal.aborted) return;
       start = next;
-    }
-  }
-
-  /**
-   * Follower: GetPrimary every I. No primary (or ourselves, after a lost answer) → send
-   * UpdateHeartBeat now. A live other primary → take over at its expiresInMs.
-   */
-  async #follow(start: FollowStart): Promise<Elected | undefined> {
-    const halt = this.#halt.signal;
-    let { pollAt, takeoverAt } = start;
-    // Whether this uuid may hold a term this elector does not lead (see judgeUuid).
-    let unconfirmed = false;
-    const judge = (event: UuidEvent): void => {
-      const judgement = judgeUuid(unconfirmed, event);
-      unconfirmed = judgement.unconfirmed;
-      if (judgement.drawNew) this.#uuid = this.#newUuid();
-    };
-    const shown = (view: LeaseView): UuidEvent => ({ kind: "shown", holder: view.primary === null ? "none" : view.primary.uuid === this.#uuid ? "self" : "other" });
-    // Whether the last poll was an announcement (see #announceDue).
-    let announcedLast = false;
-    for (;;) {
-      // A resign()'s cool-down holds back a takeover (it only watches until then).
-      if (takeoverAt !== undefined) takeoverAt = Math.max(takeoverAt, this.#competeAt);
-      // So does lost contact, while the role's holder may come back (recomputed every time:
-      // the hold-back has no end until an answer comes).
-      const takeoverDue = takeoverAt === undefined ? undefined : Math.max(takeoverAt, this.#holdBackUntil());
-      // Retry-After holds back the takeover too: the service said it would refuse it.
-      // A poll wakes on the participant's grid (it may wait up to I/4 for it, unless it is a
-      // quick one: a standby polling fast for a handover to it); a takeover never waits.
-      // A holder taking its role back after an outage looks off the grid too: on it, a look can
-      // come up to about 2·I after the last, and a standby's hold-back may end first.
-      const quick = (this.#timing !== undefined && pollAt - this.#setup.clock.now() < this.#timing.intervalMs / 2) || this.#reclaim !== undefined;
-      const planned = pollAt;
-      const pollWake = this.#align(pollAt, !quick);
-      const wakeAt = Math.max(takeoverDue === undefined ? pollWake : Math.min(pollWake, takeoverDue), this.#notBefore);
-      await sleep(this.#setup.clock, wakeAt - this.#setup.clock.now(), halt);
-      if (halt.aborted) return undefined;
-      const startedAt = this.#setup.clock.now();
-      const pollMs = pollBudgetMs(this.#timing, this.#setup.retryDelayMs);
-      const stretch = pollStretch(this.#random);
-      // On a participant's grid the next poll is planned from this one's plan (planFrom), so the
-      // standby polls every 1.1·I on average, as alone. A lone elector, or a quick poll, plans from now.
-      const cadenceFrom = this.#setup.part !== undefined && !quick ? planFrom(planned, startedAt, pollMs) : startedAt;
-      pollAt = cadenceFrom + pollMs * stretch;
-      if (this.affinity !== undefined) {
-        const holds = await this.#affinityHolds(this.affinity, pollMs, halt, false);
-        if (halt.aborted) return undefined;
-        if (!holds) {
-          takeoverAt = undefined;
-          pollAt = this.#afterRefusal(pollAt, startedAt, stretch);
-          continue;
-        }
-      }
-      let attempt: AcquireOutcome | undefined;
-      const takingOver = takeoverAt !== undefined && this.#setup.clock.now() >= Math.max(takeoverAt, this.#holdBackUntil());
-      const announcing: boolean = !takingOver && this.#announceDue(announcedLast);
-      announcedLast = announcing;
-      if (takingOver) {
-        takeoverAt = undefined;
-        attempt = await this.#acquire();
-      } else if (announcing) {
-        // A standby's announcement: a heartbeat that, refused, records it (docs/protocol.md#standbys).
-        // It never acquires (Conflict where it would): a free role is acquired at once by a plain one.
-        attempt = await this.#acquire(true);
-        if (attempt.kind === "unanswered") {
-          // An announcement never starts a term, so its uuid holds nothing unseen: a failed poll.
-          pollAt = this.#afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch);
-          continue;
-        }
-        if (attempt.kind === "refused" && !attempt.ended && !halt.aborted && (attempt.view.primary === null || attempt.view.primary.uuid === this.#uuid)) {
-          judge(shown(attempt.view));
-          if (attempt.view.primary === null && this.#setup.clock.now() < this.#holdBackUntil()) {
-            // Lost contact: the free role is taken when the hold-back ends, not now.
-            takeoverAt = this.#setup.clock.now();
-            continue;
-          }
-          attempt = await this.#acquire();
-        }
-      } else {
-        // A poll still out when the takeover falls due is cut off: the takeover waits for no
-        // answer. Not when it is a hold-back that ends (after lost contact): there is no hurry
-        // then, and this poll's failure would say the service is out again, which the
-        // takeover must not run into.
-        const takeoverAlarm = new DeadlineAlarm(this.#setup.clock);
-        const heldBack = takeoverDue !== undefined && takeoverAt !== undefined && takeoverDue > takeoverAt;
-        if (takeoverDue !== undefined && !heldBack) takeoverAlarm.arm(takeoverDue);
-        const view = await this.#call(pollMs, AbortSignal.any([halt, takeoverAlarm.signal]), (options) => this.#calls.getPrimary(this.utype, options), "read");
-        takeoverAlarm.disarm();
-        if (halt.aborted) return undefined;
-        if (view === undefined) {
-          pollAt = this.#afterRefusal(this.#afterFailure(pollAt, startedAt), startedAt, stretch);
-          continue;
-        }
-        this.#observe(view, "read");
-        judge(shown(view));
-        pollAt = handoverFor(view, this.#uuid) ? startedAt + fastPollMs(view) : cadenceFrom + view.intervalMs * stretch;
-        takeoverAt = takeoverTime(view, this.#uuid, this.#setup.clock.now());
-        if (view.primary !== null && this.#reclaims(view)) {
-          // Its own last term still holds a live lease (a renewal that landed as the term ended,
-          // or a service back before the expiry), which nobody renews: released with its token,
-          // the role is taken back now rather than at that lease's expiry.
-          if (await this.#releaseOwnLastTerm()) {
-            if (halt.aborted) return undefined;
-            takeoverAt = undefined;
-            attempt = await this.#acquire();
-          }
-        } else if (view.primary === null || view.primary.uuid === this.#uuid) {
-          if (this.#setup.clock.now() < this.#competeAt) pollAt = Math.min(pollAt, this.#competeAt);
-          // Lost contact: the free role is taken when the hold-back ends (a poll before then may still show its holder back).
-          else if (view.primary === null && this.#setup.clock.now() < this.#holdBackUntil()) takeoverAt = this.#setup.clock.now();
-          else attempt = await this.#acquire();
-        }
-      }
-      switch (attempt?.kind) {
-        case "elected":
-          return attempt.elected;
-        case "refused":
-          // Ended: an earlier acquire of ours landed and was revoked or taken over, or a
-          // release retired it: compete on as a new incarnation.
-          judge(attempt.ended ? { kind: "ended" } : shown(attempt.view));
-          takeoverAt = takeoverTime(attempt.view, this.#uuid, this.#setup.clock.now());
-          // Refused, yet the answer shows this uuid as the live holder: another copy of the acquire
-          // won the race (the service answered this one Conflict). Acquire again at once, which
-          // renews it, as after a late acceptance, rather than a poll later.
-          if (!attempt.ended && attempt.view.primary?.uuid === this.#uuid && !attempt.view.primary.revoked) takeoverAt = this.#setup.clock.now();
-          // Refused because its own last term still holds a live lease (a look answered by an
-          // instance that saw it expired, the acquire by one that did not): released with its
-          // token, it is acquired at once, as after a look that shows it (above).
-          if (!attempt.ended && attempt.view.primary !== null && this.#reclaims(attempt.view) && (await this.#releaseOwnLastTerm())) takeoverAt = this.#setup.clock.now();
-          if (handoverFor(attempt.view, this.#uuid)) pollAt = Math.min(pollAt, startedAt + fastPollMs(attempt.view));
-          break;
-        case "too-late":
-          judge({ kind: "too-late" });
-          pollAt = this.#setup.clock.now();
-          break;
-        case "unanswered":
-          judge({ kind: "unanswered" });
-          pollAt = this.#afterFailure(pollAt, startedAt);
-          break;
-      }
-      // Whatever the reads answered: a refused write holds back every call of the next poll too.
-      pollAt = this.#afterRefusal(pollAt, startedAt, stretch);
-      if (halt.aborted) return undefined;
     }
   }
 
@@ -481,7 +326,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#role = { kind: "following" };
     // Made, answered or not (it may have landed): the next attempts are plain polls and
     // acquires, so that a service too slow to answer within the budget still gets an acquire.
-    if (announce) this.#announced = { uuid, at: sentAt };
+    if (announce) this.#announcements.sent(uuid, sentAt);
     if (result === undefined) return { kind: "unanswered" };
     const epoch = epochHeldBy(result.view, uuid);
     if (result.outcome === "accepted" && epoch === undefined) {
@@ -502,174 +347,10 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     }
     this.#role = { kind: "leading", term };
     this.#resignation = new AbortController();
-    this.#reclaim = undefined;
+    this.#sticky.elected();
     this.#stats.elected();
     void this.listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
     return { kind: "elected", elected };
-  }
-
-  /**
-   * Primary: one fast-path heartbeat per I. Accepted → deadline = sentAt + (T − I).
-   * 409 → the term ends, unless the answer names this uuid as the live holder at the held
-   * epoch (our own echo won a race). A failure → try again, each call bounded by the time
-   * left. While stop() awaits its handlers (`releasing`) the lease is renewed the same way.
-   * With `rideThroughMs`, the deadline ends the term only after that much more, while every
-   * failure was an outage (#rideFrom); renewals go on meanwhile, each within T − I.
-   */
-  async #lead({ term: first, sentAt: acquiredAt, view: acquired }: Elected): Promise<LeadEnd> {
-    let term = first;
-    let renewAt = acquiredAt + acquired.intervalMs;
-    // Whether renewAt is I after an accepted renewal's sentAt: only then may it go at once when
-    // its grid point has just passed (transport/cadence.ts); after a failure it waits.
-    let answered = true;
-    // Renewals omit the address (the service keeps the stored one, and the body stays
-    // small); after an answer showing another address than ours, the next one sends it.
-    let sendAddress = acquired.primary?.address !== (this.address ?? null);
-    const alarm = new DeadlineAlarm(this.#setup.clock);
-    alarm.arm(this.#endOf(term));
-    // With ride-through the deadline itself wakes nothing: this timer only says that the ride began.
-    let rideTimer: TimerHandle | undefined;
-    const rideCheck = (): void => {
-      if (rideTimer !== undefined) this.#setup.clock.clearTimeout(rideTimer);
-      rideTimer = undefined;
-      if (this.#rideThroughMs === 0 || !term.rides || term.ridingSince !== undefined) return;
-      const now = this.#setup.clock.now();
-      if (now < term.deadline) rideTimer = this.#setup.clock.setTimeout(rideCheck, term.deadline - now);
-      else this.#rideFrom(term, now);
-    };
-    rideCheck();
-    // A renewal met a refusal, not an outage: no ride-through for this term until one is accepted.
-    const refused = (error: unknown): void => {
-      if (this.#rideThroughMs === 0 || isOutage(error) || !term.rides) return;
-      term.rides = false;
-      alarm.arm(this.#endOf(term));
-    };
-    const resignation = this.#resignation;
-    const wake = AbortSignal.any([this.#halt.signal, alarm.signal, resignation.signal]);
-    const ended = (): LeadEnd | undefined => {
-      if (this.#setup.clock.now() >= this.#endOf(term)) return { reason: "lease-expired", term };
-      if (this.#halt.signal.aborted) return { reason: "halted", term };
-      if (resignation.signal.aborted) return { reason: "resigned", term };
-      rideCheck();
-      return undefined;
-    };
-    try {
-      for (;;) {
-        await sleep(this.#setup.clock, this.#align(renewAt, false, answered) - this.#setup.clock.now(), wake);
-        answered = false;
-        const beforeRenewal = ended();
-        if (beforeRenewal !== undefined) return beforeRenewal;
-        const timing = this.#timing ?? acquired;
-        renewAt = this.#setup.clock.now() + timing.intervalMs;
-        const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: this.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
-        const answer = await this.#renew(timing, term, request, wake, refused);
-        const afterRenewal = ended();
-        if (afterRenewal !== undefined) return afterRenewal;
-        if (answer === undefined) {
-          renewAt = Math.max(renewAt, this.#setup.clock.now());
-          continue;
-        }
-        const { value: result, sentAt } = answer;
-        const epoch = epochHeldBy(result.view, term.uuid);
-        if (result.outcome === "accepted" && epoch === undefined) {
-          this.#fail(acceptedForAnother(this.utype));
-          renewAt = Math.max(renewAt, this.#setup.clock.now());
-          continue;
-        }
-        this.#roundTrip(this.#setup.clock.now() - sentAt, result.view, "renewal");
-        if (result.outcome !== "accepted" || epoch === undefined) {
-          // `revoked` when the answer shows this uuid's lease revoked; a 409 LeaseRevoked naming
-          // another holder means this uuid's term ended by a takeover (after a pause, or while
-          // riding through): rejected, as a takeover is.
-          const revoked = result.outcome === "revoked" && result.view.primary?.uuid === term.uuid;
-          if (epoch !== term.epoch) return { reason: revoked ? "revoked" : "rejected", term, view: result.view };
-          // Our own echo (a retry, a duplicate) won the race: the lease is still ours, but
-          // this answer says nothing about when it was renewed. Keep the deadline, do not
-          // extend it, and renew again at once.
-          this.#observe(result.view);
-          renewAt = this.#setup.clock.now();
-          continue;
-        }
-        this.#observe(result.view);
-        sendAddress = result.view.primary?.address !== (this.address ?? null);
-        if (epoch !== term.epoch) term = this.#changeTerm(term, epoch);
-        term.lease = result.lease;
-        term.deadline = sentAt + (result.view.timeoutMs - result.view.intervalMs);
-        term.rides = true;
-        if (this.#setup.clock.now() < term.deadline) term.ridingSince = undefined;
-        renewAt = sentAt + result.view.intervalMs;
-        answered = true;
-        alarm.arm(this.#endOf(term));
-        rideCheck();
-        // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
-        if (result.view.handover?.phase === "pending" && this.#role.kind === "leading") return { reason: "handover", term };
-        if (this.affinity !== undefined && this.#role.kind === "leading") {
-          const holds = await this.#affinityHolds(this.affinity, Math.max(1, term.deadline - this.#setup.clock.now()), wake, true);
-          const afterAffinity = ended();
-          if (afterAffinity !== undefined) return afterAffinity;
-          if (!holds) return { reason: "affinity-lost", term };
-        }
-      }
-    } finally {
-      alarm.disarm();
-      if (rideTimer !== undefined) this.#setup.clock.clearTimeout(rideTimer);
-    }
-  }
-
-  /**
-   * When the term stops being primary unless a renewal is accepted first: its deadline, or
-   * with `rideThroughMs`, that much later while the term may ride through.
-   */
-  #endOf(term: Term): number {
-    return term.deadline + (term.rides ? this.#rideThroughMs : 0);
-  }
-
-  /** The deadline passed with no answer, and the term rides through: `ridingThrough`, once per ride. */
-  #rideFrom(term: Term, now: number): void {
-    const role = this.#role;
-    if (role.kind !== "leading" || role.term !== term || now >= this.#endOf(term)) return;
-    term.ridingSince = now;
-    void this.listeners.emit("ridingThrough", { uuid: term.uuid, epoch: term.epoch, leftMs: this.#endOf(term) - now });
-  }
-
-  /**
-   * One renewal, sent again at once whenever the renewal budget passes without an answer
-   * (renewal-timer.ts: the budget doubles with each copy of this renewal), earlier copies
-   * left running: the first answer counts, with the sentAt of its copy. Undefined when the
-   * term ended meanwhile, or when the newest copy failed fast (the cadence I goes on).
-   */
-  #renew(
-    timing: LeaseTiming,
-    term: Term,
-    request: HeartbeatBody,
-    wake: AbortSignal,
-    refused: (error: unknown) => void,
-  ): Promise<{ readonly value: HeartbeatResult; readonly sentAt: number } | undefined> {
-    const now = this.#setup.clock.now();
-    // Before the deadline every copy ends there, as always. Riding through, each renewal gets
-    // what a renewal gets after an accepted one, T − I, within what is left of the ride, and
-    // a copy goes at least every I: the rider must find the service within about I of its
-    // return, before a standby's hold-back ends (docs/protocol.md#sticky-recovery).
-    const riding = now >= term.deadline;
-    const deadline = riding ? Math.min(this.#endOf(term), now + (timing.timeoutMs - timing.intervalMs)) : term.deadline;
-    return renewHedged({
-      clock: this.#setup.clock,
-      deadline,
-      signal: wake,
-      budgetMs: (unanswered, leftMs) => {
-        const budgetMs = this.#renewalTimer.budgetMs(timing, this.#setup.clock.now(), unanswered, leftMs);
-        return riding ? Math.min(budgetMs, timing.intervalMs) : budgetMs;
-      },
-      send: (options) => this.#calls.heartbeat(this.utype, request, options),
-      onUnanswered: (budgetMs) => {
-        const error = new HaRequestError(`UpdateHeartBeat(${this.utype}): no answer within ${Math.ceil(budgetMs)} ms; sent again, the earlier copy still awaited.`, "Timeout", undefined);
-        this.#fail(error, "write", this.#setup.clock.now() - budgetMs);
-      },
-      onFailure: (error) => {
-        this.#fail(error);
-        refused(error);
-      },
-    });
   }
 
   /**
@@ -723,20 +404,6 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   }
 
   /**
-   * A standby announces itself on its first poll as this uuid and about every T/2 after; never
-   * while it may not compete. While its writes are refused (a grant it lacks), never on two
-   * polls in a row: the refused announcements would otherwise take every poll its backoff
-   * leaves, and it would no longer read the role.
-   */
-  #announceDue(announcedLast: boolean): boolean {
-    if (!this.#announce || this.#setup.clock.now() < this.#competeAt) return false;
-    if (announcedLast && this.#refusals.write > 0) return false;
-    const last = this.#announced;
-    if (last === undefined || last.uuid !== this.#uuid) return true;
-    return this.#timing !== undefined && this.#setup.clock.now() - last.at >= this.#timing.timeoutMs / 2;
-  }
-
-  /**
    * The term is over: a new incarnation (new uuid) follows from here on. After an expiry
    * or a lost affinity the old uuid's lease is released in the background, so a standby
    * need not wait out the rest of T. Undefined when the loop ends instead (stop()).
@@ -757,18 +424,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#uuid = this.#newUuid();
     this.#stats.demoted();
     term.ended.abort(new TermEndedError(reason, term.uuid, term.epoch));
-    // The deadline passed because the renewals got no answer: the service is down or past
-    // its capacity. A release would most likely go unanswered too and only add to its load,
-    // and releasing to compete again at once is the release-and-reacquire churn of a retry
-    // storm. So nothing is released now, and the role is still this process's to take back
-    // (docs/protocol.md#sticky-recovery): the new incarnation looks every I (no backoff, a
-    // look rather than a write) until it gets an answer, and takes the role back at once if
-    // that answer shows no other term since (standbys that lost contact too hold back
-    // meanwhile); under its new uuid, so the next term has a new epoch and the work stopped
-    // at the deadline never resumes under the old one.
-    const unanswered = reason === "lease-expired" && this.#failures > 0;
-    if (unanswered) {
-      this.#reclaim = { uuid: term.uuid, epoch: term.epoch, lease: term.lease };
+    // Ended for want of answers (sticky-take-back.ts): nothing is released, the new incarnation looks at once.
+    if (this.#sticky.ended(term, reason, this.#failures.failing, this.#resignCooldownMs)) {
       void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
       return { pollAt: this.#setup.clock.now(), takeoverAt: undefined };
     }
@@ -780,15 +437,45 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     void this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
     const now = this.#setup.clock.now();
     if (reason === "resigned") this.#competeAt = now + this.#resignCooldownMs;
-    // Resigned with no cool-down (`run` after it had to stop its command: the lease ran low
-    // in an outage, or the watchdog fired): a new epoch is all it asks for, not another
-    // holder. So the role is still this process's to take back, as after an outage
-    // (sticky recovery): the release above may well go unanswered, and a standby that lost
-    // contact too holds back for it.
-    if (reason === "resigned" && this.#resignCooldownMs === 0) this.#reclaim = { uuid: term.uuid, epoch: term.epoch, lease: term.lease };
     if (!refused) return { pollAt: now, takeoverAt: undefined };
     this.#observe(end.view);
     return { pollAt: now + (this.#timing?.intervalMs ?? 0) * pollStretch(this.#random), takeoverAt: takeoverTime(end.view, this.#uuid, now) };
+  }
+
+  #hostOfPhases(): FollowHost & LeadHost {
+    return {
+      utype: this.utype,
+      address: this.address,
+      affinity: this.affinity,
+      setup: this.#setup,
+      clock: this.#setup.clock,
+      random: this.#random,
+      halt: this.#halt.signal,
+      sticky: this.#sticky,
+      failures: this.#failures,
+      ride: this.#ride,
+      renewalTimer: this.#renewalTimer,
+      calls: () => this.#calls,
+      uuid: () => this.#uuid,
+      newUuid: () => {
+        this.#uuid = this.#newUuid();
+      },
+      timing: () => this.#timing,
+      competeAt: () => this.#competeAt,
+      leading: () => this.#role.kind === "leading",
+      // Never while it may not compete (a resign()'s cool-down).
+      announceDue: (announcedLast) =>
+        this.#setup.clock.now() >= this.#competeAt && this.#announcements.due(this.#uuid, this.#setup.clock.now(), this.#timing, announcedLast, this.#failures.writesRefused),
+      acquire: (announce) => this.#acquire(announce),
+      poll: (budgetMs, signal) => this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(this.utype, options), "read"),
+      affinityHolds: (affinity, budgetMs, signal, onFailure) => this.#affinityHolds(affinity, budgetMs, signal, onFailure),
+      align: (at: number, mayDelay: boolean, mayAdvance?: boolean) => this.#align(at, mayDelay, mayAdvance),
+      observe: (view: LeaseView, call?: CallKind) => this.#observe(view, call),
+      fail: (error, call, sentAt) => this.#fail(error, call, sentAt),
+      roundTrip: (ms, timing, call) => this.#roundTrip(ms, timing, call),
+      changeTerm: (old, epoch) => this.#changeTerm(old, epoch),
+      releaseOwnLastTerm: () => this.#releaseOwnLastTerm(),
+    };
   }
 
   /** Affinity: the other utype's live primary is at our address. A failed read proves nothing: `onFailure`. */
@@ -811,20 +498,16 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   /** The term held now: leading, and before its deadline (or the end of its ride-through). */
   #termHeldNow(): Term | undefined {
     const role = this.#role;
-    return role.kind === "leading" && this.#setup.clock.now() < this.#endOf(role.term) ? role.term : undefined;
+    return role.kind === "leading" && this.#setup.clock.now() < this.#ride.endOf(role.term) ? role.term : undefined;
   }
 
   /**
    * Keeps I and T, the primaryChanged event and the time spent without a primary. `call`:
-   * what was answered; a read's answer does not end the refusals of writes (see #refusals).
+   * what was answered; a read's answer does not end the refusals of writes (call-failures.ts).
    */
-  #observe(view: LeaseView, call: "read" | "write" = "write"): void {
-    this.#refusals = { read: 0, write: call === "write" ? 0 : this.#refusals.write };
-    this.#failures = 0;
-    this.#contact.answered(this.#setup.clock.now(), view);
-    this.#lastView = view;
-    // Another term began (or the service forgot the role): nothing left to take back.
-    if (this.#reclaim !== undefined && view.epoch !== this.#reclaim.epoch) this.#reclaim = undefined;
+  #observe(view: LeaseView, call: CallKind = "write"): void {
+    this.#failures.answered(call);
+    this.#sticky.answered(this.#setup.clock.now(), view);
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
     this.#stats.observed(this.#setup.clock.now(), view.primary?.expiresInMs);
     const key = view.primary === null ? null : `${view.primary.uuid}#${view.primary.epoch}`;
@@ -834,72 +517,19 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     }
   }
 
-  /**
-   * A follower's next call after one that got no answer: a jittered backoff from when it
-   * started (failureBackoffMs), and not before the service's Retry-After. Never earlier
-   * than `pollAt`, the time already planned. (A call cut off by the elector itself is no
-   * failure and changes nothing.)
-   */
-  #afterFailure(pollAt: number, startedAt: number): number {
-    if (this.#failures === 0) return pollAt;
-    // A holder whose term ended for want of answers looks every I, to find the service within about I of its return.
-    if (this.#reclaim !== undefined && this.#refusals.read === 0 && this.#refusals.write === 0) return Math.max(pollAt, this.#notBefore);
-    return Math.max(pollAt, startedAt + failureBackoffMs(this.#failures, this.#timing, this.#setup.retryDelayMs, this.#random), this.#notBefore);
-  }
-
-  /**
-   * A follower's next call after calls no retry can fix (a wrong key or endpoint, a write
-   * outside the caller's grants): I·2^(n−1) after this one started, up to T (backoffMs; n
-   * the refusals in a row, reads or writes, whichever are more), stretched as every poll
-   * is, and never earlier than `pollAt`. A refused write holds the whole poll back, reads
-   * included, however the reads are answered: a worker refused by its grants asks 2·I,
-   * 4·I, … up to T apart, not every I for ever.
-   */
-  #afterRefusal(pollAt: number, startedAt: number, stretch: number): number {
-    const refusals = Math.max(this.#refusals.read, this.#refusals.write);
-    if (refusals === 0) return pollAt;
-    return Math.max(pollAt, startedAt + backoffMs(refusals - 1, this.#timing, this.#setup.retryDelayMs) * stretch);
-  }
-
-  #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>, call: "read" | "write"): Promise<T | undefined> {
+  #call<T>(budgetMs: number, signal: AbortSignal, send: (options: Required<CallOptions>) => Promise<T>, call: CallKind): Promise<T | undefined> {
     const sentAt = this.#setup.clock.now();
     return callWithin(budgetMs, signal, send, (error) => this.#fail(error, call, sentAt));
   }
 
-  /**
-   * Before when this elector may take the role the last answer showed, by the hold-back of
-   * lost contact (contact-hold-back.ts), −∞ when nothing holds it back. A role nobody ever
-   * held, one this elector's uuid holds, this elector's own last term (#reclaim), and a
-   * planned handover to it or to any are not held back: no holder is on its way back to
-   * them, or the holder itself handed over.
-   */
-  #holdBackUntil(): number {
-    const view = this.#lastView;
-    if (view === undefined || view.epoch === 0 || view.primary?.uuid === this.#uuid || this.#reclaims(view) || handoverFavours(view, this.#uuid)) return Number.NEGATIVE_INFINITY;
-    return this.#contact.until(this.#timing ?? view);
-  }
-
-  /**
-   * A proven release of this elector's last term (ended for want of answers), whose lease
-   * is still live: true when the answer shows the role vacant at that term's epoch, so that
-   * the new incarnation may acquire it at once (a new epoch). Safe as any proven release:
-   * the work of that term stopped at its deadline.
-   */
-  async #releaseOwnLastTerm(): Promise<boolean> {
-    const own = this.#reclaim;
-    if (own === undefined) return false;
-    const budgetMs = releaseBudgetMs(this.#timing, this.#setup.retryDelayMs);
-    const released = await this.#call(budgetMs, this.#halt.signal, (options) => this.#setup.transport.release(this.utype, own.uuid, { ...options, lease: own.lease }), "write");
-    if (released === undefined) return false;
-    this.#observe(released.view);
-    return released.outcome === "released" && released.view.primary === null && released.view.epoch === own.epoch;
-  }
-
-  /** The view shows this elector's last term, ended for want of answers, as the role's last: live under its old uuid, or vacant since. */
-  #reclaims(view: LeaseView): boolean {
-    const own = this.#reclaim;
-    if (own === undefined || view.epoch !== own.epoch) return false;
-    return view.primary === null || view.primary.uuid === own.uuid;
+  /** Releases this elector's last term, still live, with its token: true when proven released (StickyTakeBack.release). */
+  #releaseOwnLastTerm(): Promise<boolean> {
+    return this.#sticky.release(async (uuid, lease) => {
+      const budgetMs = releaseBudgetMs(this.#timing, this.#setup.retryDelayMs);
+      const released = await this.#call(budgetMs, this.#halt.signal, (options) => this.#setup.transport.release(this.utype, uuid, { ...options, lease }), "write");
+      if (released !== undefined) this.#observe(released.view);
+      return released;
+    });
   }
 
   #roundTrip(ms: number, timing: LeaseTiming, call: "renewal" | "acquisition"): void {
@@ -912,40 +542,15 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * A failed call: `call` says whether it was a read or a write (renewals, releases and
    * acquires are writes); `sentAt`, when it was sent (now when not known).
    */
-  #fail(error: unknown, call: "read" | "write" = "write", sentAt = this.#setup.clock.now()): void {
+  #fail(error: unknown, call: CallKind = "write", sentAt = this.#setup.clock.now()): void {
     this.#stats.failed();
-    this.#failures += 1;
-    if (isRefusal(error)) this.#refusals = { ...this.#refusals, [call]: this.#refusals[call] + 1 };
-    if (isOutage(error)) this.#contact.failed(sentAt);
-    const retryAfterMs = retryAfterOf(error);
-    if (retryAfterMs !== undefined) this.#notBefore = Math.max(this.#notBefore, this.#setup.clock.now() + retryAfterMs);
+    this.#failures.failed(error, call, this.#setup.clock.now());
+    this.#sticky.failed(error, sentAt);
     this.#report(error);
   }
 
   #report(error: unknown): void {
     this.listeners.report(error);
   }
-}
-
-/** A pending handover to this uuid or to any: the standby polls fast so that the gap after the release stays far below I. */
-function handoverFor(view: LeaseView, uuid: string): boolean {
-  const handover = view.handover;
-  return handover !== null && handover !== undefined && handover.phase === "pending" && (handover.to === null || handover.to === uuid);
-}
-
-/** A planned handover, pending or reserved, to this uuid or to any. */
-function handoverFavours(view: LeaseView, uuid: string): boolean {
-  const handover = view.handover;
-  return handover !== null && handover !== undefined && (handover.to === null || handover.to === uuid);
-}
-
-/** A standby's poll while a handover to it (or to any) is pending: max(50 ms, I/10), never more than T. */
-function fastPollMs(view: LeaseTiming): number {
-  return Math.min(view.timeoutMs, Math.max(50, view.intervalMs / 10));
-}
-
-/** A transport that is not an HaClient may skip the check HaClient makes of an accepted answer. */
-function acceptedForAnother(utype: string): CorruptedMessageError {
-  return new CorruptedMessageError(`UpdateHeartBeat(${utype}): corrupted message (the accepted heartbeat names another primary).`, 200);
 }
 
