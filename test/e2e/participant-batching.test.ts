@@ -85,14 +85,16 @@ describe("participant heartbeat through ha-module serve", () => {
       const parts = (kind: keyof Batch): number => batches.reduce((sum, batch) => sum + batch[kind], 0);
       // One request per I, carrying the parts due: every role (a renewal every I, a
       // standby's poll about every 1.1·I), the member heartbeat every I, and the group poll
-      // about every I plus the round trip, as each part alone. A call that failed on a busy
-      // machine may be sent again on its own.
-      expect(batches.length + singles.length, sent).toBeLessThanOrEqual(14);
+      // about every I plus the round trip, as each part alone. A renewal whose answer is
+      // slow on a busy machine sends its copy alone (one per role: three at once when the
+      // whole batch was slow); two such rounds in 12·I are allowed, a request per part and
+      // per interval (60 here) never is.
+      expect(batches.length, sent).toBeLessThanOrEqual(14);
       expect(batches.filter(whole).length, sent).toBeGreaterThanOrEqual(3);
       expect(parts("members"), sent).toBeGreaterThanOrEqual(9);
       expect(parts("groups"), sent).toBeGreaterThanOrEqual(5);
       expect(parts("roles") + parts("reads"), sent).toBeGreaterThanOrEqual(24);
-      expect(singles.length, sent).toBeLessThanOrEqual(2);
+      expect(singles.length, sent).toBeLessThanOrEqual(2 * ROLES.length);
     }
     // Exactly one primary per role, and it is not shared.
     for (const holder of primaries()) expect(["head-1", "head-2"]).toContain(holder);
