@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type pg from "pg";
+import type { EmbeddedPostgres } from "../../shared/host/embedded-postgres.js";
+import type { ConfiguredStore } from "../../shared/store/configured-store.js";
+import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
+import { TERM_HISTORY_SLOTS } from "../../shared/contract/term-history.js";
+import { createFreshPostgresStore, freshSchema, rawClient, startTestPostgres } from "../helpers/postgres.js";
+import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
+import { describeLeaseServiceOnStore } from "./lease-service-on-store.js";
+
+let server: EmbeddedPostgres;
+let raw: pg.Client;
+const opened: ConfiguredStore[] = [];
+
+describeLeaseStoreConformance("PostgreSQL (embedded-postgres)", {
+  setUp: async () => {
+    server = await startTestPostgres();
+    raw = await rawClient(server);
+  },
+  tearDown: async () => {
+    for (const configured of opened.splice(0)) configured.close();
+    await raw.end();
+    await server.close();
+  },
+  createStore: async () => {
+    const schema = freshSchema();
+    const configured = await createFreshPostgresStore(server, schema);
+    opened.push(configured);
+    // A limit on history rows only, as Table Storage has one on any property: the entry's
+    // write runs, then the row's fails, and the one statement must undo both.
+    await raw.query(`ALTER TABLE "${schema}".terms ADD CONSTRAINT address_limit CHECK (length(address) < 65536)`);
+    return configured.store;
+  },
+  unwritableAddress: "x".repeat(70_000),
+});
+
+let serviceServer: EmbeddedPostgres;
+let serviceRaw: pg.Client;
+
+describeLeaseServiceOnStore("PostgreSQL (embedded-postgres)", {
+  setUp: async () => {
+    serviceServer = await startTestPostgres();
+    serviceRaw = await rawClient(serviceServer);
+  },
+  tearDown: async () => {
+    for (const configured of opened.splice(0)) configured.close();
+    await serviceRaw.end();
+    await serviceServer.close();
+  },
+  createStore: async () => {
+    const schema = freshSchema("service");
+    const configured = await createFreshPostgresStore(serviceServer, schema);
+    opened.push(configured);
+    return {
+      store: configured.store,
+      // A client of its own, as an operator's script would use, to delete rows behind the service.
+      deleteEntry: async (utype) => void (await serviceRaw.query(`DELETE FROM "${schema}".leases WHERE utype = $1`, [utype])),
+      // A history row as an earlier version would have written it: by itself, without `transactional`.
+      writeLegacyTerm: async ({ utype, epoch, uuid, address, startedAt, endedAt, endedBy }) =>
+        void (await serviceRaw.query(
+          `INSERT INTO "${schema}".terms (utype, slot, epoch, uuid, address, started_at, ended_at, ended_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (utype, slot) DO UPDATE SET epoch = EXCLUDED.epoch, uuid = EXCLUDED.uuid, address = EXCLUDED.address, started_at = EXCLUDED.started_at,
+             ended_at = EXCLUDED.ended_at, ended_by = EXCLUDED.ended_by, transactional = NULL`,
+          [utype, epoch % TERM_HISTORY_SLOTS, epoch, uuid, address, startedAt, endedAt, endedBy],
+        )),
+    };
+  },
+});
+
+const lease = { utype: "a", uuid: "u", address: null, epoch: 1, renewedAt: 1, revoked: false, endedUuids: [] };
+
+describe("PostgreSQL store failures", () => {
+  let down: ConfiguredStore;
+
+  beforeAll(async () => {
+    const stopped = await startTestPostgres();
+    down = await createFreshPostgresStore(stopped);
+    await stopped.close();
+  });
+  afterAll(() => down.close());
+
+  it("maps an unreachable server to StoreUnavailableError on every call, naming the cause", async () => {
+    const store = down.store;
+    await expect(store.read("a")).rejects.toThrow(/Could not read a lease in PostgreSQL \(.*ECONNREFUSED/);
+    await expect(store.create(lease)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.replace(lease, "1")).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.renew("a", { renewedAt: 2 }, "1")).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(down.members.listAll()).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+});
+
+describe("PostgreSQL store: what is in the tables, and what it refuses", () => {
+  let own: EmbeddedPostgres;
+  let ownRaw: pg.Client;
+  beforeAll(async () => {
+    own = await startTestPostgres();
+    ownRaw = await rawClient(own);
+  });
+  afterAll(async () => {
+    for (const configured of opened.splice(0)) configured.close();
+    await ownRaw.end();
+    await own.close();
+  });
+
+  it("keeps epochs and times as BIGINT: an epoch floored by the clock in milliseconds reads back whole", async () => {
+    const schema = freshSchema("bigint");
+    const configured = await createFreshPostgresStore(own, schema);
+    opened.push(configured);
+    const epoch = 1_763_632_800_123;
+    const created = await configured.store.create({ ...lease, epoch, renewedAt: epoch + 5, startedAt: epoch });
+    expect(created.ok).toBe(true);
+    expect(await configured.store.read("a")).toMatchObject({ epoch, renewedAt: epoch + 5, startedAt: epoch });
+    const types = await ownRaw.query(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND column_name IN ('epoch', 'renewed_at', 'started_at', 'ended_at', 'seen_at', 'joined_at', 'swept_at') ORDER BY table_name, column_name`, [schema]);
+    expect(new Set(types.rows.map((row: { data_type: string }) => row.data_type))).toEqual(new Set(["bigint"]));
+  });
+
+  it("refuses a damaged entry as unavailable, naming the field", async () => {
+    const schema = freshSchema("damaged");
+    const configured = await createFreshPostgresStore(own, schema);
+    opened.push(configured);
+    await ownRaw.query(`INSERT INTO "${schema}".leases (utype, uuid, address, epoch, renewed_at, revoked, ended_uuids, etag) VALUES ('bad', 'u', NULL, 1, 1, false, '"not a list"', 1)`);
+    await expect(configured.store.read("bad")).rejects.toThrow(/corrupt lease for "bad": endedUuids/);
+    await expect(configured.store.list()).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it("reports missing tables as unavailable, naming what to do, never as an empty lease", async () => {
+    const configured = await createFreshPostgresStore(own, freshSchema("missing"), false);
+    opened.push(configured);
+    await expect(configured.store.read("a")).rejects.toThrow(/42P01.*HA_STORE_CREATE=true/);
+    await expect(configured.store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it("answers an ETag it never handed out as changed, not as an error", async () => {
+    const configured = await createFreshPostgresStore(own);
+    opened.push(configured);
+    const created = await configured.store.create(lease);
+    if (!created.ok) throw new Error(created.reason);
+    expect(await configured.store.renew("a", { renewedAt: 2 }, 'W/"datetime\'2026\'"')).toEqual({ ok: false, reason: "changed" });
+    expect(await configured.store.renew("nobody", { renewedAt: 2 }, created.etag)).toEqual({ ok: false, reason: "missing" });
+  });
+
+  it("creates its tables once when several instances start at once", async () => {
+    const schema = freshSchema("race");
+    const all = await Promise.all([1, 2, 3, 4].map(() => createFreshPostgresStore(own, schema)));
+    opened.push(...all);
+    expect(await all[0]!.secrets.tokenSecret("a-candidate-secret-long-enough-1234567890")).toBe(await all[3]!.secrets.tokenSecret("another-candidate-long-enough-1234567890"));
+  });
+});
