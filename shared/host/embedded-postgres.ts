@@ -14,6 +14,11 @@ export interface EmbeddedPostgres {
   /** The password of the `postgres` user, drawn at initdb and kept in the data directory. */
   readonly password: string;
   readonly port: number;
+  /**
+   * The keeper's pid, which is also the process group of the keeper, the server and its
+   * backends (a test freezes or kills the whole server with it, as a crash would).
+   */
+  readonly processGroup: number;
   /** Stops the server (a fast shutdown: every committed transaction is on disk) and waits for it. */
   close(): Promise<void>;
 }
@@ -120,11 +125,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       password,
       port,
+      processGroup: keeper.pid ?? 0,
       close: () =>
         (closing ??= (async () => {
           const exited = new Promise<void>((done) => (keeper.exitCode !== null || keeper.signalCode !== null ? done() : keeper.once("exit", () => done())));
           keeper.stdin?.end();
           await exited;
+          // The server's backends outlive a killed postmaster for a moment, attached to its
+          // shared memory: a start on the same data before they are gone would be refused.
+          await groupGone(keeper.pid);
           await cleanUp();
         })()),
     };
@@ -230,12 +239,26 @@ class LogTail {
         fail(new Error(`The embedded PostgreSQL ${why}:\n${this.#lines.join("\n")}`));
       };
       const timer = setTimeout(() => failWith(`did not start within ${timeoutMs} ms`), timeoutMs);
-      this.keeper.once("exit", (code) => failWith(`exited (${code}) before it was ready`));
+      this.keeper.once("close", (code) => failWith(`exited (${code}) before it was ready`));
       this.#readyWaiters.push(() => {
         clearTimeout(timer);
         done();
       });
     });
+  }
+}
+
+/** Resolves once no process of the group is left (or after 30 s). */
+async function groupGone(group: number | undefined): Promise<void> {
+  if (group === undefined) return;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(-group, 0);
+    } catch {
+      return;
+    }
+    await new Promise((done) => setTimeout(done, 20));
   }
 }
 

@@ -45,6 +45,11 @@ export class PostgresCaller {
     });
     let client: PoolClient | undefined;
     let broken: unknown;
+    // A checked-out connection that the server drops (a restart, a failover, a kill) emits
+    // 'error' on itself, not on the pool: without a listener that would end the process.
+    const lost = (error: unknown): void => {
+      broken ??= error;
+    };
     try {
       const connecting = this.pool.connect();
       try {
@@ -55,6 +60,7 @@ export class PostgresCaller {
         throw error;
       }
       const held = client;
+      held.on("error", lost);
       const run: RunStatement = async <R extends QueryResultRow>(statement: Statement, values: readonly unknown[]) => {
         const query = held.query<R>({ name: statement.name, text: statement.text, values: [...values] });
         query.catch(() => undefined); // answered by the race below, or abandoned with the connection
@@ -76,6 +82,7 @@ export class PostgresCaller {
     } finally {
       if (abortListener !== undefined) signal?.removeEventListener("abort", abortListener);
       // A connection whose statement was abandoned or whose socket failed is closed, never reused.
+      client?.removeListener("error", lost);
       client?.release(broken === undefined ? undefined : true);
     }
   }

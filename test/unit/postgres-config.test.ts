@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../shared/config/config-error.js";
+import { loadStoreConfig } from "../../shared/config/server-config.js";
+import { createPostgresStore } from "../../shared/store/create-postgres-store.js";
+import { EntraPassword, ENTRA_REFRESH_MARGIN_MS, POSTGRES_ENTRA_SCOPE } from "../../shared/store/entra-password.js";
+import { postgresSchemaDdl } from "../../shared/store/postgres-schema.js";
+import { readFileSync } from "node:fs";
+
+const URL_WITH_PASSWORD = "postgres://ha:secret@db.example.com:5432/ha?sslmode=verify-full";
+
+function refusal(env: Record<string, string>): ConfigError {
+  try {
+    loadStoreConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error("accepted");
+}
+
+describe("PostgreSQL store settings", () => {
+  it("takes HA_POSTGRES_URL as it is, schema ha, creating the tables unless told not to", () => {
+    expect(loadStoreConfig({ HA_STORE: "postgres", HA_POSTGRES_URL: URL_WITH_PASSWORD })).toEqual({
+      kind: "postgres",
+      schema: "ha",
+      connection: { mode: "url", url: URL_WITH_PASSWORD, auth: "password" },
+      createIfMissing: true,
+    });
+    expect(loadStoreConfig({ HA_STORE: "POSTGRES", HA_POSTGRES_URL: URL_WITH_PASSWORD, HA_POSTGRES_SCHEMA: "leases_v2", HA_STORE_CREATE: "false" })).toMatchObject({ schema: "leases_v2", createIfMissing: false });
+  });
+
+  it("embeds a server when no URL is given (npm start only), and uses Entra tokens without creating tables by default", () => {
+    expect(loadStoreConfig({ HA_STORE: "postgres" })).toEqual({ kind: "postgres", schema: "ha", connection: { mode: "embedded" }, createIfMissing: true });
+    const entra = "postgres://ha-func@ha.postgres.database.azure.com:5432/ha?sslmode=verify-full";
+    expect(loadStoreConfig({ HA_STORE: "postgres", HA_POSTGRES_URL: entra, HA_POSTGRES_AUTH: "entra" })).toMatchObject({ connection: { mode: "url", url: entra, auth: "entra" }, createIfMissing: false });
+  });
+
+  it("refuses what cannot work, naming the setting and what to write", () => {
+    expect(refusal({ HA_STORE: "postgres", HA_POSTGRES_URL: "db.example.com:5432" })).toMatchObject({ setting: "HA_POSTGRES_URL", message: expect.stringMatching(/postgres:\/\/ or postgresql:\/\//) });
+    expect(refusal({ HA_STORE: "postgres", HA_POSTGRES_URL: "https://db.example.com" })).toMatchObject({ setting: "HA_POSTGRES_URL" });
+    expect(refusal({ HA_STORE: "postgres", HA_POSTGRES_URL: "postgres://db.example.com/ha" })).toMatchObject({ setting: "HA_POSTGRES_URL", message: expect.stringMatching(/names no user/) });
+    expect(refusal({ HA_STORE: "postgres", HA_POSTGRES_URL: URL_WITH_PASSWORD, HA_POSTGRES_AUTH: "entra" })).toMatchObject({ setting: "HA_POSTGRES_URL", message: expect.stringMatching(/remove the password/) });
+    expect(refusal({ HA_STORE: "postgres", HA_POSTGRES_AUTH: "entra" })).toMatchObject({ setting: "HA_POSTGRES_AUTH" });
+    expect(refusal({ HA_STORE: "postgres", HA_POSTGRES_URL: URL_WITH_PASSWORD, HA_POSTGRES_AUTH: "kerberos" })).toMatchObject({ setting: "HA_POSTGRES_AUTH" });
+    expect(refusal({ HA_STORE: "postgres", HA_POSTGRES_URL: URL_WITH_PASSWORD, HA_POSTGRES_SCHEMA: "Robert'); DROP" })).toMatchObject({ setting: "HA_POSTGRES_SCHEMA" });
+  });
+
+  it("lets only npm start embed a server: the factory refuses a configuration without a URL", () => {
+    expect(() => createPostgresStore({ kind: "postgres", schema: "ha", connection: { mode: "embedded" }, createIfMissing: true })).toThrow(ConfigError);
+  });
+
+  it("prints in docs/stores.md exactly the DDL the service runs", () => {
+    const stores = readFileSync(new URL("../../docs/stores.md", import.meta.url), "utf8");
+    expect(stores).toContain("```sql\n" + postgresSchemaDdl("ha") + "```");
+  });
+});
+
+describe("EntraPassword: a managed identity's token as each new connection's password", () => {
+  const credential = (expiresIn: number, now: () => number) => {
+    const scopes: string[] = [];
+    let issued = 0;
+    return {
+      scopes,
+      issued: () => issued,
+      getToken: async (scope: string | string[]) => {
+        scopes.push(String(scope));
+        issued += 1;
+        return { token: `token-${issued}`, expiresOnTimestamp: now() + expiresIn };
+      },
+    };
+  };
+
+  it("asks for the PostgreSQL scope, keeps the token while more than the margin is left, and fetches a new one before it expires", async () => {
+    let now = 1_000_000;
+    const identity = credential(60 * 60_000, () => now);
+    const password = new EntraPassword(identity, () => now);
+    expect(await password.password()).toBe("token-1");
+    expect(identity.scopes).toEqual([POSTGRES_ENTRA_SCOPE]);
+    now += 60 * 60_000 - ENTRA_REFRESH_MARGIN_MS - 1;
+    expect(await password.password()).toBe("token-1");
+    now += 1;
+    expect(await password.password()).toBe("token-2");
+  });
+
+  it("shares one fetch between connections opened at once, and asks again after a failed fetch", async () => {
+    const now = 0;
+    let fail = true;
+    let calls = 0;
+    const password = new EntraPassword(
+      {
+        getToken: async () => {
+          calls += 1;
+          if (fail) throw new Error("IMDS unreachable");
+          return { token: "t", expiresOnTimestamp: now + 3_600_000 };
+        },
+      },
+      () => now,
+    );
+    await expect(password.password()).rejects.toThrow(/IMDS/);
+    fail = false;
+    expect(await Promise.all([password.password(), password.password(), password.password()])).toEqual(["t", "t", "t"]);
+    expect(calls).toBe(2);
+  });
+});
