@@ -15,8 +15,9 @@ export interface EmbeddedPostgres {
   readonly password: string;
   readonly port: number;
   /**
-   * The keeper's pid, which is also the process group of the keeper, the server and its
-   * backends (a test freezes or kills the whole server with it, as a crash would).
+   * The keeper's pid, which is also the process group of the keeper and the postmaster
+   * (PostgreSQL puts each backend in a session of its own: a test that freezes or kills the
+   * whole server finds them as the postmaster's children).
    */
   readonly processGroup: number;
   /** Stops the server (a fast shutdown: every committed transaction is on disk) and waits for it. */
@@ -131,8 +132,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
           const exited = new Promise<void>((done) => (keeper.exitCode !== null || keeper.signalCode !== null ? done() : keeper.once("exit", () => done())));
           keeper.stdin?.end();
           await exited;
-          // The server's backends outlive a killed postmaster for a moment, attached to its
-          // shared memory: a start on the same data before they are gone would be refused.
+          // A postmaster asked to stop waits for its backends; the group is gone once it is.
           await groupGone(keeper.pid);
           await cleanUp();
         })()),

@@ -7,7 +7,7 @@ import type { EmbeddedPostgres } from "../../shared/host/embedded-postgres.js";
 import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { HaClient } from "../../shared/sdk/transport/ha-client.js";
 import { call, errorCodeOf, primaryOf } from "../helpers/e2e-http.js";
-import { startTestPostgres, urlWithPassword } from "../helpers/postgres.js";
+import { crashServer, startTestPostgres, urlWithPassword } from "../helpers/postgres.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
@@ -118,8 +118,7 @@ describe("several ha-module serve over one PostgreSQL", () => {
     expect(answeredBeforeCrash).toBeGreaterThan(0);
 
     // The crash: the server and every backend at once.
-    process.kill(-postgres.processGroup, "SIGKILL");
-    await postgres.close();
+    await crashServer(postgres);
     const probes = await Promise.all(instances.map((instance) => call(instance.url, "GET", `/primary/${ROLE}`)));
     for (const probe of probes) {
       expect(probe.status).toBe(503);
