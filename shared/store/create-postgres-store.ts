@@ -43,6 +43,17 @@ export function createPostgresStore(config: Extract<StoreConfig, { kind: "postgr
   // An idle connection the server dropped (a restart, a failover) is an event, not a crash:
   // the pool discards it, and the next call opens another.
   pool.on("error", () => undefined);
+  // A connection's own 'error' (the server ending it while the pool ends it too, at a
+  // shutdown) must never be uncaught: a failing statement still rejects its call.
+  // close() waits for every connection's end: pg-pool ends idle ones without waiting, and a
+  // server stopped meanwhile (the embedded one, right after) would fail that end unhandled.
+  const open = new Set<Promise<void>>();
+  pool.on("connect", (client) => {
+    client.on("error", () => undefined);
+    const ended = new Promise<void>((done) => client.once("end", () => done()));
+    open.add(ended);
+    void ended.then(() => open.delete(ended));
+  });
   const store = new PostgresLeaseStore(pool, config.schema);
   const members = new PostgresMemberStore(pool, config.schema);
   const caller = new PostgresCaller(pool);
@@ -58,8 +69,9 @@ export function createPostgresStore(config: Extract<StoreConfig, { kind: "postgr
         await run({ name: "", text: ddl }, []);
       });
     },
-    close: () => {
-      void pool.end().catch(() => undefined);
+    close: async () => {
+      await pool.end().catch(() => undefined);
+      await Promise.all(open);
     },
   };
 }

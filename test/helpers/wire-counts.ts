@@ -47,7 +47,7 @@ export function storesOnTheWire(): StoresOnTheWire {
       return { configured: postgresStore, requests: () => counted.statements() };
     },
     async close() {
-      postgresStore?.close();
+      await postgresStore?.close();
       await statements?.close();
       await postgres?.close();
       configured?.close();

