@@ -1,6 +1,6 @@
 import pg from "pg";
 import { parseIntoClientConfig } from "pg-connection-string";
-import { DefaultAzureCredential } from "@azure/identity";
+import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
 import { ConfigError } from "../config/config-error.js";
 import type { StoreConfig } from "../config/server-config.js";
 import type { ConfiguredStore } from "./configured-store.js";
@@ -17,6 +17,8 @@ const POOL_SIZE = 10;
 export interface PostgresStoreOptions {
   /** The password of every connection, instead of the URL's (the embedded server's, kept in its data directory). */
   readonly password?: string;
+  /** With HA_POSTGRES_AUTH=entra, the credential whose tokens are the passwords (default DefaultAzureCredential; a test's stand-in). */
+  readonly credential?: TokenCredential;
 }
 
 /**
@@ -30,7 +32,7 @@ export function createPostgresStore(config: Extract<StoreConfig, { kind: "postgr
   if (connection.mode === "embedded") {
     throw new ConfigError("HA_POSTGRES_URL", "HA_STORE=postgres needs HA_POSTGRES_URL (postgres://<user>:<password>@<host>:5432/<database>). Only `npm start` embeds a PostgreSQL when it is not set.");
   }
-  const entra = connection.auth === "entra" ? new EntraPassword(new DefaultAzureCredential()) : undefined;
+  const entra = connection.auth === "entra" ? new EntraPassword(options.credential ?? new DefaultAzureCredential()) : undefined;
   const pool = new pg.Pool({
     // Parsed here, not given as connectionString: pg would let the URL's (empty) password override the one given below.
     ...parseIntoClientConfig(connection.url),

@@ -5,6 +5,7 @@ import type { ConfiguredStore } from "../../shared/store/configured-store.js";
 import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { TERM_HISTORY_SLOTS } from "../../shared/contract/term-history.js";
 import { createFreshPostgresStore, freshSchema, rawClient, startTestPostgres } from "../helpers/postgres.js";
+import { createPostgresStore } from "../../shared/store/create-postgres-store.js";
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
 import { describeLeaseServiceOnStore } from "./lease-service-on-store.js";
 
@@ -138,6 +139,24 @@ describe("PostgreSQL store: what is in the tables, and what it refuses", () => {
     if (!created.ok) throw new Error(created.reason);
     expect(await configured.store.renew("a", { renewedAt: 2 }, 'W/"datetime\'2026\'"')).toEqual({ ok: false, reason: "changed" });
     expect(await configured.store.renew("nobody", { renewedAt: 2 }, created.etag)).toEqual({ ok: false, reason: "missing" });
+  });
+
+  it("with HA_POSTGRES_AUTH=entra, signs each new connection in with a token of the credential (no password in the URL); a credential that fails is a 503", async () => {
+    const scopes: string[] = [];
+    // The embedded server takes its password; Azure Database for PostgreSQL takes the identity's token the same way.
+    const credential = { getToken: async (scope: string | string[]) => (scopes.push(String(scope)), { token: own.password, expiresOnTimestamp: Date.now() + 3_600_000 }) };
+    const entra = createPostgresStore({ kind: "postgres", schema: freshSchema("entra"), connection: { mode: "url", url: own.url, auth: "entra" }, createIfMissing: true }, { credential });
+    opened.push(entra);
+    await entra.prepare();
+    await Promise.all([1, 2, 3].map((n) => entra.store.create({ ...lease, utype: `entra-${n}` })));
+    expect((await entra.store.list()).map((record) => record.utype).sort()).toEqual(["entra-1", "entra-2", "entra-3"]);
+    expect(scopes.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(scopes)).toEqual(new Set(["https://ossrdbms-aad.database.windows.net/.default"]));
+    const refused = createPostgresStore({ kind: "postgres", schema: freshSchema("entra"), connection: { mode: "url", url: own.url, auth: "entra" }, createIfMissing: false }, {
+      credential: { getToken: async () => Promise.reject(new Error("ManagedIdentityCredential: no identity")) },
+    });
+    opened.push(refused);
+    await expect(refused.store.read("a")).rejects.toThrow(/Could not read a lease in PostgreSQL \(ManagedIdentityCredential: no identity\)/);
   });
 
   it("creates its tables once when several instances start at once", async () => {
