@@ -4,7 +4,7 @@ import { countTableRequests, startTestAzurite, type CountedAzurite } from "./azu
 import { createFreshCosmosStore, startFaultyTestCosmos, type FaultyCosmos } from "./cosmos.js";
 import type { EmbeddedPostgres } from "../../shared/host/embedded-postgres.js";
 import { createFreshPostgresStore, startTestPostgres } from "./postgres.js";
-import { countPostgresStatements, type CountedPostgres } from "./postgres-wire.js";
+import { countPostgresStatements, type CountedPostgres } from "../../bench/helpers/postgres-wire.js";
 
 /** Real stores whose requests a cost test counts on the wire; one per test file, closed after it. */
 export interface StoresOnTheWire {
