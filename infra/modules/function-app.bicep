@@ -192,9 +192,6 @@ var commonSettings = {
   HA_INTERVAL_MS: string(intervalMs)
   HA_TIMEOUT_MS: string(timeoutMs)
   HA_LEASE_SECRET: leaseSecret
-  // The template creates the tables or containers, so the app never needs to; ARM cannot run
-  // SQL, so on PostgreSQL the app creates its schema and tables at start-up, as their owner.
-  HA_STORE_CREATE: store == 'postgres' ? 'true' : 'false'
   // The sweepMembers timer trigger's schedule; the app also derives the sweep period from it.
   HA_SWEEP_SCHEDULE: sweepSchedule
   // Who may call (docs/deploy.md#how-workers-authenticate). A blank setting is unset: with all
@@ -206,8 +203,11 @@ var commonSettings = {
   HA_API_KEYS: empty(apiKeysSecretUri) ? '' : '@Microsoft.KeyVault(SecretUri=${apiKeysSecretUri})'
 }
 
+// The template creates the tables or containers, so the app never needs to (HA_STORE_CREATE
+// false); ARM cannot run SQL, so on PostgreSQL the app creates its schema and tables itself.
 var tableSettings = {
   HA_STORE: 'table'
+  HA_STORE_CREATE: 'false'
   HA_TABLE_ENDPOINT: tableEndpoint
   HA_TABLE_NAME: tableName
   HA_MEMBERS_TABLE_NAME: membersTableName
@@ -215,6 +215,7 @@ var tableSettings = {
 
 var cosmosSettings = {
   HA_STORE: 'cosmos'
+  HA_STORE_CREATE: 'false'
   HA_COSMOS_ENDPOINT: cosmosEndpoint
   HA_COSMOS_DATABASE: cosmosDatabaseName
   HA_COSMOS_CONTAINER: cosmosContainerName
@@ -223,6 +224,7 @@ var cosmosSettings = {
 
 var postgresSettings = {
   HA_STORE: 'postgres'
+  HA_STORE_CREATE: 'true'
   HA_POSTGRES_URL: postgresUrl
   // Each new connection's password is a token of the app's identity (AZURE_CLIENT_ID).
   HA_POSTGRES_AUTH: 'entra'

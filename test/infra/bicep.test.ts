@@ -277,6 +277,7 @@ describe("the PostgreSQL variant (store postgres)", () => {
       "store == 'postgres' ? 'postgres://${uriComponent(identity.outputs.name)}@${postgresStore.outputs.fqdn}:5432/${postgresDatabaseName}?sslmode=verify-full' : ''",
     );
     const postgres = appSettingsVariants(infra).find((settings) => stringValue(settings.get("HA_STORE")) === "postgres")!;
-    expect(postgres.get("HA_STORE_CREATE")?.text).toBe("store == 'postgres' ? 'true' : 'false'");
+    expect(postgres.get("HA_STORE_CREATE")?.text).toBe("'true'");
+    for (const other of appSettingsVariants(infra).filter((settings) => stringValue(settings.get("HA_STORE")) !== "postgres")) expect(other.get("HA_STORE_CREATE")?.text).toBe("'false'");
   });
 });
