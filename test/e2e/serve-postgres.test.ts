@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, primaryOf } from "../helpers/e2e-http.js";
-import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
+import { runServiceToExit, startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
  * `HA_STORE=postgres npm start` without HA_POSTGRES_URL (docs/cli.md#serve): the service
@@ -80,5 +80,32 @@ describe("HA_STORE=postgres npm start: an embedded PostgreSQL, data in HA_DATA_D
     await sleep(T + 200);
     const taken = await call(service.url, "PUT", "/primary/embedded", { uuid: "second" });
     expect(primaryOf(taken)).toMatchObject({ uuid: "second", epoch: 2 });
+  });
+});
+
+describe("HA_STORE=postgres with a server that does not answer", () => {
+  // Port 1 on this machine: nothing listens there, the connection is refused at once.
+  const url = "postgres://ha:secret@127.0.0.1:1/ha";
+
+  it("exits 1 when it cannot create its tables, naming HA_POSTGRES_URL and HA_STORE_CREATE, without the password", { timeout: 60_000 }, async () => {
+    const { code, output } = await runServiceToExit({ HA_STORE: "postgres", HA_POSTGRES_URL: url });
+    expect(code).toBe(1);
+    expect(output).toMatch(/did not answer when asked to create the tables of schema "ha".*ECONNREFUSED.*Check HA_POSTGRES_URL.*HA_STORE_CREATE=false/s);
+    expect(output).not.toContain("secret");
+    expect(output).not.toMatch(/^\s+at /m);
+  });
+
+  it("with HA_STORE_CREATE=false starts anyway, warns, and answers 503 StoreUnavailable until the server does", { timeout: 60_000 }, async () => {
+    const service = await startServiceProcess({ HA_STORE: "postgres", HA_POSTGRES_URL: url, HA_STORE_CREATE: "false" });
+    try {
+      expect(service.output()).toMatch(/store: postgres schema "ha" at 127\.0\.0\.1:1\/ha \(HA_POSTGRES_URL\)/);
+      expect(service.output()).toMatch(/warning: The store does not answer: .*ECONNREFUSED.*Check HA_POSTGRES_URL/);
+      const reply = await call(service.url, "GET", "/primary/any");
+      expect(reply.status).toBe(503);
+      expect(reply.body).toMatchObject({ error: { code: "StoreUnavailable" } });
+      expect(service.output()).not.toContain("secret");
+    } finally {
+      await service.stop();
+    }
   });
 });
