@@ -6,6 +6,7 @@ import { StoreUnavailableError } from "../../shared/service/store-unavailable-er
 import { TERM_HISTORY_SLOTS } from "../../shared/contract/term-history.js";
 import { createFreshPostgresStore, freshSchema, rawClient, startTestPostgres } from "../helpers/postgres.js";
 import { createPostgresStore } from "../../shared/store/create-postgres-store.js";
+import { postgresGrantsDdl, postgresSchemaDdl } from "../../shared/store/postgres-schema.js";
 import { describeLeaseStoreConformance } from "./lease-store-conformance.js";
 import { describeLeaseServiceOnStore } from "./lease-service-on-store.js";
 
@@ -157,6 +158,30 @@ describe("PostgreSQL store: what is in the tables, and what it refuses", () => {
     });
     opened.push(refused);
     await expect(refused.store.read("a")).rejects.toThrow(/Could not read a lease in PostgreSQL \(ManagedIdentityCredential: no identity\)/);
+  });
+
+  it("runs as a user given only docs/stores.md's grants, on tables a DBA created with its DDL", async () => {
+    const schema = freshSchema("dba");
+    await ownRaw.query(postgresSchemaDdl(schema));
+    await ownRaw.query(`DROP ROLE IF EXISTS "ha-func"; CREATE ROLE "ha-func" LOGIN PASSWORD 'only-the-grants-1234'`);
+    await ownRaw.query(postgresGrantsDdl(schema, "ha-func"));
+    const url = new URL(own.url);
+    url.username = "ha-func";
+    url.password = "only-the-grants-1234";
+    const narrow = createPostgresStore({ kind: "postgres", schema, connection: { mode: "url", url: url.href, auth: "password" }, createIfMissing: false });
+    opened.push(narrow);
+    const created = await narrow.store.create({ ...lease, utype: "dba" }, undefined, { creationMark: { utype: "dba", epoch: 0, uuid: "u", address: null, startedAt: 1, endedAt: 1, endedBy: "released", transactional: true } });
+    if (!created.ok) throw new Error(created.reason);
+    expect(await narrow.store.renew("dba", { renewedAt: 2 }, created.etag)).toMatchObject({ ok: true });
+    await narrow.store.upsertStandby({ utype: "dba", uuid: "s", address: null, seenAt: 3 });
+    await narrow.store.deleteStandby("dba", "s");
+    expect(await narrow.secrets.tokenSecret("a-candidate-secret-long-enough-1234567890")).toBe("a-candidate-secret-long-enough-1234567890");
+    expect(await narrow.members.create({ group: "g", member: "m", session: "s", address: null, joinedAt: 1, renewedAt: 1, heartbeats: 1, leftAt: null, previous: null, endedSessions: [] })).toMatchObject({ ok: true });
+    expect(await narrow.members.writeMarker({ group: "g", sweptAt: 1, gap: null, removedSessions: [] }, undefined)).toMatchObject({ ok: true });
+    // It may not change the schema: creating tables is the DBA's.
+    const creating = createPostgresStore({ kind: "postgres", schema, connection: { mode: "url", url: url.href, auth: "password" }, createIfMissing: true });
+    opened.push(creating);
+    await expect(creating.prepare()).rejects.toThrow(/42501|permission denied/);
   });
 
   it("creates its tables once when several instances start at once", async () => {

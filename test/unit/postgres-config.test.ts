@@ -3,7 +3,7 @@ import { ConfigError } from "../../shared/config/config-error.js";
 import { loadStoreConfig } from "../../shared/config/server-config.js";
 import { createPostgresStore } from "../../shared/store/create-postgres-store.js";
 import { EntraPassword, ENTRA_REFRESH_MARGIN_MS, POSTGRES_ENTRA_SCOPE } from "../../shared/store/entra-password.js";
-import { postgresSchemaDdl } from "../../shared/store/postgres-schema.js";
+import { postgresGrantsDdl, postgresSchemaDdl } from "../../shared/store/postgres-schema.js";
 import { readFileSync } from "node:fs";
 
 const URL_WITH_PASSWORD = "postgres://ha:secret@db.example.com:5432/ha?sslmode=verify-full";
@@ -52,6 +52,7 @@ describe("PostgreSQL store settings", () => {
   it("prints in docs/stores.md exactly the DDL the service runs", () => {
     const stores = readFileSync(new URL("../../docs/stores.md", import.meta.url), "utf8");
     expect(stores).toContain("```sql\n" + postgresSchemaDdl("ha") + "```");
+    expect(stores).toContain("```sql\n" + postgresGrantsDdl("ha", "ha-func") + "```");
   });
 });
 
