@@ -5,14 +5,14 @@ import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, Memb
 import type { MemberRecord, MemberRow, SweepMarker, SweepMarkerRecord } from "../members/member.js";
 import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
 import { quoteIdentifier } from "./postgres-schema.js";
-import { etagParameter, etagText, PostgresCaller, POSTGRES_STORE as STORE, type Statement } from "./postgres-call.js";
+import { etagParameter, etagText, PostgresCaller, POSTGRES_STORE as STORE, statementName, type Statement } from "./postgres-call.js";
 import { written } from "./store-failure.js";
 
 const MEMBER_COLUMNS = "group_name, member, session, address, joined_at, renewed_at, heartbeats, left_at, previous, ended_sessions, etag";
 
 function memberStatements(schema: string) {
   const s = quoteIdentifier(schema);
-  const statement = (name: string, text: string): Statement => ({ name: `ha:${schema}:members:${name}`, text });
+  const statement = (name: string, text: string): Statement => ({ name: statementName(schema, `members-${name}`), text });
   // A group's rows and its marker as JSON, read by one statement (one snapshot).
   const rowsOf = (where: string) => `(SELECT coalesce(json_agg(m ORDER BY m.member), '[]'::json) FROM ${s}.members m WHERE ${where})`;
   const markerOf = (group: string) => `(SELECT row_to_json(k) FROM ${s}.sweep_markers k WHERE k.group_name = ${group})`;

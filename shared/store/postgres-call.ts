@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import pg from "pg";
 import type { Pool, PoolClient, QueryResultRow } from "pg";
 import type { StoreCallOptions } from "../service/store-call.js";
@@ -16,6 +17,15 @@ const INVALID_SCHEMA = "3F000";
 export interface Statement {
   readonly name: string;
   readonly text: string;
+}
+
+/**
+ * The name a statement is prepared under on each connection: per schema (the same statement
+ * text differs by schema) and short, since PostgreSQL cuts names at 63 bytes and two long
+ * names cut alike would be one prepared statement. The schema is named by a hash of it.
+ */
+export function statementName(schema: string, name: string): string {
+  return `ha_${createHash("sha256").update(schema).digest("hex").slice(0, 12)}_${name}`;
 }
 
 /** Runs one statement on the connection a call holds; answers its rows. */

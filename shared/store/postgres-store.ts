@@ -8,7 +8,7 @@ import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
 import { quoteIdentifier } from "./postgres-schema.js";
-import { bigintValue, etagParameter, etagText, PostgresCaller, POSTGRES_STORE as STORE, sqlStateOf, UNIQUE_VIOLATION, type Statement } from "./postgres-call.js";
+import { bigintValue, etagParameter, etagText, PostgresCaller, POSTGRES_STORE as STORE, statementName, sqlStateOf, UNIQUE_VIOLATION, type Statement } from "./postgres-call.js";
 import { written } from "./store-failure.js";
 
 /** The token secret's row in `secrets`. */
@@ -21,7 +21,7 @@ const TERM_COLUMNS = "utype, slot, epoch, uuid, address, started_at, ended_at, e
 function leaseStatements(schema: string) {
   const s = quoteIdentifier(schema);
   // Prepared statements are per connection and per name: the schema is part of the name.
-  const statement = (name: string, text: string): Statement => ({ name: `ha:${schema}:${name}`, text });
+  const statement = (name: string, text: string): Statement => ({ name: statementName(schema, name), text });
   // The term's values, $n to $n+8, as a row of `terms`.
   const termValues = (n: number) => `$${n}, $${n + 1}::smallint, $${n + 2}::bigint, $${n + 3}, $${n + 4}, $${n + 5}::bigint, $${n + 6}::bigint, $${n + 7}, $${n + 8}::boolean`;
   const entryValues = `$1, $2, $3, $4::bigint, $5::bigint, $6::bigint, $7::boolean, $8::jsonb, $9::jsonb, nextval('${s}.etags')`;

@@ -184,6 +184,20 @@ describe("PostgreSQL store: what is in the tables, and what it refuses", () => {
     await expect(creating.prepare()).rejects.toThrow(/42501|permission denied/);
   });
 
+  it("works in a schema of the longest name PostgreSQL takes, every statement prepared on one connection", async () => {
+    // Prepared statement names are cut at 63 bytes: names built from the schema would collide.
+    const schema = `long_${process.pid}_`.padEnd(63, "x");
+    const configured = await createFreshPostgresStore(own, schema);
+    opened.push(configured);
+    const created = await configured.store.create({ ...lease, utype: "long" });
+    if (!created.ok) throw new Error(created.reason);
+    const mark = { utype: "long-2", epoch: 0, uuid: "u", address: null, startedAt: 1, endedAt: 1, endedBy: "released" as const, transactional: true };
+    expect(await configured.store.create({ ...lease, utype: "long-2" }, undefined, { creationMark: mark })).toMatchObject({ ok: true });
+    expect(await configured.store.renew("long", { renewedAt: 5 }, created.etag)).toMatchObject({ ok: true });
+    expect(await configured.store.replace({ ...lease, utype: "long", uuid: "next", epoch: 2 }, created.etag)).toEqual({ ok: false, reason: "changed" });
+    expect(await configured.members.listAll()).toEqual([]);
+  });
+
   it("creates its tables once when several instances start at once", async () => {
     const schema = freshSchema("race");
     const all = await Promise.all([1, 2, 3, 4].map(() => createFreshPostgresStore(own, schema)));
