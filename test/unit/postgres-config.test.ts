@@ -124,3 +124,31 @@ describe("PostgreSQL in the store metrics", () => {
     expect(dbSystemOf("postgres")).toBe("postgresql");
   });
 });
+
+describe("the embedded server's library links", () => {
+  it("are made when an install ran no scripts, relative and beside their targets, and left alone when present", async () => {
+    const { mkdtemp, mkdir, writeFile, readlink, readFile: read, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { hydrateLibraryLinks } = await import("../../shared/host/embedded-postgres.js");
+    const root = await mkdtemp(join(tmpdir(), "ha-pg-links-"));
+    try {
+      await mkdir(join(root, "native", "lib"), { recursive: true });
+      await writeFile(join(root, "native", "lib", "libicuuc.so.60.2"), "the library");
+      await writeFile(
+        join(root, "native", "pg-symlinks.json"),
+        JSON.stringify([
+          { source: "native/lib/libicuuc.so.60.2", target: "native/lib/libicuuc.so.60" },
+          { source: "native/lib/libicuuc.so.60.2", target: "native/lib/libicuuc.so" },
+        ]),
+      );
+      await hydrateLibraryLinks(root);
+      expect(await readlink(join(root, "native", "lib", "libicuuc.so.60"))).toBe("libicuuc.so.60.2");
+      expect(await read(join(root, "native", "lib", "libicuuc.so"), "utf8")).toBe("the library");
+      await hydrateLibraryLinks(root); // present: nothing to do, no error
+      await hydrateLibraryLinks(join(root, "nowhere")); // no list: nothing to do
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
