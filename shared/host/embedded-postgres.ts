@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, chown, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, chown, cp, lstat, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -84,8 +84,8 @@ server.on("error", (error) => { process.stderr.write("keeper: " + error.message 
  * process runs it as `nobody` (the data directory is handed to that user).
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const binaries = loadPostgresBinaries();
-  await hydrateLibraryLinks(binaries.packageRoot);
+  const installed = loadPostgresBinaries();
+  await hydrateLibraryLinks(installed.packageRoot);
   const durable = options.durable ?? !options.inMemory;
   let lock: DataDirLock | undefined;
   let home: string;
@@ -104,6 +104,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   };
   try {
     const owner = await unprivilegedOwner();
+    // Run as nobody, the binaries must be reachable by others: a clone under /root is not.
+    const binaries = owner === undefined || (await reachableByOthers(installed.packageRoot)) ? installed : await copiedWhereOthersReach(installed);
     const dataDir = join(home, "data");
     const password = await initialise(binaries, home, dataDir, owner, durable);
     const port = options.port !== undefined && options.port !== 0 ? options.port : await freePort();
@@ -246,6 +248,55 @@ class LogTail {
         done();
       });
     });
+  }
+}
+
+/** Whether every directory from the root down to `path` lets others in (o+x). */
+export async function reachableByOthers(path: string): Promise<boolean> {
+  let current = resolve(path);
+  for (;;) {
+    const info = await stat(current).catch(() => undefined);
+    if (info === undefined || (info.mode & 0o001) === 0) return false;
+    const parent = dirname(current);
+    if (parent === current) return true;
+    current = parent;
+  }
+}
+
+/**
+ * The platform package's native/ copied once per version into the system's temporary
+ * directory, readable and executable by all, for a root process whose node_modules the
+ * unprivileged user cannot reach. A copy is made beside and renamed into place, so a
+ * half-made one is never used.
+ */
+export async function copiedWhereOthersReach(installed: PostgresBinaries, under: string = tmpdir()): Promise<PostgresBinaries> {
+  const version = await readFile(join(installed.packageRoot, "package.json"), "utf8").then(
+    (text) => String((JSON.parse(text) as { version?: unknown }).version ?? "unknown"),
+    () => "unknown",
+  );
+  const packageRoot = join(under, `ha-module-postgres-${version.replace(/[^A-Za-z0-9.-]/g, "_")}`);
+  const ready = await stat(join(packageRoot, "native", "bin", "postgres")).then(
+    () => true,
+    () => false,
+  );
+  if (!ready) {
+    const making = `${packageRoot}.${process.pid}.${Date.now()}`;
+    await cp(join(installed.packageRoot, "native"), join(making, "native"), { recursive: true, verbatimSymlinks: true });
+    await chmodTree(making);
+    await rename(making, packageRoot).catch(async () => rm(making, { recursive: true, force: true }));
+  }
+  const bin = join(packageRoot, "native", "bin");
+  return { initdb: join(bin, "initdb"), postgres: join(bin, "postgres"), packageRoot };
+}
+
+async function chmodTree(path: string): Promise<void> {
+  const info = await lstat(path);
+  if (info.isSymbolicLink()) return;
+  if (info.isDirectory()) {
+    await chmod(path, 0o755);
+    for (const entry of await readdir(path)) await chmodTree(join(path, entry));
+  } else {
+    await chmod(path, info.mode & 0o111 ? 0o755 : 0o644);
   }
 }
 

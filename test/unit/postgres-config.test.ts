@@ -152,3 +152,39 @@ describe("the embedded server's library links", () => {
     }
   });
 });
+
+describe("the embedded server's binaries, for a root process whose clone nobody can enter", () => {
+  it("are found unreachable under a directory closed to others, and copied once where others reach them, links and modes kept", async () => {
+    const { mkdtemp, mkdir, writeFile, readlink, stat, symlink, chmod, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { copiedWhereOthersReach, reachableByOthers } = await import("../../shared/host/embedded-postgres.js");
+    const closed = await mkdtemp(join(tmpdir(), "ha-pg-closed-"));
+    const under = await mkdtemp(join(tmpdir(), "ha-pg-copies-"));
+    try {
+      await chmod(closed, 0o700);
+      const root = join(closed, "linux-x64");
+      await mkdir(join(root, "native", "bin"), { recursive: true });
+      await mkdir(join(root, "native", "lib"), { recursive: true });
+      await writeFile(join(root, "package.json"), JSON.stringify({ version: "17.10.0-beta.17" }));
+      await writeFile(join(root, "native", "bin", "postgres"), "#!/bin/sh\n", { mode: 0o700 });
+      await writeFile(join(root, "native", "bin", "initdb"), "#!/bin/sh\n", { mode: 0o700 });
+      await writeFile(join(root, "native", "lib", "libx.so.1.2"), "lib", { mode: 0o600 });
+      await symlink("libx.so.1.2", join(root, "native", "lib", "libx.so.1"));
+      await chmod(under, 0o755);
+      const installed = { initdb: join(root, "native", "bin", "initdb"), postgres: join(root, "native", "bin", "postgres"), packageRoot: root };
+      expect(await reachableByOthers(root)).toBe(false);
+      const copied = await copiedWhereOthersReach(installed, under);
+      expect(copied.packageRoot).toBe(join(under, "ha-module-postgres-17.10.0-beta.17"));
+      expect(await reachableByOthers(copied.packageRoot)).toBe(true);
+      expect((await stat(copied.postgres)).mode & 0o777).toBe(0o755);
+      expect((await stat(join(copied.packageRoot, "native", "lib", "libx.so.1.2"))).mode & 0o777).toBe(0o644);
+      expect(await readlink(join(copied.packageRoot, "native", "lib", "libx.so.1"))).toBe("libx.so.1.2");
+      // Once per version: a second start takes the copy as it is.
+      expect(await copiedWhereOthersReach(installed, under)).toEqual(copied);
+    } finally {
+      await rm(closed, { recursive: true, force: true });
+      await rm(under, { recursive: true, force: true });
+    }
+  });
+});
