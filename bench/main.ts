@@ -38,6 +38,7 @@ const ROWS: readonly Row[] = [
   { file: "poll-flood.mjs", about: "a flood of GetPrimary polls past capacity: answers by status, refusals by reason" },
   { file: "busy-signal.mjs", about: "what the overload signals read, alone and beside CPU hogs" },
   { file: "accept-starvation.mjs", about: "why a saturated node:http server starves callers that reconnect (no ha-module)" },
+  { file: "store-compare.ts", about: "the service over Azurite and over PostgreSQL: renewals/s, CPU per renewal, store calls per operation" },
   { file: "service-cost.ts", about: "heartbeats/s through the service against raw merges/s, and against another build" },
   { file: "heartbeat.ts", about: "round trips and store operations per request, with and without metrics" },
   { file: "durable-heartbeat.ts", about: "what the on-disk store of `npm start` costs a heartbeat" },

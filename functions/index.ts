@@ -18,6 +18,10 @@ await startAzureApp({
   timers,
   env: process.env,
   setUpTelemetry: setUpAzureTelemetry,
-  // The Cosmos SDK is loaded only by an app that uses it: the bundle keeps it in a chunk of its own.
-  createStore: async (store) => (store.kind === "cosmos" ? (await import("../shared/store/create-cosmos-store.js")).createCosmosStore(store) : createTableStore(store)),
+  // The Cosmos SDK and pg are loaded only by an app that uses them: the bundle keeps each in a chunk of its own.
+  createStore: async (store) => {
+    if (store.kind === "cosmos") return (await import("../shared/store/create-cosmos-store.js")).createCosmosStore(store);
+    if (store.kind === "postgres") return (await import("../shared/store/create-postgres-store.js")).createPostgresStore(store);
+    return createTableStore(store);
+  },
 });

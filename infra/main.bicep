@@ -1,6 +1,6 @@
 // ha-module on Azure: a Flex Consumption function app that runs as a user-assigned managed
-// identity, its host storage, the lease and membership store (Table Storage or Cosmos DB,
-// by `store`) and Application Insights. No resource accepts keys, and no output carries a secret.
+// identity, its host storage, the lease and membership store (Table Storage, Cosmos DB or
+// Azure Database for PostgreSQL, by `store`) and Application Insights. No resource accepts keys, and no output carries a secret.
 // Deploy: see docs/deploy.md.
 
 targetScope = 'resourceGroup'
@@ -13,9 +13,20 @@ param location string = resourceGroup().location
 @maxLength(8)
 param namePrefix string = 'ha'
 
-@description('Where leases live: table (Azure Table Storage) or cosmos (Azure Cosmos DB for NoSQL, serverless).')
-@allowed(['table', 'cosmos'])
+@description('Where leases live: table (Azure Table Storage), cosmos (Azure Cosmos DB for NoSQL, serverless) or postgres (Azure Database for PostgreSQL, Flexible Server, Entra authentication only).')
+@allowed(['table', 'cosmos', 'postgres'])
 param store string = 'table'
+
+@description('With store postgres: the server\'s compute size, a General Purpose or Memory Optimized SKU (high availability needs one).')
+param postgresSkuName string = 'Standard_D2ds_v5'
+
+@description('With store postgres: the compute tier of postgresSkuName.')
+@allowed(['GeneralPurpose', 'MemoryOptimized'])
+param postgresSkuTier string = 'GeneralPurpose'
+
+@description('With store postgres: ZoneRedundant (a standby in another availability zone), SameZone (for regions without zones) or Disabled.')
+@allowed(['ZoneRedundant', 'SameZone', 'Disabled'])
+param postgresHighAvailability string = 'ZoneRedundant'
 
 @description('Heartbeat interval I in milliseconds (HA_INTERVAL_MS). Clients learn it from every response.')
 @minValue(1)
@@ -84,6 +95,7 @@ var names = {
   plan: '${prefix}-plan-${token}'
   functionApp: '${prefix}-func-${token}'
   cosmos: '${prefix}-cosmos-${token}'
+  postgres: '${prefix}-pg-${token}'
 }
 // The names the app's configuration expects by default (shared/config/server-config.ts).
 var leaseTableName = 'leases'
@@ -91,6 +103,7 @@ var cosmosDatabaseName = 'ha'
 var cosmosContainerName = 'leases'
 var membersTableName = 'members'
 var cosmosMembersContainerName = 'members'
+var postgresDatabaseName = 'ha'
 
 module identity 'modules/identity.bicep' = {
   name: 'identity'
@@ -148,6 +161,21 @@ module cosmosStore 'modules/cosmos-store.bicep' = if (store == 'cosmos') {
   }
 }
 
+module postgresStore 'modules/postgres-store.bicep' = if (store == 'postgres') {
+  name: 'postgres-store'
+  params: {
+    location: location
+    serverName: names.postgres
+    databaseName: postgresDatabaseName
+    skuName: postgresSkuName
+    skuTier: postgresSkuTier
+    highAvailability: postgresHighAvailability
+    principalId: identity.outputs.principalId
+    principalName: identity.outputs.name
+    tags: tags
+  }
+}
+
 module functionApp 'modules/function-app.bicep' = {
   name: 'function-app'
   // The app starts serving as soon as it exists: let its roles be in place first.
@@ -155,6 +183,7 @@ module functionApp 'modules/function-app.bicep' = {
     monitoring
     tableStore
     cosmosStore
+    postgresStore
   ]
   params: {
     location: location
@@ -180,6 +209,8 @@ module functionApp 'modules/function-app.bicep' = {
     cosmosDatabaseName: cosmosDatabaseName
     cosmosContainerName: cosmosContainerName
     cosmosMembersContainerName: cosmosMembersContainerName
+    // The identity signs in as itself with an Entra token: the URL names the user, never a password.
+    postgresUrl: store == 'postgres' ? 'postgres://${uriComponent(identity.outputs.name)}@${postgresStore.outputs.fqdn}:5432/${postgresDatabaseName}?sslmode=verify-full' : ''
     sweepSchedule: sweepSchedule
     authAudience: authAudience
     grants: grants
@@ -217,6 +248,9 @@ output membersTableName string = store == 'table' ? membersTableName : ''
 
 @description('Name of the Cosmos DB account, or empty when store is table.')
 output cosmosAccountName string = store == 'cosmos' ? names.cosmos : ''
+
+@description('Name of the PostgreSQL server, or empty unless store is postgres.')
+output postgresServerName string = store == 'postgres' ? names.postgres : ''
 
 @description('Name of the Application Insights component.')
 output appInsightsName string = monitoring.outputs.appInsightsName

@@ -121,7 +121,8 @@ export async function bundleFunctions(outDir) {
     minify: true,
     treeShaking: true,
     legalComments: "none",
-    external: ["@azure/functions-core"],
+    // pg-native: pg's optional libpq binding, required only if an app asks for pg.native (ours never does).
+    external: ["@azure/functions-core", "pg-native"],
     plugins: [unshipped, oneCopyPerVersion],
     // The CommonJS packages inside call require() for Node's modules and for the worker's
     // @azure/functions-core: give the module a real one.

@@ -55,7 +55,7 @@ param leaseSecret string
 param siteUpdateStrategy string
 
 @description('Which lease store the app uses (HA_STORE).')
-@allowed(['table', 'cosmos'])
+@allowed(['table', 'cosmos', 'postgres'])
 param store string
 
 @description('Table service endpoint of the lease table (HA_TABLE_ENDPOINT); used when store is table.')
@@ -78,6 +78,9 @@ param cosmosContainerName string
 
 @description('Cosmos DB membership container name (HA_COSMOS_MEMBERS_CONTAINER).')
 param cosmosMembersContainerName string
+
+@description('PostgreSQL URL without a password (HA_POSTGRES_URL); used when store is postgres.')
+param postgresUrl string
 
 @description('NCRONTAB schedule of the membership sweeper timer (HA_SWEEP_SCHEDULE).')
 param sweepSchedule string
@@ -189,8 +192,6 @@ var commonSettings = {
   HA_INTERVAL_MS: string(intervalMs)
   HA_TIMEOUT_MS: string(timeoutMs)
   HA_LEASE_SECRET: leaseSecret
-  // The template creates the tables or containers, so the app never needs to.
-  HA_STORE_CREATE: 'false'
   // The sweepMembers timer trigger's schedule; the app also derives the sweep period from it.
   HA_SWEEP_SCHEDULE: sweepSchedule
   // Who may call (docs/deploy.md#how-workers-authenticate). A blank setting is unset: with all
@@ -202,8 +203,11 @@ var commonSettings = {
   HA_API_KEYS: empty(apiKeysSecretUri) ? '' : '@Microsoft.KeyVault(SecretUri=${apiKeysSecretUri})'
 }
 
+// The template creates the tables or containers, so the app never needs to (HA_STORE_CREATE
+// false); ARM cannot run SQL, so on PostgreSQL the app creates its schema and tables itself.
 var tableSettings = {
   HA_STORE: 'table'
+  HA_STORE_CREATE: 'false'
   HA_TABLE_ENDPOINT: tableEndpoint
   HA_TABLE_NAME: tableName
   HA_MEMBERS_TABLE_NAME: membersTableName
@@ -211,16 +215,25 @@ var tableSettings = {
 
 var cosmosSettings = {
   HA_STORE: 'cosmos'
+  HA_STORE_CREATE: 'false'
   HA_COSMOS_ENDPOINT: cosmosEndpoint
   HA_COSMOS_DATABASE: cosmosDatabaseName
   HA_COSMOS_CONTAINER: cosmosContainerName
   HA_COSMOS_MEMBERS_CONTAINER: cosmosMembersContainerName
 }
 
+var postgresSettings = {
+  HA_STORE: 'postgres'
+  HA_STORE_CREATE: 'true'
+  HA_POSTGRES_URL: postgresUrl
+  // Each new connection's password is a token of the app's identity (AZURE_CLIENT_ID).
+  HA_POSTGRES_AUTH: 'entra'
+}
+
 resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {
   parent: site
   name: 'appsettings'
-  properties: union(commonSettings, store == 'table' ? tableSettings : cosmosSettings)
+  properties: union(commonSettings, store == 'table' ? tableSettings : store == 'cosmos' ? cosmosSettings : postgresSettings)
 }
 
 // Publishing with a user name and password (FTP, or basic auth on the SCM site) stays off;

@@ -31,6 +31,21 @@ export type StoreConfig =
         | { readonly mode: "identity"; readonly endpoint: string }
         | { readonly mode: "embedded" };
       readonly createIfMissing: boolean;
+    }
+  | {
+      readonly kind: "postgres";
+      /** The schema that holds the tables (HA_POSTGRES_SCHEMA). */
+      readonly schema: string;
+      readonly connection:
+        | {
+            readonly mode: "url";
+            /** A libpq URI (postgres://user:password@host:port/db?sslmode=…): TLS as it says. */
+            readonly url: string;
+            /** `entra`: the password is a Microsoft Entra token of DefaultAzureCredential (Azure Database for PostgreSQL). */
+            readonly auth: "password" | "entra";
+          }
+        | { readonly mode: "embedded" };
+      readonly createIfMissing: boolean;
     };
 
 export interface ServerConfig {
@@ -102,8 +117,49 @@ function loadLeaseSecret(env: Env): string | undefined {
 }
 
 export function loadStoreConfig(env: Env): StoreConfig {
-  const kind = readChoice(env, "HA_STORE", ["table", "cosmos"] as const, "table");
+  const kind = readChoice(env, "HA_STORE", ["table", "cosmos", "postgres"] as const, "table");
+  if (kind === "postgres") return loadPostgresConfig(env);
   return kind === "table" ? loadTableConfig(env) : loadCosmosConfig(env);
+}
+
+export const DEFAULT_POSTGRES_SCHEMA = "ha";
+/** An unquoted PostgreSQL identifier that needs no quoting: lower case, at most 63 bytes. */
+const POSTGRES_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function loadPostgresConfig(env: Env): StoreConfig {
+  const schema = readString(env, "HA_POSTGRES_SCHEMA") ?? DEFAULT_POSTGRES_SCHEMA;
+  if (!POSTGRES_NAME_PATTERN.test(schema)) {
+    throw new ConfigError("HA_POSTGRES_SCHEMA", `HA_POSTGRES_SCHEMA must be 1–63 lower-case letters, digits or '_', not starting with a digit (got "${schema}").`);
+  }
+  const url = readString(env, "HA_POSTGRES_URL");
+  const auth = readChoice(env, "HA_POSTGRES_AUTH", ["password", "entra"] as const, "password");
+  if (url === undefined) {
+    if (readString(env, "HA_POSTGRES_AUTH") !== undefined) {
+      throw new ConfigError("HA_POSTGRES_AUTH", "HA_POSTGRES_AUTH is set but HA_POSTGRES_URL is not: set the server's URL too (postgres://<user>@<server>.postgres.database.azure.com/<database>?sslmode=verify-full).");
+    }
+    return { kind: "postgres", schema, connection: { mode: "embedded" }, createIfMissing: readBoolean(env, "HA_STORE_CREATE", true) };
+  }
+  checkPostgresUrl(url, auth);
+  return { kind: "postgres", schema, connection: { mode: "url", url, auth }, createIfMissing: readBoolean(env, "HA_STORE_CREATE", auth !== "entra") };
+}
+
+/** A libpq URI naming a host and a user; with Entra ID, no password of its own (the token is the password). */
+function checkPostgresUrl(raw: string, auth: "password" | "entra"): void {
+  const example = "postgres://<user>:<password>@<host>:5432/<database>?sslmode=verify-full";
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("HA_POSTGRES_URL", `HA_POSTGRES_URL must be a PostgreSQL URI such as ${example} (got something that is not a URL).`);
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new ConfigError("HA_POSTGRES_URL", `HA_POSTGRES_URL must start with postgres:// or postgresql:// (got "${url.protocol}//"), as in ${example}.`);
+  }
+  if (url.hostname === "") throw new ConfigError("HA_POSTGRES_URL", `HA_POSTGRES_URL names no host: write it as ${example}.`);
+  if (url.username === "") throw new ConfigError("HA_POSTGRES_URL", `HA_POSTGRES_URL names no user: write it as ${example}.`);
+  if (auth === "entra" && url.password !== "") {
+    throw new ConfigError("HA_POSTGRES_URL", "HA_POSTGRES_URL carries a password, but HA_POSTGRES_AUTH=entra uses a Microsoft Entra token as the password: remove the password from the URL, or unset HA_POSTGRES_AUTH.");
+  }
 }
 
 function loadTableConfig(env: Env): StoreConfig {

@@ -169,6 +169,7 @@ function telemetryFailureOf(error: unknown): TelemetryFailure {
 /** The setting a store client's own refusal comes from. */
 function storeSetting(store: StoreConfig): string {
   if (store.kind === "cosmos") return store.connection.mode === "key" ? "HA_COSMOS_KEY" : "HA_COSMOS_ENDPOINT";
+  if (store.kind === "postgres") return "HA_POSTGRES_URL";
   return store.connection.mode === "identity" ? "HA_TABLE_ENDPOINT" : "HA_TABLE_CONNECTION_STRING";
 }
 

@@ -46,6 +46,8 @@ export function dbSystemOf(kind: string): string {
       return "azure.cosmosdb";
     case "table":
       return "azure.tables";
+    case "postgres":
+      return "postgresql";
     default:
       return kind;
   }

@@ -1,7 +1,7 @@
 /**
  * The client SDK (`ha-module/sdk`, and the main entry of the client package): the typed REST
  * client, the elector that runs the lease loop, the member session and watcher of
- * membership, fenced writes to Table entities, blobs and Cosmos items with the caller's own
+ * membership, fenced writes to Table entities, blobs, Cosmos items and PostgreSQL rows with the caller's own
  * clients, and the contract's wire types. It imports nothing of the server and no package,
  * so the client package a worker installs has no dependency (scripts/pack-client.mjs).
  * What it exports is a reviewed surface: review/ha-module.api.md (docs/sdk.md#the-public-api).
@@ -57,3 +57,11 @@ export {
   type FencedCosmosItems,
   type FencedCosmosWriteOptions,
 } from "./fencing/fenced-cosmos-item.js";
+export {
+  fencedPostgresRow,
+  type FenceablePostgresClient,
+  type FenceablePostgresResult,
+  type FenceablePostgresRow,
+  type FencedPostgresRows,
+  type FencedPostgresTable,
+} from "./fencing/fenced-postgres-row.js";

@@ -11,8 +11,8 @@ export interface ConfiguredStore {
   readonly secrets: TokenSecretStore;
   /** Creates the tables or containers when configured to (HA_STORE_CREATE). */
   prepare(options?: { abortSignal?: AbortSignal }): Promise<void>;
-  /** Releases the clients' timers and sockets. */
-  close(): void;
+  /** Releases the clients' timers and sockets (PostgreSQL: resolves once every connection has ended). */
+  close(): void | Promise<void>;
 }
 
 /** What only the local host can give: never read from the environment. */

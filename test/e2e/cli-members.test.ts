@@ -80,6 +80,10 @@ describe("membership end to end on Cosmos (the embedded emulator)", { concurrent
   describe.sequential("in order", () => cosmosSuite());
 });
 
+describe("membership end to end on PostgreSQL (the embedded server)", { concurrent: true }, () => {
+  describe.sequential("in order", () => postgresSuite());
+});
+
 function tableSuite(): void {
   const run = membership("table", {}, ["n1", "n2", "n3"]);
 
@@ -164,6 +168,23 @@ function cosmosSuite(): void {
     const from = run.watcher().events.length;
     last.signal("SIGTERM");
     await run.watcher().waitFor(is("memberLeaving", "c2"), { from });
+    expect(await last.exited).toEqual({ code: 0, signal: null });
+  });
+}
+
+function postgresSuite(): void {
+  const run = membership("postgres", { HA_STORE: "postgres" }, ["p1", "p2"]);
+
+  it("SIGKILL: unreachable, leaving, removed; SIGTERM: leaving at once and exit 0", async () => {
+    for (const name of ["p1", "p2"]) await run.watcher().waitFor(is("memberActive", name));
+    const times = await killAndWatch(run.watcher(), run.processes.find((p) => p.name === "p1")!, "p1");
+    console.log(`postgres: SIGKILL → memberUnreachable ${Math.round(times.unreachableMs)} ms, memberLeaving ${Math.round(times.leavingMs)} ms, memberRemoved ${Math.round(times.removedMs)} ms`);
+    expect(times.unreachableMs).toBeGreaterThan(T - I);
+    expect(times.unreachableMs).toBeLessThan(T + I + SLACK);
+    const last = run.processes.find((p) => p.name === "p2")!;
+    const from = run.watcher().events.length;
+    last.signal("SIGTERM");
+    await run.watcher().waitFor(is("memberLeaving", "p2"), { from });
     expect(await last.exited).toEqual({ code: 0, signal: null });
   });
 }

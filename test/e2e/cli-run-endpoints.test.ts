@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EmbeddedAzurite } from "../../shared/host/embedded-azurite.js";
 import { startTestAzurite } from "../helpers/azurite.js";
+import { startTestPostgres, urlWithPassword } from "../helpers/postgres.js";
 import { CliProcess, isRunning, realDelay, runCli } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
@@ -10,8 +10,8 @@ import { startServiceProcess, type ServiceProcess } from "../helpers/service-pro
  * docs/deploy.md#several-instances-on-premises) and `ha-module run --endpoint a,b`: the
  * instance the runner talks to is killed, and later the other one, with the first back.
  * The role is kept through both: no demotion, the command keeps running, the epoch
- * unchanged. Both instances serve one Azurite table, and sign lease tokens with the secret
- * kept in it (no HA_LEASE_SECRET: docs/configuration.md).
+ * unchanged. Both instances serve one store — an Azurite table, or a PostgreSQL schema — and
+ * sign lease tokens with the secret kept in it (no HA_LEASE_SECRET: docs/configuration.md).
  */
 const I = 250;
 const T = 2500;
@@ -22,8 +22,34 @@ const UTYPE = "e2e-endpoints";
 /** The work: reports its epoch once, then runs until stopped. */
 const WORKER = "console.error(`worker up epoch=${process.env.HA_EPOCH}`); process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1000);";
 
-describe("ha-module run against two endpoints, one of which is killed", () => {
-  let azurite: EmbeddedAzurite;
+/** A store both instances share: the settings that name it, and how to stop it. */
+interface SharedStore {
+  readonly env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+const stores: Array<{ name: string; start: () => Promise<SharedStore> }> = [
+  {
+    name: "Azurite",
+    start: async () => {
+      const azurite = await startTestAzurite();
+      return {
+        env: { HA_TABLE_CONNECTION_STRING: azurite.connectionString, HA_TABLE_NAME: `endpoints${process.pid}`, HA_MEMBERS_TABLE_NAME: `endpointsmembers${process.pid}` },
+        close: () => azurite.close(),
+      };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    start: async () => {
+      const postgres = await startTestPostgres();
+      return { env: { HA_STORE: "postgres", HA_POSTGRES_URL: urlWithPassword(postgres), HA_POSTGRES_SCHEMA: `endpoints${process.pid}` }, close: () => postgres.close() };
+    },
+  },
+];
+
+describe.each(stores)("ha-module run against two endpoints on $name, one of which is killed", ({ start }) => {
+  let store: SharedStore | undefined;
   const instances: ServiceProcess[] = [];
   const runners: CliProcess[] = [];
   let env: Record<string, string>;
@@ -36,20 +62,14 @@ describe("ha-module run against two endpoints, one of which is killed", () => {
   };
 
   beforeAll(async () => {
-    azurite = await startTestAzurite();
-    env = {
-      HA_TABLE_CONNECTION_STRING: azurite.connectionString,
-      HA_TABLE_NAME: `endpoints${process.pid}`,
-      HA_MEMBERS_TABLE_NAME: `endpointsmembers${process.pid}`,
-      HA_INTERVAL_MS: String(I),
-      HA_TIMEOUT_MS: String(T),
-    };
+    store = await start();
+    env = { ...store.env, HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T) };
   });
 
   afterAll(async () => {
     await Promise.all(runners.map((runner) => runner.kill()));
     await Promise.all(instances.map((instance) => instance.stop()));
-    await azurite?.close();
+    await store?.close();
   });
 
   it("keeps the role through the loss of either instance: 0 demotions, the command running, the epoch unchanged", async () => {

@@ -13,6 +13,7 @@ import { startServiceProcess, type ServiceProcess } from "../helpers/service-pro
 const backends: Array<{ name: string; env: Record<string, string> }> = [
   { name: "Azure Table on embedded Azurite", env: {} },
   { name: "Azure Cosmos DB on the embedded emulator", env: { HA_STORE: "cosmos" } },
+  { name: "PostgreSQL on the embedded server", env: { HA_STORE: "postgres" } },
 ];
 
 // Small I and T keep the expiry test short; T leaves seconds of slack for a loaded machine.

@@ -1,6 +1,6 @@
 /**
  * The app settings infra/modules/function-app.bicep gives the function app (commonSettings with
- * tableSettings, or with cosmosSettings), with example values (bicep-settings.json, which the
+ * tableSettings, cosmosSettings or postgresSettings), with example values (bicep-settings.json, which the
  * cold-start benchmark reads too): the Application Insights ingestion endpoint is one nothing
  * listens on, so nothing is exported anywhere.
  */
@@ -11,3 +11,6 @@ export const BICEP_TABLE_SETTINGS: Readonly<Record<string, string>> = settings.t
 
 /** The Cosmos DB variant. */
 export const BICEP_COSMOS_SETTINGS: Readonly<Record<string, string>> = settings.cosmos;
+
+/** The PostgreSQL variant: Entra tokens as passwords, the app creating its tables. */
+export const BICEP_POSTGRES_SETTINGS: Readonly<Record<string, string>> = settings.postgres;

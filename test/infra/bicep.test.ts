@@ -21,7 +21,7 @@ import {
   type BicepFile,
   type Node,
 } from "./bicep-tree.js";
-import { BICEP_COSMOS_SETTINGS, BICEP_TABLE_SETTINGS } from "../helpers/bicep-settings.js";
+import { BICEP_COSMOS_SETTINGS, BICEP_POSTGRES_SETTINGS, BICEP_TABLE_SETTINGS } from "../helpers/bicep-settings.js";
 import { appSettingsVariants, CHECKS, moduleWiring, type Check } from "./security-checks.js";
 
 const INFRA_DIR = repoPath("infra");
@@ -113,7 +113,15 @@ const EXPECTED_ON_FIXTURE: Record<keyof typeof CHECKS, string[]> = {
   ],
   stableAcrossDeployments: ["test/infra/fixtures/insecure/main.bicep: param leaseSecret draws a new value on every deployment (newGuid())"],
   parametersDescribed: ["param location has no @description"],
-  storeSelection: ["param store must be @allowed(['table', 'cosmos'])", "module table-store.bicep must be deployed if (store == 'table')"],
+  storeSelection: ["param store must be @allowed(['table', 'cosmos', 'postgres'])", "module table-store.bicep must be deployed if (store == 'table')", "module postgres-store.bicep must be deployed if (store == 'postgres')"],
+  postgresHardened: [
+    `properties.authConfig.passwordAuth must be "Disabled", found 'Enabled'`,
+    `properties.authConfig.activeDirectoryAuth must be "Enabled", found nothing`,
+    "properties.administratorLoginPassword must not be set",
+    "properties.highAvailability.mode must be 'ZoneRedundant' or a parameter allowing it, found 'Disabled'",
+    "no Entra administrator of the PostgreSQL server (the app's identity) is declared",
+    "no app settings variant with HA_STORE 'postgres'",
+  ],
 };
 
 describe.each(Object.entries(CHECKS) as [keyof typeof CHECKS, Check][])("security check %s", (name, check) => {
@@ -163,13 +171,14 @@ describe("module wiring", () => {
 describe("what the template deploys", () => {
   it("has one app-settings variant per store, selected by HA_STORE", () => {
     const stores = appSettingsVariants(infra).map((settings) => stringValue(settings.get("HA_STORE")));
-    expect(stores.sort()).toEqual(["cosmos", "table"]);
+    expect(stores.sort()).toEqual(["cosmos", "postgres", "table"]);
   });
 
   it("gives the app its membership settings: the members table or container, and the sweeper's schedule", () => {
     for (const settings of appSettingsVariants(infra)) {
       const store = stringValue(settings.get("HA_STORE"));
-      expect(settings.get(store === "table" ? "HA_MEMBERS_TABLE_NAME" : "HA_COSMOS_MEMBERS_CONTAINER")?.text, `${store}`).toBeDefined();
+      // PostgreSQL keeps members in the tables of its schema: no setting names them.
+      if (store !== "postgres") expect(settings.get(store === "table" ? "HA_MEMBERS_TABLE_NAME" : "HA_COSMOS_MEMBERS_CONTAINER")?.text, `${store}`).toBeDefined();
       expect(settings.get("HA_SWEEP_SCHEDULE")?.text).toBe("sweepSchedule");
     }
     const main = infra.find((file) => file.path === "infra/main.bicep")!;
@@ -199,7 +208,7 @@ describe("what the template deploys", () => {
   });
 
   it("is what the packaged app is tested and measured with: test/helpers/bicep-settings.json names every app setting of each variant", () => {
-    const given = { table: BICEP_TABLE_SETTINGS, cosmos: BICEP_COSMOS_SETTINGS };
+    const given = { table: BICEP_TABLE_SETTINGS, cosmos: BICEP_COSMOS_SETTINGS, postgres: BICEP_POSTGRES_SETTINGS };
     for (const settings of appSettingsVariants(infra)) {
       const store = stringValue(settings.get("HA_STORE")) as keyof typeof given;
       expect(Object.keys(given[store]).sort(), store).toEqual([...settings.keys()].sort());
@@ -250,3 +259,25 @@ function allowedValues(declaration: Node): unknown[] | undefined {
   const allowed = decorators.namedChildren.map((decorator) => call(decorator.namedChildren[0])).find((found) => found?.name === "allowed");
   return allowed?.args[0]?.namedChildren.map(literalValue);
 }
+
+describe("the PostgreSQL variant (store postgres)", () => {
+  it("deploys Flexible Server zone-redundant by default, Entra only, the app's identity its user, and the app's URL names that user and verifies TLS", () => {
+    const main = infra.find((file) => file.path === "infra/main.bicep")!;
+    const defaults = Object.fromEntries(parameters(main).map((parameter) => [parameter.name, parameter.value?.text]));
+    expect(defaults["postgresHighAvailability"]).toBe("'ZoneRedundant'");
+    const [server] = resourcesOfType(infra, "Microsoft.DBforPostgreSQL/flexibleServers");
+    expect(property(server!.body, "properties", "highAvailability", "mode")?.text).toBe("highAvailability");
+    expect(property(server!.body, "properties", "version")?.text).toBe("'17'");
+    const [admin] = resourcesOfType(infra, "Microsoft.DBforPostgreSQL/flexibleServers/administrators");
+    expect(property(admin!.body, "name")?.text).toBe("principalId");
+    const module = modules(main).find((candidate) => candidate.source.endsWith("postgres-store.bicep"))!;
+    expect(property(property(module.body, "params"), "principalName")?.text).toBe("identity.outputs.name");
+    const app = modules(main).find((candidate) => candidate.source.endsWith("function-app.bicep"))!;
+    expect(property(property(app.body, "params"), "postgresUrl")?.text).toBe(
+      "store == 'postgres' ? 'postgres://${uriComponent(identity.outputs.name)}@${postgresStore.outputs.fqdn}:5432/${postgresDatabaseName}?sslmode=verify-full' : ''",
+    );
+    const postgres = appSettingsVariants(infra).find((settings) => stringValue(settings.get("HA_STORE")) === "postgres")!;
+    expect(postgres.get("HA_STORE_CREATE")?.text).toBe("'true'");
+    for (const other of appSettingsVariants(infra).filter((settings) => stringValue(settings.get("HA_STORE")) !== "postgres")) expect(other.get("HA_STORE_CREATE")?.text).toBe("'false'");
+  });
+});

@@ -344,8 +344,8 @@ export const storeSelection: Check = (files) => {
     ? allowedNode.namedChildren.map((decorator) => call(decorator.namedChildren[0])).find((found) => found?.name === "allowed")
     : undefined;
   const choices = allowed?.args[0]?.namedChildren.map(stringValue).sort() ?? [];
-  if (choices.join(",") !== "cosmos,table") problems.push(`main.bicep: param store must be @allowed(['table', 'cosmos']), found ${JSON.stringify(choices)}`);
-  for (const [choice, source] of [["table", "table-store.bicep"], ["cosmos", "cosmos-store.bicep"]] as const) {
+  if (choices.join(",") !== "cosmos,postgres,table") problems.push(`main.bicep: param store must be @allowed(['table', 'cosmos', 'postgres']), found ${JSON.stringify(choices)}`);
+  for (const [choice, source] of [["table", "table-store.bicep"], ["cosmos", "cosmos-store.bicep"], ["postgres", "postgres-store.bicep"]] as const) {
     const module = modules(main).find((candidate) => candidate.source.endsWith(source));
     const condition = module?.condition?.namedChildren[0];
     const sides = condition?.type === "binary_expression"
@@ -353,6 +353,47 @@ export const storeSelection: Check = (files) => {
       : [];
     if (module === undefined || !sides.some((side) => side?.text === "store") || !sides.some((side) => stringValue(side) === choice)) {
       problems.push(`main.bicep: module ${source} must be deployed if (store == '${choice}')`);
+    }
+  }
+  return problems;
+};
+
+/**
+ * Azure Database for PostgreSQL (store postgres): Microsoft Entra authentication only (no
+ * password to leak), high availability zone-redundant by default (a parameter that allows
+ * it, or the literal), the app's identity an Entra principal of the server, and the app
+ * signing in with tokens: HA_POSTGRES_AUTH 'entra', a URL without a password that verifies
+ * the server's certificate.
+ */
+export const postgresHardened: Check = (files) => {
+  const problems: string[] = [];
+  const servers = resourcesOfType(files, "Microsoft.DBforPostgreSQL/flexibleServers");
+  expectSome(problems, servers, "PostgreSQL flexible server");
+  for (const server of servers) {
+    expectLiteral(problems, server, ["properties", "authConfig", "passwordAuth"], "Disabled");
+    expectLiteral(problems, server, ["properties", "authConfig", "activeDirectoryAuth"], "Enabled");
+    if (property(server.body, "properties", "administratorLoginPassword") !== undefined) problems.push(`${where(server)}: properties.administratorLoginPassword must not be set (Entra authentication only)`);
+    const mode = property(server.body, "properties", "highAvailability", "mode");
+    const zoneRedundant = literalValue(mode) === "ZoneRedundant" || (mode !== undefined && allowedOf(server.file, mode.text).includes("ZoneRedundant"));
+    if (!zoneRedundant) problems.push(`${where(server)}: properties.highAvailability.mode must be 'ZoneRedundant' or a parameter allowing it, found ${mode?.text ?? "nothing"}`);
+  }
+  const admins = resourcesOfType(files, "Microsoft.DBforPostgreSQL/flexibleServers/administrators");
+  expectSome(problems, admins, "Entra administrator of the PostgreSQL server (the app's identity)");
+  for (const admin of admins) expectLiteral(problems, admin, ["properties", "principalType"], "ServicePrincipal");
+  const settingsResources = resourcesOfType(files, "Microsoft.Web/sites/config").filter((resource) => stringValue(property(resource.body, "name")) === "appsettings");
+  for (const resource of settingsResources) {
+    const variants = objectVariants(resource.file, property(resource.body, "properties")).filter((settings) => stringValue(settings.get("HA_STORE")) === "postgres");
+    if (variants.length === 0) problems.push(`${where(resource)}: no app settings variant with HA_STORE 'postgres'`);
+    for (const settings of variants) {
+      if (stringValue(settings.get("HA_POSTGRES_AUTH")) !== "entra") problems.push(`${where(resource)}: app setting HA_POSTGRES_AUTH must be 'entra', found ${settings.get("HA_POSTGRES_AUTH")?.text ?? "nothing"}`);
+      if (settings.get("HA_POSTGRES_PASSWORD") !== undefined) problems.push(`${where(resource)}: app setting HA_POSTGRES_PASSWORD carries a password`);
+    }
+  }
+  // Where the URL is built (main.bicep): the user only, and sslmode=verify-full.
+  for (const file of files) {
+    for (const module of modules(file).filter((candidate) => candidate.source.endsWith("function-app.bicep"))) {
+      const url = property(property(module.body, "params"), "postgresUrl")?.text ?? "";
+      if (!/postgres:\/\/\$\{[^}]+\}@/.test(url) || !url.includes("sslmode=verify-full")) problems.push(`${file.path}: postgresUrl must be postgres://<identity>@<server>…?sslmode=verify-full (a user, no password, the certificate verified), found ${url || "nothing"}`);
     }
   }
   return problems;
@@ -370,6 +411,7 @@ export const CHECKS = {
   stableAcrossDeployments,
   parametersDescribed,
   storeSelection,
+  postgresHardened,
 } as const satisfies Record<string, Check>;
 
 /** The app settings of the template's appsettings resource, one map per store choice. */

@@ -23,7 +23,7 @@ import { timers } from "../../functions/timers.js";
 import { DEFAULT_SWEEP_SCHEDULE } from "../../shared/config/members-config.js";
 import { allowedMethods, ROUTE_METHODS, routesOf } from "../../shared/http/route.js";
 import { startTestAzurite } from "../helpers/azurite.js";
-import { BICEP_COSMOS_SETTINGS, BICEP_TABLE_SETTINGS } from "../helpers/bicep-settings.js";
+import { BICEP_COSMOS_SETTINGS, BICEP_POSTGRES_SETTINGS, BICEP_TABLE_SETTINGS } from "../helpers/bicep-settings.js";
 import { GRANTS, KEYS } from "../helpers/grants-fixture.js";
 
 const execFileAsync = promisify(execFile);
@@ -193,6 +193,14 @@ describe("the packaged app registers with the Functions worker", () => {
     const loaded = await load(BICEP_COSMOS_SETTINGS, [get("openApi", "openapi.json")]);
     expect(registered(loaded)).toEqual(declared(BICEP_COSMOS_SETTINGS["HA_SWEEP_SCHEDULE"]!));
     expect(loaded.answers[0]?.status).toBe(200);
+    expect(loaded.stderr).not.toMatch(/ha-module:/);
+  }, 90_000);
+
+  it("registers the same functions with the Bicep's PostgreSQL settings; with no server to reach, a call answers 503 StoreUnavailable (creating the tables is tried again by the next request)", async () => {
+    const loaded = await load(BICEP_POSTGRES_SETTINGS, [get("openApi", "openapi.json")]);
+    expect(registered(loaded)).toEqual(declared(BICEP_POSTGRES_SETTINGS["HA_SWEEP_SCHEDULE"]!));
+    expect(loaded.answers[0]?.status).toBe(503);
+    expect(JSON.parse(loaded.answers[0]!.body as string)).toMatchObject({ error: { code: "StoreUnavailable" } });
     expect(loaded.stderr).not.toMatch(/ha-module:/);
   }, 90_000);
 

@@ -153,7 +153,7 @@ describe("the ha-module client, packed and installed into an empty project", () 
       { cwd: consumer, timeout: 30_000 },
     );
     expect(stdout.trim()).toBe(
-      "CorruptedMessageError ElectorMembership EndpointNotFoundError FencedOutError FencedWriteContendedError ForbiddenError HaClient HaRequestError ManagedIdentityCredential MemberSession MembersWatcher PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError fencedBlob fencedCosmosItem fencedTableEntity systemElectorClock",
+      "CorruptedMessageError ElectorMembership EndpointNotFoundError FencedOutError FencedWriteContendedError ForbiddenError HaClient HaRequestError ManagedIdentityCredential MemberSession MembersWatcher PrimaryElector SlowRoundTripWarning TermEndedError UnauthorizedError fencedBlob fencedCosmosItem fencedPostgresRow fencedTableEntity systemElectorClock",
     );
   });
 

@@ -2,8 +2,10 @@ import { describe, expect, it } from "vitest";
 import {
   fencedBlob,
   fencedCosmosItem,
+  fencedPostgresRow,
   fencedTableEntity,
   type FenceableBlockBlobClient,
+  type FenceablePostgresClient,
   type FenceableCosmosContainer,
   type FenceableTableClient,
 } from "../../shared/sdk/index.js";
@@ -171,3 +173,55 @@ function containerThatFails(calls: string[]): FenceableCosmosContainer {
   };
   return { id: "c", read: fail, item: () => ({ read: fail, replace: fail }), items: { create: fail } };
 }
+
+describe("fencedPostgresRow on a stand-in pg client", () => {
+  /** A `pg` client stand-in that records each statement and answers from `answers` in turn. */
+  function recordingClient(answers: Array<Array<Record<string, unknown>> | Error>) {
+    const statements: Array<{ text: string; values: unknown[] }> = [];
+    const client: FenceablePostgresClient = {
+      query: async (config) => {
+        statements.push(config);
+        const answer = answers.shift() ?? [];
+        if (answer instanceof Error) throw answer;
+        return { rows: answer };
+      },
+    };
+    return { client, statements };
+  }
+
+  it("refuses a client, a table, a key or a row it cannot write, before any statement", async () => {
+    const { client, statements } = recordingClient([]);
+    expect(() => fencedPostgresRow({} as never, { table: "jobs", key: ["id"] })).toThrow(/Expected a client from pg \(a Pool, a Client or a PoolClient\)/);
+    expect(() => fencedPostgresRow(client, { table: 'jobs"; DROP TABLE x; --', key: ["id"] })).toThrow(/Expected `table` to be name or schema\.name/);
+    expect(() => fencedPostgresRow(client, { table: "a.b.c", key: ["id"] })).toThrow(/Expected `table`/);
+    expect(() => fencedPostgresRow(client, { table: "jobs", key: [] })).toThrow(/Expected `key` to be the table's key columns/);
+    expect(() => fencedPostgresRow(client, { table: "jobs", key: ["id"] }, { epochField: "id" })).toThrow(/not the mark's column `id`/);
+    const fenced = fencedPostgresRow(client, { table: "jobs", key: ["id"] });
+    await expect(fenced.upsert({ state: "x" }, { epoch: 1 })).rejects.toThrow(/no value for the key column\(s\) id of "jobs"/);
+    await expect(fenced.upsert({ id: 1, "state; --": "x" }, { epoch: 1 })).rejects.toThrow(/column "state; --" is not a plain column name/);
+    await expect(fenced.upsert({ id: 1 }, { epoch: -1 })).rejects.toThrow(/Expected `epoch` to be a non-negative integer/);
+    expect(statements).toEqual([]);
+  });
+
+  it("reads the mark with xmin, then updates on that xmin with every value a parameter; a store failure passes through as it is", async () => {
+    const { client, statements } = recordingClient([[{ mark: "3", version: "771" }], [{ version: "772" }]]);
+    const result = await fencedPostgresRow(client, { table: "app.jobs", key: ["tenant", "id"] }).upsert({ tenant: "t", id: 7, state: "s" }, { epoch: 4 });
+    expect(result).toEqual({ created: false, previousEpoch: 3, etag: "772", attempts: 1 });
+    expect(statements).toEqual([
+      { text: 'SELECT "ha_epoch" AS mark, xmin::text AS version FROM "app"."jobs" WHERE "tenant" = $1 AND "id" = $2', values: ["t", 7] },
+      { text: 'UPDATE "app"."jobs" SET "state" = $3, "ha_epoch" = $4 WHERE "tenant" = $1 AND "id" = $2 AND xmin = $5::xid RETURNING xmin::text AS version', values: ["t", 7, "s", 4, "771"] },
+    ]);
+    const down = new Error("connect ECONNREFUSED 127.0.0.1:5432");
+    const failing = recordingClient([down]);
+    await expect(fencedPostgresRow(failing.client, { table: "jobs", key: ["id"] }).upsert({ id: 1 }, { epoch: 1 })).rejects.toBe(down);
+    expect(failing.statements).toHaveLength(1);
+  });
+
+  it("stops at an aborted signal between the read and the write", async () => {
+    const controller = new AbortController();
+    const { client, statements } = recordingClient([[]]);
+    const aborting: FenceablePostgresClient = { query: async (config) => client.query(config).finally(() => controller.abort(new Error("demoted"))) };
+    await expect(fencedPostgresRow(aborting, { table: "jobs", key: ["id"] }).upsert({ id: 1 }, { epoch: 1, signal: controller.signal })).rejects.toThrow("demoted");
+    expect(statements).toHaveLength(1);
+  });
+});

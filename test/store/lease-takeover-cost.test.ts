@@ -15,6 +15,8 @@ interface Costs {
   readonly acquire: number;
   /** A renewal presenting its token: one conditional merge or patch. */
   readonly renew: number;
+  /** A poll (GetPrimary): one point read. */
+  readonly poll: number;
   /** A takeover of an expired term: the read, and the entry with the ended term's row in one transaction. */
   readonly takeover: number;
   /** A release with the token: the read, and the entry with the released term's row in one transaction. */
@@ -34,6 +36,8 @@ async function leaseCosts(store: LeaseStore, requests: () => number): Promise<Co
   await clock.advance(1000);
   const [renewed, renew] = await cost(() => service.heartbeat({ utype: "cost", uuid: "a", lease: acquired.lease }));
   expect(renewed.outcome).toBe("accepted");
+  const [polled, poll] = await cost(() => service.getPrimary("cost"));
+  expect(polled.primary).toMatchObject({ uuid: "a" });
   await clock.advance(TIMING.timeoutMs + 1);
   const [taken, takeover] = await cost(() => service.heartbeat({ utype: "cost", uuid: "b" }));
   if (taken.outcome !== "accepted") throw new Error(taken.outcome);
@@ -46,7 +50,7 @@ async function leaseCosts(store: LeaseStore, requests: () => number): Promise<Co
     [2, "b", "released"],
     [1, "a", "taken-over"],
   ]);
-  return { acquire, renew, takeover, release };
+  return { acquire, renew, poll, takeover, release };
 }
 
 describe("the store requests of each lease operation, counted on the wire (docs/stores.md)", () => {
@@ -57,7 +61,7 @@ describe("the store requests of each lease operation, counted on the wire (docs/
     const { azurite, requests } = await wire.table();
     const costs = await leaseCosts(await createFreshTableStore(azurite), requests);
     console.log(`Table (Azurite) requests: ${JSON.stringify(costs)}`);
-    expect(costs).toEqual({ acquire: 3, renew: 1, takeover: 2, release: 2 });
+    expect(costs).toEqual({ acquire: 3, renew: 1, poll: 1, takeover: 2, release: 2 });
   });
 
   it("on Azure Cosmos DB (the emulator): a first acquisition, a takeover and a release each end in one transactional batch", async () => {
@@ -65,6 +69,13 @@ describe("the store requests of each lease operation, counted on the wire (docs/
     const costs = await leaseCosts(configured.store, requests);
     console.log(`Cosmos (emulator) document requests: ${JSON.stringify(costs)}`);
     // The acquire's history read is a feed read of the partition: the SDK may need one more request to see its last page.
-    expect(costs).toEqual({ acquire: expect.toSatisfy((n: number) => n === 3 || n === 4), renew: 1, takeover: 2, release: 2 });
+    expect(costs).toEqual({ acquire: expect.toSatisfy((n: number) => n === 3 || n === 4), renew: 1, poll: 1, takeover: 2, release: 2 });
+  });
+
+  it("on PostgreSQL: one statement per operation, the acquisition's and the takeover's history rows in the same statement as the entry", async () => {
+    const { configured, requests } = await wire.postgres();
+    const costs = await leaseCosts(configured.store, requests);
+    console.log(`PostgreSQL statements: ${JSON.stringify(costs)}`);
+    expect(costs).toEqual({ acquire: 3, renew: 1, poll: 1, takeover: 2, release: 2 });
   });
 });

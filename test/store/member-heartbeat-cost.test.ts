@@ -46,4 +46,11 @@ describe("a steady-state member heartbeat costs one store request, counted on th
     expect(cost.perHeartbeat).toBe(1);
     expect(cost.join).toBeLessThanOrEqual(3);
   });
+
+  it("on PostgreSQL: one conditional UPDATE", async () => {
+    const { configured, requests } = await wire.postgres();
+    const cost = await steadyHeartbeats(configured.members, requests);
+    console.log(`PostgreSQL: join ${cost.join} statements, steady heartbeat ${cost.perHeartbeat} statement(s) each over ${HEARTBEATS}`);
+    expect(cost).toEqual({ join: 2, perHeartbeat: 1 });
+  });
 });

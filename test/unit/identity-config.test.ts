@@ -110,6 +110,8 @@ describe("the app settings infra/ emits", () => {
     // storage primaryEndpoints.table and Cosmos documentEndpoint both end with a slash.
     HA_TABLE_ENDPOINT: `${TABLE_ENDPOINT}/`,
     HA_COSMOS_ENDPOINT: COSMOS_ENDPOINT,
+    // main.bicep builds it from the identity's name and the server's host name.
+    HA_POSTGRES_URL: "postgres://ha-id-example@ha-pg-example.postgres.database.azure.com:5432/ha?sslmode=verify-full",
     // The auth settings at main.bicep's defaults (no authAudience, no grants, no keys): blank.
     HA_AUTH_TENANT_ID: "",
     HA_GRANTS: "",
@@ -127,7 +129,7 @@ describe("the app settings infra/ emits", () => {
     return env;
   }
 
-  function configFor(store: "table" | "cosmos"): { env: Record<string, string>; config: ServerConfig } {
+  function configFor(store: "table" | "cosmos" | "postgres"): { env: Record<string, string>; config: ServerConfig } {
     const settings = appSettingsVariants(infra).find((variant) => stringValue(variant.get("HA_STORE")) === store);
     if (settings === undefined) throw new Error(`no app-settings variant with HA_STORE=${store}`);
     const env = environmentOf(settings);
@@ -173,8 +175,19 @@ describe("the app settings infra/ emits", () => {
     ]);
   });
 
+  it("is accepted as a PostgreSQL configuration that signs in with the identity's tokens and creates its tables", () => {
+    const { env, config } = configFor("postgres");
+    expect(Object.keys(env).filter((name) => name.startsWith("HA_POSTGRES_")).sort()).toEqual(["HA_POSTGRES_AUTH", "HA_POSTGRES_URL"]);
+    expect(config.store).toEqual({
+      kind: "postgres",
+      schema: "ha",
+      connection: { mode: "url", url: DEPLOYMENT_TIME_VALUES["HA_POSTGRES_URL"], auth: "entra" },
+      createIfMissing: true,
+    });
+  });
+
   it("keeps, at the template's defaults, the platform's function keys: no auth setting is effective", () => {
-    for (const store of ["table", "cosmos"] as const) {
+    for (const store of ["table", "cosmos", "postgres"] as const) {
       const { env } = configFor(store);
       expect(checksCallersItself(env), store).toBe(false);
       expect(loadAuthConfig(env)).toEqual({ identity: undefined, keys: [], grants: undefined });

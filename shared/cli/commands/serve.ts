@@ -8,6 +8,7 @@ import { createAccess } from "../../http/access.js";
 import { DataDirInUseError } from "../../host/data-dir-in-use-error.js";
 import { startEmbeddedAzurite } from "../../host/embedded-azurite.js";
 import { startEmbeddedCosmos } from "../../host/embedded-cosmos.js";
+import { startEmbeddedPostgres } from "../../host/embedded-postgres.js";
 import type { Operation } from "../../http/route.js";
 import type { TimerOperation } from "../../http/timer.js";
 import { startLocalHost } from "../../host/local-host.js";
@@ -18,6 +19,7 @@ import { createPrometheusMetrics } from "../../host/prometheus-metrics.js";
 import { StoreUnavailableError } from "../../service/store-unavailable-error.js";
 import type { CreateConfiguredStoreOptions } from "../../store/configured-store.js";
 import { createCosmosStore } from "../../store/create-cosmos-store.js";
+import { createPostgresStore } from "../../store/create-postgres-store.js";
 import { createTableStore } from "../../store/create-table-store.js";
 import type { CommandLine } from "../command-spec.js";
 import { EXIT } from "../exit-codes.js";
@@ -32,7 +34,8 @@ export interface RunningService {
 /**
  * `npm start` / `ha-module serve`: the route table (`operations`, given by the composition
  * root) on a local host, over the configured store, or over an embedded Azurite (or, with
- * HA_STORE=cosmos, an embedded Cosmos emulator) when none is configured.
+ * HA_STORE=cosmos, an embedded Cosmos emulator; with HA_STORE=postgres, an embedded
+ * PostgreSQL, its data in HA_DATA_DIR) when none is configured.
  */
 export async function startService(
   config: ServerConfig,
@@ -68,7 +71,20 @@ export async function startService(
       // The emulator's own certificate, made for this run: TLS verification stays on.
       storeOptions = { trustedCosmosCertificate: cosmos.certificatePem };
     }
-    const configured = storeConfig.kind === "cosmos" ? createCosmosStore(storeConfig, storeOptions) : createTableStore(storeConfig);
+    let postgresPassword: string | undefined;
+    if (storeConfig.kind === "postgres" && storeConfig.connection.mode === "embedded") {
+      const postgres = await startEmbeddedPostgres({ dataDir: settings.dataDir, inMemory: settings.inMemory });
+      closers.push(() => postgres.close());
+      storeConfig = { ...storeConfig, connection: { mode: "url", url: postgres.url, auth: "password" }, createIfMissing: true };
+      // Drawn when its data directory was made, and kept there: never printed.
+      postgresPassword = postgres.password;
+    }
+    const configured =
+      storeConfig.kind === "cosmos"
+        ? createCosmosStore(storeConfig, storeOptions)
+        : storeConfig.kind === "postgres"
+          ? createPostgresStore(storeConfig, postgresPassword === undefined ? {} : { password: postgresPassword })
+          : createTableStore(storeConfig);
     closers.push(async () => configured.close());
     await prepareStore(() => configured.prepare({ abortSignal: AbortSignal.timeout(30_000) }), config.store);
     // Without the create step nothing has reached the store yet: ask it once, so that a
@@ -118,11 +134,12 @@ export async function startService(
 /** The settings that say where the store is, for messages that must name them. */
 function storeSettings(store: StoreConfig): string {
   if (store.kind === "table") return "HA_TABLE_CONNECTION_STRING or HA_TABLE_ENDPOINT";
+  if (store.kind === "postgres") return store.connection.mode === "url" && store.connection.auth === "entra" ? "HA_POSTGRES_URL and the identity's access (HA_POSTGRES_AUTH=entra)" : "HA_POSTGRES_URL";
   return store.connection.mode === "key" ? "HA_COSMOS_ENDPOINT and HA_COSMOS_KEY" : "HA_COSMOS_ENDPOINT";
 }
 
 function unreachableStoreMessage(error: Error, store: StoreConfig, creating: boolean): string {
-  const what = store.kind === "table" ? `table "${store.tableName}"` : `container "${store.databaseName}/${store.containerName}"`;
+  const what = store.kind === "table" ? `table "${store.tableName}"` : store.kind === "postgres" ? `the tables of schema "${store.schema}"` : `container "${store.databaseName}/${store.containerName}"`;
   const tls = /certificate|self[- ]signed|CERT_|UNABLE_TO_VERIFY/i.test(`${error.message} ${String((error.cause as Error | undefined)?.message)}`)
     ? " Its TLS certificate is not trusted: for an emulator, save its certificate as PEM and start with NODE_EXTRA_CA_CERTS=<that file> (docs/stores.md)."
     : "";
@@ -203,6 +220,11 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
         return `table "${store.tableName}" at ${store.connection.endpoint} (DefaultAzureCredential)`;
     }
   }
+  if (store.kind === "postgres") {
+    const schema = `postgres schema "${store.schema}"`;
+    if (store.connection.mode === "embedded") return `${schema} on an embedded PostgreSQL (${settings.inMemory ? "in memory: leases are lost when it stops" : `data in ${settings.dataDir}`})`;
+    return `${schema} at ${postgresServer(store.connection.url)}${store.connection.auth === "entra" ? " (Microsoft Entra token of DefaultAzureCredential)" : " (HA_POSTGRES_URL)"}`;
+  }
   const container = `cosmos "${store.databaseName}/${store.containerName}"`;
   switch (store.connection.mode) {
     case "embedded":
@@ -212,6 +234,12 @@ function describeStore(store: StoreConfig, settings: ServeSettings): string {
     case "identity":
       return `${container} at ${store.connection.endpoint} (DefaultAzureCredential)`;
   }
+}
+
+/** host:port/database of a PostgreSQL URL, without its user or password. */
+function postgresServer(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.host}${parsed.pathname}`;
 }
 
 /**
