@@ -1,4 +1,5 @@
 import { isPriority, MAX_LEASE_TOKEN_LENGTH } from "../contract/input-rules.js";
+import { withPriority } from "./lease.js";
 import { isCount, sameSecret, SignedToken } from "../service/signed-token.js";
 import type { TokenKeys } from "../service/token-keys.js";
 
@@ -49,7 +50,8 @@ export class LeaseTokenSigner {
     this.#token = new SignedToken(VERSION, secret);
   }
 
-  issue(claims: LeaseTokenClaims): string {
+  issue(given: LeaseTokenClaims): string {
+    const claims = withPriority(given, given.priority);
     const sealed = [claims.utype, claims.uuid, claims.epoch, claims.etag, claims.address];
     const token = this.#token.seal(claims.priority === undefined || claims.priority === 0 ? sealed : [...sealed, claims.priority]);
     this.#issued.delete(claims.utype);

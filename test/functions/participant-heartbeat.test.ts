@@ -284,6 +284,8 @@ describe("a bad body is 400 naming the field, and nothing is done", () => {
     [{ roles: [{ ...good, address: 5 }] }, /^roles\[0\]\.address must be a string/],
     [{ roles: [{ ...good, address: "x".repeat(513) }] }, /^roles\[0\]\.address must be at most 512/],
     [{ roles: [{ ...good, announce: "yes" }] }, /^roles\[0\]\.announce must be true or false/],
+    [{ roles: [{ ...good, priority: 1.5 }] }, /^roles\[0\]\.priority must be an integer from -1000000 to 1000000/],
+    [{ roles: [{ ...good, preempt: 1 }] }, /^roles\[0\]\.preempt must be true or false/],
     [{ roles: [{ ...good, epoch: 3 }] }, /^Unknown field "epoch" in roles\[0\]: it takes only utype, uuid, address, lease, announce, priority and preempt/],
     [{ roles: [good, "scheduler"] }, /^roles\[1\] must be a JSON object/],
     [{ roles: good }, /^roles must be a list/],

@@ -229,6 +229,21 @@ describe("HaClient refuses answers it cannot trust", () => {
       () => ({ status: 200, body: view("scheduler", { primary: { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3, revoked: "no" } }) }),
       /primary.revoked must be a boolean/,
     ],
+    [
+      "a priority that is not an integer of the range",
+      () => ({ status: 200, body: view("scheduler", { primary: { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3, revoked: false, priority: 2.5 } }) }),
+      /primary.priority must be an integer from -1000000 to 1000000/,
+    ],
+    [
+      "a standby's priority out of range",
+      () => ({ status: 200, body: view("scheduler", { standbys: [{ uuid: "s", address: null, seenAt: "2026-01-01T00:00:00Z", priority: 1_000_001 }] }) }),
+      /standby.priority must be an integer/,
+    ],
+    [
+      "a handover reason it does not know",
+      () => ({ status: 200, body: view("scheduler", { handover: { to: "s", requestedAt: "2026-01-01T00:00:00Z", phase: "pending", until: "2026-01-01T00:00:05Z", reason: "whim" } }) }),
+      /handover.reason must be "preempt" or absent/,
+    ],
   ])("GetPrimary: %s is a CorruptedMessageError", async (_name, answer, message) => {
     reply = answer;
     const error = await fetchError(() => new HaClient({ endpoint }).getPrimary("scheduler"));
@@ -245,6 +260,17 @@ describe("HaClient refuses answers it cannot trust", () => {
     const primary = { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3 };
     reply = () => ({ status: 200, body: view("scheduler", { primary }) });
     expect((await new HaClient({ endpoint }).getPrimary("scheduler")).primary).toEqual({ ...primary, revoked: false });
+  });
+
+  it("reads priorities (docs/protocol.md#priorities-and-preemption): the holder's, each standby's, a preemption's reason; absent reads as absent (0, an operator's)", async () => {
+    const primary = { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3, revoked: false, priority: -4 };
+    const handover = { to: "s", requestedAt: "2026-01-01T00:00:00Z", phase: "pending", until: "2026-01-01T00:00:05Z", reason: "preempt" };
+    const standbys = [
+      { uuid: "s", address: "head-1:1", seenAt: "2026-01-01T00:00:00Z", priority: 9 },
+      { uuid: "t", address: null, seenAt: "2026-01-01T00:00:00Z" },
+    ];
+    reply = () => ({ status: 200, body: view("scheduler", { primary, handover, standbys }) });
+    expect(await new HaClient({ endpoint }).getPrimary("scheduler", { standbys: true })).toMatchObject({ primary, handover, standbys });
   });
 
   it("Release sends the token in the query, and reads a revoked holder as `revoked`", async () => {
