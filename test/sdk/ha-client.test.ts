@@ -52,6 +52,21 @@ describe("HaClient against the real service", () => {
     expect(next).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "u3", epoch: 2, revoked: false } } });
   });
 
+  it("sends a priority and a preemption (docs/protocol.md#priorities-and-preemption), single and batched, and refuses a bad priority before sending", async () => {
+    const held = await client.heartbeat("svc-p", { uuid: "p-low", priority: -1 });
+    expect(held).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "p-low", priority: -1 } } });
+    const asked = await client.heartbeat("svc-p", { uuid: "p-high", priority: 2, announce: true, preempt: true });
+    expect(asked).toMatchObject({ outcome: "held", view: { handover: { to: "p-high", reason: "preempt", phase: "pending" } } });
+    const batched = await client.participantHeartbeat({ roles: [{ utype: "svc-p", uuid: "p-mid", priority: 1, announce: true }] });
+    expect(batched.roles?.[0]).toMatchObject({ ok: true, value: { outcome: "held" } });
+    const view = await client.getPrimary("svc-p", { standbys: true });
+    expect(view.standbys?.map((standby) => [standby.uuid, standby.priority])).toEqual([
+      ["p-high", 2],
+      ["p-mid", 1],
+    ]);
+    await expect(client.heartbeat("svc-p", { uuid: "p-bad", priority: 1.5 })).rejects.toThrow(/Expected `priority` to be an integer from -1000000 to 1000000/);
+  });
+
   it("a release without the token revokes: the holder's next heartbeat is the `revoked` outcome", async () => {
     const first = await client.heartbeat("svc-r", { uuid: "r1", address: "h:1" });
     if (first.outcome !== "accepted") throw new Error(first.outcome);
