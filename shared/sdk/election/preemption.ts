@@ -59,6 +59,11 @@ export class HoldDown {
     this.interrupt();
   }
 
+  /** Whether an operator's move of the role away from this elector stands (it does not preempt). */
+  get movedAway(): boolean {
+    return this.#movedAwayAt !== undefined;
+  }
+
   /** When the hold-down of the current standing ends (monotonic ms); undefined when not standing by or off. */
   dueAt(): number | undefined {
     if (this.preemptAfterMs === undefined || this.#since === undefined) return undefined;
