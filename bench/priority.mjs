@@ -40,14 +40,15 @@ Options:
   --roles N            roles per round (default 20)
   --rounds N           rounds per tree and case (default 5): roles × rounds trials
   --hold-down MS       the preferred candidate's preemptAfterMs in the restart case (default 30000)
-  --only LIST          the cases to run (default crash,restart,flap)`;
+  --only LIST          the cases to run (default crash,restart,restart-sim,flap); restart-sim is the
+                       restart case on the simulation's clock: roles × rounds trials`;
 const { values } = readArgs(USAGE, {
   tree: { type: "string", multiple: true, default: ["."] },
   timing: { type: "string", default: "1000/5000" },
   roles: { type: "string", default: "20" },
   rounds: { type: "string", default: "5" },
   "hold-down": { type: "string", default: "30000" },
-  only: { type: "string", default: "crash,restart,flap" },
+  only: { type: "string", default: "crash,restart,restart-sim,flap" },
   // Internal: this process is one side of a round.
   child: { type: "string" },
   dir: { type: "string" },
@@ -142,7 +143,10 @@ async function crashRound(tree, endpoint, timing, prefix) {
   }
   await Promise.all([mid.kill(), low.kill()]);
   const results = [...won.values()];
-  return { failovers: results.map((r) => r.at - killedAt), byPriority1: results.filter((r) => r.who === "mid").length, byPriority0: results.filter((r) => r.who === "low").length, unfinished: roles - won.size };
+  const lowWins = results.filter((r) => r.who === "low").map((r) => Math.round(r.at - killedAt));
+  // Elections before the kill (the holder lost a role under load before it was killed): not failovers of the crash.
+  const before = [...mid.log, ...low.log].filter((m) => m.elected !== undefined && m.at < killedAt).length;
+  return { failovers: results.map((r) => r.at - killedAt), byPriority1: results.filter((r) => r.who === "mid").length, byPriority0: lowWins.length, lowWins, before, unfinished: roles - won.size };
 }
 
 /** A preferred candidate that comes back: per role, its time to the role and the gap without a primary. */
@@ -202,15 +206,13 @@ class ManualClock {
   }
 }
 
-/** A preferred candidate flapping (up 20 s, down 10 s, a 30 s hold-down, 10 min), on the injected clock against this tree's service code. */
-async function flapTrial(tree, timing) {
+/** This tree's service over a memory store on `clock`, and a transport to it; `preemptions` counts what it writes. */
+async function inProcessService(clock, timing) {
   const here = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
   const { LeaseService } = await import(path.join(here, "dist/shared/lease/lease-service.js"));
   const { LeaseTokenSigner } = await import(path.join(here, "dist/shared/lease/lease-token.js"));
   const { MemoryLeaseStore } = await import(path.join(here, "dist/shared/store/memory-store.js"));
-  const { PrimaryElector } = await import(path.join(tree.dir, "dist/shared/sdk/election/primary-elector.js"));
-  const clock = new ManualClock();
-  let preemptions = 0;
+  const counted = { preemptions: 0 };
   const service = new LeaseService({
     store: new MemoryLeaseStore(),
     clock,
@@ -218,7 +220,7 @@ async function flapTrial(tree, timing) {
     timing,
     tokens: new LeaseTokenSigner("a-bench-secret-that-is-long-enough-for-hmac"),
     storeTimeoutMs: 2000,
-    metrics: { heartbeat: () => undefined, release: () => undefined, preemption: () => (preemptions += 1) },
+    metrics: { heartbeat: () => undefined, release: () => undefined, preemption: () => (counted.preemptions += 1) },
   });
   const transport = {
     getPrimary: (utype) => service.getPrimary(utype),
@@ -226,6 +228,49 @@ async function flapTrial(tree, timing) {
     release: (utype, uuid, options) => service.release({ utype, uuid, lease: options?.lease }),
     withdraw: (utype, uuid) => service.withdrawStandby(utype, uuid),
   };
+  return { counted, transport };
+}
+
+/** A small seeded stream of draws in [0, 1) (mulberry32), for the electors' poll jitter and the start offsets. */
+function draws(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A preferred candidate that comes back, on the injected clock: its time to the role and the gap without a primary (trial `seed`). */
+async function restartTrialSim(tree, timing, holdMs, seed) {
+  const { PrimaryElector } = await import(path.join(tree.dir, "dist/shared/sdk/election/primary-elector.js"));
+  const clock = new ManualClock();
+  const { transport } = await inProcessService(clock, timing);
+  const random = draws(seed);
+  let n = 0;
+  const make = (name, options) => new PrimaryElector({ utype: "restart", transport, clock, address: `${name}:1`, newUuid: () => `${name}-${++n}`, random, ...options });
+  const holder = make("head-2", { priority: 0 });
+  let demotedAt;
+  holder.on("demoted", () => (demotedAt ??= clock.now()));
+  holder.start();
+  await clock.advance(2 * timing.intervalMs + random() * timing.intervalMs);
+  const preferred = make("head-1", { priority: 1, preemptAfterMs: holdMs });
+  let electedAt;
+  preferred.on("elected", () => (electedAt ??= clock.now()));
+  const startedAt = clock.now();
+  preferred.start();
+  while (electedAt === undefined && clock.now() - startedAt < holdMs + 10 * timing.timeoutMs) await clock.advance(10);
+  await Promise.all([holder.stop(), preferred.stop()]);
+  return { toRole: electedAt === undefined ? undefined : electedAt - startedAt, gap: electedAt === undefined || demotedAt === undefined ? undefined : electedAt - demotedAt };
+}
+
+/** A preferred candidate flapping (up 20 s, down 10 s, a 30 s hold-down, 10 min), on the injected clock against this tree's service code. */
+async function flapTrial(tree, timing) {
+  const { PrimaryElector } = await import(path.join(tree.dir, "dist/shared/sdk/election/primary-elector.js"));
+  const clock = new ManualClock();
+  const { counted, transport } = await inProcessService(clock, timing);
   let n = 0;
   const make = (name, options) => new PrimaryElector({ utype: "flap", transport, clock, address: `${name}:1`, newUuid: () => `${name}-${++n}`, ...options });
   const holder = make("head-2", { priority: 0 });
@@ -243,7 +288,7 @@ async function flapTrial(tree, timing) {
     await clock.advance(10_000);
   }
   await holder.stop();
-  return { preemptions, holderDemotions: demotions.length, flapperElected: flapperHeld };
+  return { preemptions: counted.preemptions, holderDemotions: demotions.length, flapperElected: flapperHeld };
 }
 
 function stats(values_) {
@@ -269,14 +314,18 @@ async function runParent() {
       let byPriority1 = 0;
       let byPriority0 = 0;
       let unfinished = 0;
+      let beforeKill = 0;
+      const lowWins = [];
       for (let r = 0; r < rounds; r += 1) {
         const round = await crashRound(tree, url, timing, `crash-${r}`);
         failovers.push(...round.failovers);
         byPriority1 += round.byPriority1;
         byPriority0 += round.byPriority0;
         unfinished += round.unfinished;
+        beforeKill += round.before;
+        lowWins.push(...round.lowWins);
       }
-      const row = { tree: tree.label, case: "crash", ...timing, ...stats(failovers), byPriority1, byPriority0, unfinished, beyondTPlusI: failovers.filter((ms) => ms > timeoutMs + intervalMs).length };
+      const row = { tree: tree.label, case: "crash", ...timing, ...stats(failovers), byPriority1, byPriority0, lowWinsMs: lowWins, electedBeforeKill: beforeKill, unfinished, beyondTPlusI: failovers.filter((ms) => ms > timeoutMs + intervalMs).length };
       console.log(JSON.stringify(row));
       rows.push(row);
     }
@@ -297,6 +346,21 @@ async function runParent() {
       rows.push(row);
     }
     child.kill("SIGKILL");
+    if (only.has("restart-sim")) {
+      const toRole = [];
+      const gaps = [];
+      let unfinished = 0;
+      const trials = rounds * positiveFlag("roles", values.roles);
+      for (let seed = 1; seed <= trials; seed += 1) {
+        const trial = await restartTrialSim(tree, timing, holdMs, seed);
+        if (trial.toRole === undefined) unfinished += 1;
+        else toRole.push(trial.toRole);
+        if (trial.gap !== undefined) gaps.push(trial.gap);
+      }
+      const row = { tree: tree.label, case: "restart (simulated clock)", ...timing, holdMs, toRole: stats(toRole), gap: stats(gaps), unfinished, beyondHoldPlus2I: toRole.filter((ms) => ms > holdMs + 2 * intervalMs).length };
+      console.log(JSON.stringify(row));
+      rows.push(row);
+    }
     if (only.has("flap")) {
       const row = { tree: tree.label, case: "flap (simulated clock)", ...timing, ...(await flapTrial(tree, timing)) };
       console.log(JSON.stringify(row));
