@@ -185,6 +185,37 @@ describe("the elector with priorities (docs/protocol.md#priorities-and-preemptio
     for (const elector of watch.electors.values()) await elector.stop();
   });
 
+  it("after an outage for everyone, sticky recovery comes first: the holder takes its role back, and a preemption needs a fresh hold-down from the return", async () => {
+    const { clock, link } = setUp();
+    const watch = new Watch();
+    const holderLink = link();
+    const preferredLink = link();
+    watch.add("head-2", holderLink, clock).start();
+    await watch.run(clock, 2 * I);
+    watch.add("head-1", preferredLink, clock, { priority: 1, preemptAfterMs: HOLD }).start();
+    // 25 s of its 30 s hold-down, then the service is out for everyone for 10 s.
+    await watch.run(clock, 25_000);
+    holderLink.cut = true;
+    preferredLink.cut = true;
+    await watch.run(clock, 10_000);
+    holderLink.cut = false;
+    preferredLink.cut = false;
+    const backAt = clock.now();
+    await watch.run(clock, 3 * I);
+    // The holder took its role back (a new uuid, its own new term), not the preferred standby.
+    expect(watch.primary(), watch.log.join("\n")).toBe("head-2");
+    let heldAt: number | undefined;
+    for (let step = 0; step < 2 * HOLD && heldAt === undefined; step += 50) {
+      await watch.run(clock, 50);
+      if (watch.primary() === "head-1") heldAt = clock.now();
+    }
+    expect(heldAt, watch.log.join("\n")).toBeDefined();
+    expect(heldAt! - backAt).toBeGreaterThanOrEqual(HOLD);
+    expect(watch.log.filter((line) => / demoted head-2\d+ /.test(line)).at(-1)).toMatch(/ preempted$/);
+    expect(watch.overlaps).toBe(0);
+    for (const elector of watch.electors.values()) await elector.stop();
+  });
+
   it("never preempts with the hold-down off, nor a holder of equal priority", async () => {
     const { clock, link } = setUp();
     const watch = new Watch();
