@@ -31,6 +31,7 @@ const ROWS: readonly Row[] = [
   { file: "outage.ts", about: "outages of the service for everyone: role moves, work lost, time to a primary; `run` and others" },
   { file: "upgrade.ts", about: "a rolling restart and a restart of every serve instance under 20 participants × 20 roles" },
   { file: "loss-ab.mjs", about: "spurious leader changes under message loss, builds and the seed client side by side" },
+  { file: "priority.mjs", about: "priorities: who wins a crash failover, a preferred candidate's return, a flapping one; builds side by side" },
   { file: "failover-loss.mjs", about: "crash failover under message loss, builds side by side (real processes, or --sim)" },
   { file: "capacity-ab.mjs", about: "roles × 2 held at I = 1 s without a spurious failover, builds side by side" },
   { file: "overload-curve.mjs", about: "roles with a primary past capacity, builds side by side" },

@@ -226,12 +226,37 @@ function showRole(view, serviceNow, receivedAt) {
 function handoverText(view) {
   const { handover } = view;
   const to = standbyName(view, handover.to);
-  return handover.phase === "pending" ? `handing over to ${to} …` : `reserved for ${to} until ${clockText(handover.until)}`;
+  // A preemption: a standby of higher priority stood by for its hold-down (docs/protocol.md#priorities-and-preemption).
+  const why = handover.reason === "preempt" ? " (preempted by priority)" : "";
+  return handover.phase === "pending" ? `handing over to ${to}${why} …` : `reserved for ${to}${why} until ${clockText(handover.until)}`;
 }
 
-/** A holder or standby as people look for it: its address, then its uuid short (all of it on hover). */
-function machine({ uuid, address }) {
-  return [el("span", { className: "machine-address" }, address ?? "no address"), " ", el("code", { className: "uuid", title: uuid }, `${uuid.slice(0, 8)}…`)];
+/**
+ * A holder or standby as people look for it: its address, then its uuid short (all of it on
+ * hover), then its priority when it has one (a role without priorities shows none).
+ */
+function machine({ uuid, address, priority }) {
+  return [
+    el("span", { className: "machine-address" }, address ?? "no address"),
+    " ",
+    el("code", { className: "uuid", title: uuid }, `${uuid.slice(0, 8)}…`),
+    ...(priority === undefined || priority === 0 ? [] : [el("span", { className: "priority", title: "Its priority: higher is preferred" }, ` priority ${priority}`)]),
+  ];
+}
+
+/**
+ * What a standby will do to the role (docs/protocol.md#priorities-and-preemption): named by a
+ * pending preemption, it takes over at the primary's next renewal (within I); of higher
+ * priority than the primary, it takes the role over once it has stood by for its hold-down
+ * (its own setting, which the service does not know); with no primary, the highest one takes it.
+ */
+function standbyPlan(view, standby) {
+  const mine = standby.priority ?? 0;
+  if (view.handover?.reason === "preempt" && view.handover.to === standby.uuid) {
+    return view.handover.phase === "pending" ? "takes over at the primary's next renewal" : `takes over now (reserved until ${clockText(view.handover.until)})`;
+  }
+  if (view.primary !== null && view.primary !== undefined && !view.primary.revoked && mine > (view.primary.priority ?? 0)) return "outranks the primary: takes over after its hold-down";
+  return "";
 }
 
 function showStandbys(entry, view, serviceNow) {
@@ -250,6 +275,7 @@ function showStandbys(entry, view, serviceNow) {
               { dataset: { uuid: standby.uuid } },
               ...machine(standby),
               serviceNow === null ? null : el("span", { className: "seen" }, ` seen ${seconds(serviceNow - Date.parse(standby.seenAt))} ago`),
+              standbyPlan(view, standby) === "" ? null : el("span", { className: "plan" }, ` · ${standbyPlan(view, standby)}`),
             ),
           ),
         ),

@@ -38,6 +38,21 @@ export const MAX_LEASE_TOKEN_LENGTH = 3800;
 /** Largest request body accepted, in bytes (docs/api.md#input-rules: 4 KiB). */
 export const MAX_BODY_BYTES = 4096;
 
+/**
+ * A candidate's priority (docs/protocol.md#priorities-and-preemption): an integer in this
+ * range, higher preferred, 0 when omitted.
+ */
+export const MIN_PRIORITY = -1_000_000;
+export const MAX_PRIORITY = 1_000_000;
+
+/** The priority rule in words, for the messages of the server and the SDK alike. */
+export const PRIORITY_RULE = `an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY} (higher preferred; 0 when omitted)`;
+
+/** True for a priority the contract accepts. */
+export function isPriority(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= MIN_PRIORITY && value <= MAX_PRIORITY;
+}
+
 /** A control character (C0 or DEL) makes an address unprintable: refused. */
 export function hasControlCharacter(value: string): boolean {
   for (const char of value) {

@@ -1,3 +1,4 @@
+import { MAX_PRIORITY, MIN_PRIORITY } from "./input-rules.js";
 import { ADDRESS_SCHEMA, COUNT_SCHEMA, DATE_TIME_SCHEMA, DURATION_MS_SCHEMA, ID_SCHEMA, ref, type ObjectSchema } from "./json-schema.js";
 
 /** The live primary of a utype, as GET /api/primary/{utype} shows it (docs/api.md). */
@@ -17,6 +18,8 @@ export interface PrimaryView {
    * can no longer renew it, and nobody takes over before it expires.
    */
   readonly revoked: boolean;
+  /** The holder's priority (docs/protocol.md#priorities-and-preemption); absent: 0. */
+  readonly priority?: number;
 }
 
 /** One utype's lease: its live primary or null, the role's epoch, and the service's I and T. */
@@ -62,6 +65,11 @@ export interface HandoverView {
   readonly phase: "pending" | "reserved";
   /** ISO-8601 UTC: the end of the phase (see above). */
   readonly until: string;
+  /**
+   * `preempt`: a standby of higher priority asked for the role after its hold-down
+   * (docs/protocol.md#priorities-and-preemption). Absent: an operator's handover.
+   */
+  readonly reason?: "preempt";
 }
 
 /** A participant that asked for a held role and announced itself (docs/protocol.md#standbys). */
@@ -72,6 +80,8 @@ export interface StandbyView {
   readonly address: string | null;
   /** ISO-8601 UTC: its last announcement. */
   readonly seenAt: string;
+  /** Its priority, as its last announcement stated it (docs/protocol.md#priorities-and-preemption); absent: 0. */
+  readonly priority?: number;
 }
 
 /** GET /api/primary: name resolving across roles, live primaries only (and vacant roles with `?vacant=true`). */
@@ -102,6 +112,9 @@ export interface TelemetryFailure {
   readonly fix: string;
 }
 
+/** A candidate's priority in a view: present only when not 0. */
+const PRIORITY_SCHEMA = { type: "integer", minimum: MIN_PRIORITY, maximum: MAX_PRIORITY, not: { const: 0 }, description: "Its priority, higher preferred; absent: 0." };
+
 export const PRIMARY_VIEW_SCHEMA: ObjectSchema<PrimaryView> = {
   type: "object",
   description: "The live primary of a role.",
@@ -112,6 +125,7 @@ export const PRIMARY_VIEW_SCHEMA: ObjectSchema<PrimaryView> = {
     renewedAt: DATE_TIME_SCHEMA,
     expiresInMs: { type: "integer", minimum: 0, description: "How long the lease has left, on the service's clock." },
     revoked: { type: "boolean", description: "Revoked without its token: it can no longer renew and runs out on its own." },
+    priority: PRIORITY_SCHEMA,
   },
   required: ["uuid", "address", "epoch", "renewedAt", "expiresInMs", "revoked"],
   additionalProperties: false,
@@ -141,6 +155,7 @@ export const HANDOVER_VIEW_SCHEMA: ObjectSchema<HandoverView> = {
     requestedAt: DATE_TIME_SCHEMA,
     phase: { enum: ["pending", "reserved"] },
     until: { ...DATE_TIME_SCHEMA, description: "pending: the holder's renewals are refused after it; reserved: anyone may take over after it." },
+    reason: { const: "preempt", description: "A standby of higher priority asked for the role after its hold-down; absent: an operator's handover." },
   },
   required: ["to", "requestedAt", "phase", "until"],
   additionalProperties: false,
@@ -149,7 +164,7 @@ export const HANDOVER_VIEW_SCHEMA: ObjectSchema<HandoverView> = {
 export const STANDBY_VIEW_SCHEMA: ObjectSchema<StandbyView> = {
   type: "object",
   description: "A participant standing by for the role, seen within T.",
-  properties: { uuid: ID_SCHEMA, address: ADDRESS_SCHEMA, seenAt: DATE_TIME_SCHEMA },
+  properties: { uuid: ID_SCHEMA, address: ADDRESS_SCHEMA, seenAt: DATE_TIME_SCHEMA, priority: PRIORITY_SCHEMA },
   required: ["uuid", "address", "seenAt"],
   additionalProperties: false,
 };

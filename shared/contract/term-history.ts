@@ -9,11 +9,12 @@ import { COUNT_SCHEMA, DATE_TIME_SCHEMA, ADDRESS_SCHEMA, ID_SCHEMA, ref, type Ob
  * How a term ended. `released`: its holder stepped down with its token (or its own DELETE
  * after its lease had run out). `revoked`: it was revoked without its token and ran out.
  * `taken-over`: it expired and another uuid took the role. `expired`: it ran out and
- * nobody has taken the role since (derived on read, never stored).
+ * nobody has taken the role since (derived on read, never stored). `preempted`: its holder
+ * handed the role to a standby of higher priority (docs/protocol.md#priorities-and-preemption).
  */
-export type TermEnd = "released" | "revoked" | "expired" | "taken-over";
+export type TermEnd = "released" | "revoked" | "expired" | "taken-over" | "preempted";
 
-export const TERM_ENDS: readonly TermEnd[] = ["released", "revoked", "expired", "taken-over"];
+export const TERM_ENDS: readonly TermEnd[] = ["released", "revoked", "expired", "taken-over", "preempted"];
 
 /** How many terms a role keeps: the ring's slots, and the largest `?limit=`. */
 export const TERM_HISTORY_SLOTS = 16;

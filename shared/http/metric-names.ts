@@ -11,6 +11,7 @@ export const METER_NAME = "ha-module";
 export const METRIC = {
   heartbeats: "ha.lease.heartbeats",
   releases: "ha.lease.releases",
+  preemptions: "ha.lease.preemptions",
   storeDuration: "db.client.operation.duration",
   memberTransitions: "ha.members.transitions",
   sweeps: "ha.members.sweeps",
@@ -20,6 +21,8 @@ export const METRIC = {
 
 export const ATTRIBUTE = {
   outcome: "ha.outcome",
+  /** The role (utype) a count is about: only on preemptions, which are few and per role. */
+  utype: "ha.utype",
   transition: "ha.transition",
   sweepResult: "ha.sweep.result",
   /** Why the admission gate refused a request: "queue" (too many waiting for the store), "busy" (the process running its own work HA_SHED_BUSY_PERCENT of the time) or "delay" (every request delayed past HA_SHED_DELAY_MS). */

@@ -39,7 +39,7 @@ export function parseParticipantBody(bytes: Uint8Array): ParsedParticipantBody {
     MAX_PARTICIPANT_BODY_BYTES,
   );
   const body: ParsedParticipantBody = {
-    roles: parts(record, "roles", ROLE_FIELDS, "utype, uuid, address, lease and announce", (part, at) => ({ utype: parseId("utype", part["utype"], at), ...heartbeatFields(part, at) })),
+    roles: parts(record, "roles", ROLE_FIELDS, "utype, uuid, address, lease, announce, priority and preempt", (part, at) => ({ utype: parseId("utype", part["utype"], at), ...heartbeatFields(part, at) })),
     reads: parts(record, "reads", READ_FIELDS, "utype and standbys", (part, at) => readPart(part, at)),
     members: parts(record, "members", MEMBER_FIELDS, "group, member, session, address and token", (part, at) => ({
       group: parseId("group", part["group"], at),

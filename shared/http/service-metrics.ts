@@ -27,6 +27,11 @@ export function createServiceMetrics(meter: Meter): ServiceMetrics {
     description: "Release (DELETE) answers, by outcome (released, revoked, held, conflict, unavailable).",
     unit: "{release}",
   });
+  const preemptions = meter.createCounter(METRIC.preemptions, {
+    description: "Preemptions asked of a role's holder by a standby of higher priority (a planned handover with reason preempt), by role.",
+    unit: "{preemption}",
+  });
+  const byUtype = attributeSets(ATTRIBUTE.utype);
   const transitions = meter.createCounter(METRIC.memberTransitions, {
     description: "Stored membership transitions: joined, rejoined, left, removed (by the sweeper).",
     unit: "{transition}",
@@ -54,6 +59,7 @@ export function createServiceMetrics(meter: Meter): ServiceMetrics {
     lease: {
       heartbeat: (outcome: HeartbeatOutcome) => heartbeats.add(1, byOutcome(outcome)),
       release: (outcome: ReleaseOutcome) => releases.add(1, byOutcome(outcome)),
+      preemption: (utype: string) => preemptions.add(1, byUtype(utype)),
     },
     members: {
       transition: (transition: MemberTransition, count = 1) => transitions.add(count, byTransition(transition)),

@@ -9,6 +9,8 @@ import {
   MAX_BODY_BYTES,
   MAX_ID_LENGTH,
   MAX_LEASE_TOKEN_LENGTH,
+  isPriority,
+  PRIORITY_RULE,
 } from "../contract/input-rules.js";
 import { TERM_HISTORY_SLOTS } from "../contract/term-history.js";
 import { invalid, HttpError } from "./http-error.js";
@@ -31,19 +33,29 @@ export function parseId(field: IdField, value: unknown, at = ""): string {
   return value;
 }
 
-export const HEARTBEAT_FIELDS: ReadonlySet<string> = new Set(["uuid", "address", "lease", "announce"]);
+export const HEARTBEAT_FIELDS: ReadonlySet<string> = new Set(["uuid", "address", "lease", "announce", "priority", "preempt"]);
 
 /** Parses the PUT body `{"uuid", "address"?, "lease"?}`; unknown fields are refused. */
 export function parseHeartbeatBody(bytes: Uint8Array): HeartbeatBody {
-  return heartbeatFields(parseJsonObject(bytes, HEARTBEAT_FIELDS, '{"uuid": "…", "address": "host:port"}', "uuid, address, lease and announce"));
+  return heartbeatFields(parseJsonObject(bytes, HEARTBEAT_FIELDS, '{"uuid": "…", "address": "host:port"}', "uuid, address, lease, announce, priority and preempt"));
 }
 
 /** The heartbeat's fields of `record` (its unknown fields already refused), named with `at` in errors: the PUT body, or a role part. */
 export function heartbeatFields(record: Readonly<Record<string, unknown>>, at = ""): HeartbeatBody {
   const announce = record["announce"];
   if (announce !== undefined && typeof announce !== "boolean") throw invalid(`${at}announce must be true or false.`);
+  const priority = record["priority"];
+  if (priority !== undefined && !isPriority(priority)) throw invalid(`${at}priority must be ${PRIORITY_RULE} (got ${JSON.stringify(priority)}).`);
+  const preempt = record["preempt"];
+  if (preempt !== undefined && typeof preempt !== "boolean") throw invalid(`${at}preempt must be true or false.`);
   const body = { uuid: parseId("uuid", record["uuid"], at), address: parseAddress(record["address"], at), lease: parseLease(record["lease"]) };
-  return announce === true ? { ...body, announce } : body;
+  // A priority of 0 and `preempt: false` are the defaults: the body is then the one of a caller that omits them.
+  return {
+    ...body,
+    ...(announce === true ? { announce } : {}),
+    ...(priority === undefined || priority === 0 ? {} : { priority }),
+    ...(preempt === true ? { preempt } : {}),
+  };
 }
 
 const HANDOVER_FIELDS = new Set(["to"]);

@@ -1,4 +1,4 @@
-import { isLive, pendingHandover, reservedFor, withEndedUuid, type LeaseHandover, type LeaseState } from "./lease.js";
+import { isLive, pendingHandover, priorityOf, reservedFor, withEndedUuid, withPriority, type LeaseHandover, type LeaseState } from "./lease.js";
 
 /** What a participant asks of the lease of one utype. */
 export type LeaseRequest =
@@ -8,6 +8,8 @@ export type LeaseRequest =
       readonly uuid: string;
       /** A string sets the address, null clears it, undefined (omitted) keeps the stored one. */
       readonly address: string | null | undefined;
+      /** The caller's priority; undefined: 0. */
+      readonly priority?: number | undefined;
     }
   | {
       readonly op: "release";
@@ -36,8 +38,11 @@ export type LeaseRequest =
  * Why a heartbeat is refused. `held`: another live uuid holds the lease (409 LeaseHeld).
  * `revoked`: the caller's lease was revoked; `ended`: the caller's term ended (released,
  * retired or taken over). Both are 409 LeaseRevoked: the caller must use a new uuid.
+ * `outranked`: the role is free, but a standby of higher priority was seen within T and the
+ * role became free less than I ago (docs/protocol.md#priorities-and-preemption): answered as
+ * `held` (409 LeaseHeld), nothing written.
  */
-export type RejectReason = "held" | "revoked" | "ended";
+export type RejectReason = "held" | "revoked" | "ended" | "outranked";
 
 /**
  * What the store must do. `create` writes only if no entry exists; every other write is
@@ -88,8 +93,12 @@ export type LeaseAction = HeartbeatAction | ReleaseAction | HandoverAction | Wit
  *   4. entry.uuid == uuid, handover older than T  → reject (revoked): it did not step down
  *   5. entry.uuid == uuid                         → renew, epoch unchanged (a handover stays)
  *   6. released and reserved for another uuid     → reject (held) until the release + T
- *   7. entry released, or older than T            → take over with epoch + 1; the old holder ends
- *   8. otherwise                                  → reject (held)
+ *   7. free (released, or older than T), a standby of higher priority seen within T, and
+ *      less than I since the role became free     → reject (outranked), only when `ranking`
+ *                                                   is given (the service reads the standbys
+ *                                                   only when rankingMatters)
+ *   8. entry released, or older than T            → take over with epoch + 1; the old holder ends
+ *   9. otherwise                                  → reject (held)
  * Release (DELETE ?uuid=…[&lease=…]):
  *   1. entry.uuid == uuid, proven or expired      → clear the holder, keep the epoch; it ends.
  *                                                   Proven during a handover to X: reserved for X
@@ -148,27 +157,94 @@ function withoutHandover(entry: LeaseState): LeaseState {
   return rest as LeaseState;
 }
 
-export function decideHeartbeat(
+/** What the ranking of a free role's candidates needs of a standby row. */
+export interface RankedStandby {
+  readonly uuid: string;
+  readonly seenAt: number;
+  readonly priority?: number;
+}
+
+/** The standbys of the role (stale rows too: the rule filters by age) and I, for rule 7 of UpdateHeartBeat. */
+export interface Ranking {
+  readonly standbys: readonly RankedStandby[];
+  readonly intervalMs: number;
+}
+
+/**
+ * When a role nobody holds became free to take: its release (a reserved one: the end of the
+ * reservation), or its expiry (the last renewal + T).
+ */
+export function freeSince(entry: Pick<LeaseState, "uuid" | "renewedAt" | "handover">, timeoutMs: number): number {
+  if (entry.uuid !== "" || typeof entry.handover?.to === "string") return entry.renewedAt + timeoutMs;
+  return entry.renewedAt;
+}
+
+/**
+ * Whether a takeover of `entry` by `uuid` at `haTime` must be ranked against the role's
+ * standbys (rule 7): the role became free less than I ago, it is not reserved for the
+ * caller (a handover named it), and priorities are in use (the entry is `ranked`, or the
+ * caller states one). Otherwise nobody is outranked, so no read is needed.
+ */
+export function rankingMatters(
   entry: LeaseState | undefined,
-  { utype, uuid, address }: { utype: string; uuid: string; address: string | null | undefined },
+  caller: { readonly uuid: string; readonly priority?: number | undefined },
+  haTime: number,
+  timing: { readonly timeoutMs: number; readonly intervalMs: number },
+): boolean {
+  if (entry === undefined || reservedFor(entry, haTime, timing.timeoutMs) === caller.uuid) return false;
+  // Nobody of the role ever stated a priority, and neither does the caller: all are equal.
+  if (entry.ranked !== true && (caller.priority ?? 0) === 0) return false;
+  return haTime < freeSince(entry, timing.timeoutMs) + timing.intervalMs;
+}
+
+/** A standby that outranks the caller (rule 7): seen within T, of higher priority, not the caller, not ended here, not the old holder. */
+export function outrankedBy(
+  entry: LeaseState,
+  caller: { readonly uuid: string; readonly priority?: number | undefined },
+  standbys: readonly RankedStandby[],
   haTime: number,
   timeoutMs: number,
+): RankedStandby | undefined {
+  const mine = caller.priority ?? 0;
+  return standbys.find(
+    (standby) =>
+      priorityOf(standby) > mine &&
+      standby.uuid !== caller.uuid &&
+      standby.uuid !== entry.uuid &&
+      !entry.endedUuids.includes(standby.uuid) &&
+      haTime - standby.seenAt <= timeoutMs,
+  );
+}
+
+export function decideHeartbeat(
+  entry: LeaseState | undefined,
+  { utype, uuid, address, priority }: { utype: string; uuid: string; address: string | null | undefined; priority?: number | undefined },
+  haTime: number,
+  timeoutMs: number,
+  ranking?: Ranking,
 ): HeartbeatAction {
   if (entry === undefined) {
-    return { kind: "create", next: { utype, uuid, address: address ?? null, epoch: 1, renewedAt: haTime, startedAt: haTime, revoked: false, endedUuids: [] } };
+    return { kind: "create", next: withPriority({ utype, uuid, address: address ?? null, epoch: 1, renewedAt: haTime, startedAt: haTime, revoked: false, endedUuids: [] }, priority) };
   }
   if (entry.endedUuids.includes(uuid)) return { kind: "reject", reason: "ended", holder: entry };
   if (entry.uuid === uuid) {
     if (entry.revoked) return { kind: "reject", reason: "revoked", holder: entry };
     if (entry.handover !== undefined && haTime - entry.handover.requestedAt > timeoutMs) return { kind: "reject", reason: "revoked", holder: entry };
-    return { kind: "renew", next: { ...entry, address: address === undefined ? entry.address : address, renewedAt: haTime } };
+    return { kind: "renew", next: withPriority({ ...entry, address: address === undefined ? entry.address : address, renewedAt: haTime }, priority) };
   }
   if (!isLive(entry, haTime, timeoutMs)) {
     const reserved = reservedFor(entry, haTime, timeoutMs);
     if (reserved !== undefined && reserved !== uuid) return { kind: "reject", reason: "held", holder: entry };
+    if (
+      ranking !== undefined &&
+      rankingMatters(entry, { uuid, priority }, haTime, { timeoutMs, intervalMs: ranking.intervalMs }) &&
+      outrankedBy(entry, { uuid, priority }, ranking.standbys, haTime, timeoutMs) !== undefined
+    ) {
+      return { kind: "reject", reason: "outranked", holder: entry };
+    }
     return {
       kind: "take-over",
-      next: {
+      next: withPriority({
         utype,
         uuid,
         address: address ?? null,
@@ -177,10 +253,57 @@ export function decideHeartbeat(
         startedAt: haTime,
         revoked: false,
         endedUuids: withEndedUuid(entry.endedUuids, entry.uuid),
-      },
+        ...(entry.ranked === true ? { ranked: true as const } : {}),
+      }, priority),
     };
   }
   return { kind: "reject", reason: "held", holder: entry };
+}
+
+export type PreemptAction =
+  /** A handover to the caller, reason `preempt`, is stored on the live holder's entry (or re-pointed to it). */
+  | { readonly kind: "request-handover"; readonly next: LeaseState }
+  /** Nothing to write: the caller does not outrank the holder, a handover stands, or the same one is pending. */
+  | { readonly kind: "none" };
+
+/**
+ * A standby's preemption (docs/protocol.md#priorities-and-preemption), decided when its
+ * announcement with `preempt` is refused because the role is held:
+ *   1. no live, unrevoked holder, or the caller holds or ended here → nothing
+ *   2. the caller's priority is not above the holder's             → nothing
+ *   3. no handover pending                                         → store {to: caller, reason: preempt}
+ *   4. an operator's handover pending                              → nothing: an operator's is never undone
+ *   5. a preemption for the caller pending                         → nothing
+ *   6. a preemption for another standby pending, of lower priority
+ *      than the caller's (`pendingToPriority`, undefined when that
+ *      standby is not seen any more)                               → re-point it to the caller
+ *                                                                    (the first request's time kept)
+ *   7. otherwise                                                   → nothing
+ */
+export function decidePreempt(
+  entry: LeaseState | undefined,
+  caller: { readonly uuid: string; readonly priority?: number | undefined },
+  haTime: number,
+  timeoutMs: number,
+  pendingToPriority?: number,
+): PreemptAction {
+  if (entry === undefined || entry.uuid === "" || entry.uuid === caller.uuid || entry.revoked || !isLive(entry, haTime, timeoutMs)) return { kind: "none" };
+  if (entry.endedUuids.includes(caller.uuid)) return { kind: "none" };
+  const mine = caller.priority ?? 0;
+  if (mine <= priorityOf(entry)) return { kind: "none" };
+  const pending = pendingHandover(entry, haTime, timeoutMs);
+  if (pending === undefined) return { kind: "request-handover", next: { ...entry, handover: { to: caller.uuid, requestedAt: haTime, reason: "preempt" } } };
+  if (pending.reason !== "preempt" || pending.to === caller.uuid) return { kind: "none" };
+  if (pendingToPriority !== undefined && pendingToPriority >= mine) return { kind: "none" };
+  return { kind: "request-handover", next: { ...entry, handover: { to: caller.uuid, requestedAt: pending.requestedAt, reason: "preempt" } } };
+}
+
+/**
+ * How a proven release ends its term: `preempted` when it answers a pending preemption
+ * (the holder stepped down for a standby of higher priority), else `released`.
+ */
+export function releaseEnd(entry: LeaseState, provenEpoch: number | undefined, haTime: number, timeoutMs: number): "released" | "preempted" {
+  return provenEpoch === entry.epoch && pendingHandover(entry, haTime, timeoutMs)?.reason === "preempt" ? "preempted" : "released";
 }
 
 export function decideRelease(

@@ -20,9 +20,15 @@ export type ReleaseOutcome = "released" | "revoked" | "held" | "conflict" | "for
 export interface LeaseMetrics {
   heartbeat(outcome: HeartbeatOutcome): void;
   release(outcome: ReleaseOutcome): void;
+  /**
+   * A standby of higher priority asked the holder of `utype` to hand the role over to it
+   * (docs/protocol.md#priorities-and-preemption): counted once per handover written.
+   */
+  preemption?(utype: string): void;
 }
 
 export const noLeaseMetrics: LeaseMetrics = {
   heartbeat: () => undefined,
   release: () => undefined,
+  preemption: () => undefined,
 };

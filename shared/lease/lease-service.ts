@@ -5,8 +5,8 @@ import type { TermHistory } from "../contract/term-history.js";
 import { debuglog } from "node:util";
 import { handoverSeenWithinMs, type LeaseTiming } from "../contract/timing.js";
 import { systemMonotonicClock, type Clock, type MonotonicClock } from "../service/clock.js";
-import { decideHandover, decideHeartbeat, decideRelease, decideWithdraw, type LeaseAction } from "./decision.js";
-import { isLive, pendingHandover, type LeaseRecord, type LeaseState } from "./lease.js";
+import { decideHandover, decideHeartbeat, decidePreempt, decideRelease, decideWithdraw, rankingMatters, releaseEnd, type LeaseAction, type Ranking } from "./decision.js";
+import { isLive, pendingHandover, priorityOf, withPriority, type LeaseRecord, type LeaseState } from "./lease.js";
 import type { LeaseStore, StandbyRecord } from "./lease-store.js";
 import type { WriteOutcome } from "../service/store-call.js";
 import type { LeaseTokenSigner } from "./lease-token.js";
@@ -223,7 +223,7 @@ export class LeaseService {
     return rows
       .filter((row) => haTime - row.seenAt <= withinMs && row.uuid !== entry?.uuid && !(entry?.endedUuids.includes(row.uuid) ?? false))
       .sort((a, b) => a.seenAt - b.seenAt)
-      .map((row) => ({ uuid: row.uuid, address: row.address, seenAt: new Date(row.seenAt).toISOString() }));
+      .map((row) => withPriority({ uuid: row.uuid, address: row.address, seenAt: new Date(row.seenAt).toISOString() }, row.priority));
   }
 
   /**
@@ -334,13 +334,29 @@ export class LeaseService {
     // Another request is creating the role's first entry: this one waits its turn.
     if (read === CREATING) return [{ outcome: "conflict", view: this.#view(input.utype, undefined) }, "conflict"];
     let entry = read;
+    // The role's standby rows, read at most once per request: only for a takeover within I
+    // of the role becoming free (rule 7 of decideHeartbeat), or a preemption re-pointed.
+    let standbys: readonly StandbyRecord[] | undefined;
+    const readStandbys = async (): Promise<readonly StandbyRecord[]> => (standbys ??= await this.deps.store.readStandbys(input.utype, budget.forStoreCall("read")));
     for (let decisions = 1; ; decisions += 1) {
-      const haTime = this.deps.clock.now();
-      const action = decideHeartbeat(entry, { utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
+      let haTime = this.deps.clock.now();
+      const request = { utype: input.utype, uuid: input.uuid, address: input.address, priority: input.priority };
+      let action = decideHeartbeat(entry, request, haTime, this.deps.timing.timeoutMs);
+      if (action.kind === "take-over" && input.announce !== true && rankingMatters(entry, input, haTime, this.deps.timing)) {
+        const ranking: Ranking = { standbys: await readStandbys(), intervalMs: this.deps.timing.intervalMs };
+        haTime = this.deps.clock.now();
+        action = decideHeartbeat(entry, request, haTime, this.deps.timing.timeoutMs, ranking);
+      }
       switch (action.kind) {
         case "reject":
-          if (action.reason !== "held") return [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
-          if (input.announce === true) await this.#announce(input, haTime, budget);
+          if (action.reason !== "held" && action.reason !== "outranked") return [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
+          if (input.announce === true) {
+            await this.#announce(input, haTime, budget);
+            if (entry !== undefined) {
+              const written = await this.#rankOrPreempt(input, entry, haTime, budget, readStandbys);
+              if (written !== undefined) return [{ outcome: "held", view: this.#view(input.utype, written, haTime) }, "rejected"];
+            }
+          }
           return [{ outcome: "held", view: this.#view(input.utype, entry, haTime) }, "rejected"];
         case "create":
         case "renew":
@@ -408,7 +424,7 @@ export class LeaseService {
           const outcome =
             entry === undefined
               ? await this.#createFirst(action.next, uuid, haTime, budget)
-              : await this.#write(action, entry, budget, action.kind === "release" ? { endedBy: "released", haTime } : undefined);
+              : await this.#write(action, entry, budget, action.kind === "release" ? { endedBy: releaseEnd(entry, claims?.epoch, haTime, this.deps.timing.timeoutMs), haTime } : undefined);
           if (!outcome.ok) {
             entry = await this.#readEntry(utype, budget, true);
             if (decisions < MAX_DECISIONS) continue;
@@ -490,6 +506,8 @@ export class LeaseService {
       return undefined;
     }
     if (claims.etag === NO_FAST_PATH) return undefined;
+    // A priority other than the stored one is written by the slow path (a renewal's replace).
+    if ((claims.priority ?? 0) !== priorityOf(input)) return undefined;
     const options = budget.forStoreCall("write");
     const haTime = this.deps.clock.now();
     // An omitted address is not written, so the stored one (the token's) stays.
@@ -500,7 +518,7 @@ export class LeaseService {
       return undefined;
     }
     const address = input.address === undefined ? claims.address : input.address;
-    return this.#accepted({ utype: input.utype, uuid: input.uuid, address, epoch: claims.epoch, renewedAt: haTime, revoked: false }, outcome.etag, haTime);
+    return this.#accepted(withPriority({ utype: input.utype, uuid: input.uuid, address, epoch: claims.epoch, renewedAt: haTime, revoked: false }, claims.priority), outcome.etag, haTime);
   }
 
   /**
@@ -548,8 +566,59 @@ export class LeaseService {
    * failure is only reported (the next announcement, T/2 later, writes it again).
    */
   async #announce(input: ForUtype<HeartbeatBody>, haTime: number, budget: RequestBudget): Promise<void> {
-    const standby: StandbyRecord = { utype: input.utype, uuid: input.uuid, address: input.address ?? null, seenAt: haTime };
+    const standby: StandbyRecord = withPriority({ utype: input.utype, uuid: input.uuid, address: input.address ?? null, seenAt: haTime }, input.priority);
     await this.#bestEffort(`record ${input.uuid} as a standby of ${input.utype}`, () => this.deps.store.upsertStandby(standby, budget.forStoreCall("write")));
+  }
+
+  /**
+   * What a refused announcement may write on the entry (docs/protocol.md#priorities-and-preemption),
+   * in one conditional write, only when there is something to write:
+   * - the `ranked` mark, the first time a candidate of the role states a priority other than 0
+   *   (from then on takeovers within I of the role becoming free rank the candidates);
+   * - with `preempt`, when the caller outranks the live holder (decidePreempt), a handover to
+   *   it (reason `preempt`), as an operator's request would be; the holder hands over at its
+   *   next renewal.
+   * Best effort, as the announcement is: the refusal is the answer, and a write that loses its
+   * race or fails is left to the caller's next announcement (T/2 later). The entry as written,
+   * or undefined when nothing was.
+   */
+  async #rankOrPreempt(
+    input: ForUtype<HeartbeatBody>,
+    entry: LeaseRecord,
+    haTime: number,
+    budget: RequestBudget,
+    readStandbys: () => Promise<readonly StandbyRecord[]>,
+  ): Promise<LeaseState | undefined> {
+    const { timeoutMs } = this.deps.timing;
+    const mark = entry.ranked !== true && priorityOf(input) !== 0;
+    if (!mark && input.preempt !== true) return undefined;
+    try {
+      let preempted = false;
+      let next: LeaseState = entry;
+      if (input.preempt === true) {
+        const pending = pendingHandover(entry, haTime, timeoutMs);
+        let pendingToPriority: number | undefined;
+        if (pending?.reason === "preempt" && pending.to !== null && pending.to !== input.uuid && priorityOf(input) > priorityOf(entry)) {
+          const row = (await readStandbys()).find((standby) => standby.uuid === pending.to && haTime - standby.seenAt <= timeoutMs);
+          pendingToPriority = row === undefined ? undefined : priorityOf(row);
+        }
+        const action = decidePreempt(entry, { uuid: input.uuid, priority: input.priority }, haTime, timeoutMs, pendingToPriority);
+        if (action.kind === "request-handover") {
+          next = action.next;
+          preempted = true;
+        }
+      }
+      if (mark) next = { ...next, ranked: true };
+      if (next === entry) return undefined;
+      const outcome = await this.deps.store.replace(next, entry.etag, budget.forStoreCall("write"));
+      if (!outcome.ok) return undefined;
+      if (preempted) this.#metrics.preemption?.(input.utype);
+      return next;
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      this.#warn(`Could not record the priority of ${input.uuid} on ${input.utype}: ${error.message}`);
+      return undefined;
+    }
   }
 
   async #bestEffort(what: string, call: () => Promise<void>): Promise<void> {
@@ -582,7 +651,7 @@ export class LeaseService {
   #accepted(state: ViewedLease & { utype: string }, etag: string, haTime: number): HeartbeatResult {
     // While a handover is pending every renewal is decided on the entry (see NO_FAST_PATH).
     const fastPathEtag = pendingHandover(state, haTime, this.deps.timing.timeoutMs) === undefined ? etag : NO_FAST_PATH;
-    const lease = this.deps.tokens.issue({ utype: state.utype, uuid: state.uuid, epoch: state.epoch, etag: fastPathEtag, address: state.address });
+    const lease = this.deps.tokens.issue(withPriority({ utype: state.utype, uuid: state.uuid, epoch: state.epoch, etag: fastPathEtag, address: state.address }, state.priority));
     return { outcome: "accepted", view: this.#view(state.utype, state, haTime), lease };
   }
 

@@ -12,6 +12,8 @@ export interface StandbyRecord {
   readonly address: string | null;
   /** ha_time of its last announcement. */
   readonly seenAt: number;
+  /** Its priority as its last announcement stated it; absent: 0 (never written as 0). */
+  readonly priority?: number;
 }
 
 /**

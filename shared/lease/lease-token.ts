@@ -1,4 +1,5 @@
-import { MAX_LEASE_TOKEN_LENGTH } from "../contract/input-rules.js";
+import { isPriority, MAX_LEASE_TOKEN_LENGTH } from "../contract/input-rules.js";
+import { withPriority } from "./lease.js";
 import { isCount, sameSecret, SignedToken } from "../service/signed-token.js";
 import type { TokenKeys } from "../service/token-keys.js";
 
@@ -12,6 +13,8 @@ export interface LeaseTokenClaims {
   readonly epoch: number;
   readonly etag: string;
   readonly address: string | null;
+  /** The holder's stored priority; absent: 0 (a token of priority 0 carries five claims, as before priorities). */
+  readonly priority?: number;
 }
 
 /** v2 added the address; a v1 token fails to verify and that renewal takes the slow path. */
@@ -47,8 +50,10 @@ export class LeaseTokenSigner {
     this.#token = new SignedToken(VERSION, secret);
   }
 
-  issue(claims: LeaseTokenClaims): string {
-    const token = this.#token.seal([claims.utype, claims.uuid, claims.epoch, claims.etag, claims.address]);
+  issue(given: LeaseTokenClaims): string {
+    const claims = withPriority(given, given.priority);
+    const sealed = [claims.utype, claims.uuid, claims.epoch, claims.etag, claims.address];
+    const token = this.#token.seal(claims.priority === undefined || claims.priority === 0 ? sealed : [...sealed, claims.priority]);
     this.#issued.delete(claims.utype);
     // Only claims the HMAC path would give back (parseClaims refuses any other epoch).
     if (Number.isSafeInteger(claims.epoch) && claims.epoch >= 1) this.#issued.set(claims.utype, { token, claims: { ...claims } });
@@ -65,16 +70,18 @@ export class LeaseTokenSigner {
     const issued = this.#issued.get(caller.utype);
     // Compared in constant time, as the signature is: the token is a secret's output.
     if (issued !== undefined && sameSecret(issued.token, token)) return issued.claims.uuid === caller.uuid ? issued.claims : undefined;
-    const opened = this.#token.open(token, 5, MAX_LEASE_TOKEN_LENGTH);
+    const opened = this.#token.open(token, [5, 6], MAX_LEASE_TOKEN_LENGTH);
     const claims = opened === undefined ? undefined : parseClaims(opened);
     if (claims === undefined || claims.utype !== caller.utype || claims.uuid !== caller.uuid) return undefined;
     return claims;
   }
 }
 
-function parseClaims([utype, uuid, epoch, etag, address]: unknown[]): LeaseTokenClaims | undefined {
+function parseClaims([utype, uuid, epoch, etag, address, priority]: unknown[]): LeaseTokenClaims | undefined {
   if (typeof utype !== "string" || typeof uuid !== "string" || typeof etag !== "string") return undefined;
   if (!isCount(epoch) || epoch < 1) return undefined;
   if (address !== null && typeof address !== "string") return undefined;
-  return { utype, uuid, epoch, etag, address };
+  if (priority === undefined) return { utype, uuid, epoch, etag, address };
+  if (!isPriority(priority) || priority === 0) return undefined;
+  return { utype, uuid, epoch, etag, address, priority };
 }

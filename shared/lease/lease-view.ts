@@ -1,13 +1,13 @@
 import type { LeaseView } from "../contract/lease-view.js";
 import type { LeaseTiming } from "../contract/timing.js";
 import type { HandoverView } from "../contract/lease-view.js";
-import { isLive, pendingHandover, reservedFor, type LeaseState } from "./lease.js";
+import { isLive, pendingHandover, reservedFor, withPriority, type LeaseState } from "./lease.js";
 
 /**
  * What a view needs of an entry: the fast path knows no more than this (and never renews
  * while a handover is pending: see LeaseService).
  */
-export type ViewedLease = Pick<LeaseState, "uuid" | "address" | "epoch" | "renewedAt" | "revoked" | "handover">;
+export type ViewedLease = Pick<LeaseState, "uuid" | "address" | "epoch" | "renewedAt" | "revoked" | "handover" | "priority">;
 
 /**
  * Shows `entry` as seen at `haTime`: its holder when live, otherwise no primary; and the
@@ -22,14 +22,17 @@ export function toLeaseView(
 ): LeaseView {
   const primary =
     entry !== undefined && isLive(entry, haTime, timing.timeoutMs)
-      ? {
-          uuid: entry.uuid,
-          address: entry.address,
-          epoch: entry.epoch,
-          renewedAt: new Date(entry.renewedAt).toISOString(),
-          expiresInMs: entry.renewedAt + timing.timeoutMs - haTime,
-          revoked: entry.revoked,
-        }
+      ? withPriority(
+          {
+            uuid: entry.uuid,
+            address: entry.address,
+            epoch: entry.epoch,
+            renewedAt: new Date(entry.renewedAt).toISOString(),
+            expiresInMs: entry.renewedAt + timing.timeoutMs - haTime,
+            revoked: entry.revoked,
+          },
+          entry.priority,
+        )
       : null;
   const handover = entry === undefined ? null : toHandoverView(entry, haTime, timing.timeoutMs);
   return { utype, primary, epoch: entry?.epoch ?? 0, intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs, handover };
@@ -39,10 +42,11 @@ export function toLeaseView(
 function toHandoverView(entry: ViewedLease, haTime: number, timeoutMs: number): HandoverView | null {
   const iso = (ms: number): string => new Date(ms).toISOString();
   const pending = pendingHandover(entry, haTime, timeoutMs);
-  if (pending !== undefined) return { to: pending.to, requestedAt: iso(pending.requestedAt), phase: "pending", until: iso(pending.requestedAt + timeoutMs) };
+  const reason = entry.handover?.reason === "preempt" ? { reason: "preempt" as const } : {};
+  if (pending !== undefined) return { to: pending.to, requestedAt: iso(pending.requestedAt), phase: "pending", until: iso(pending.requestedAt + timeoutMs), ...reason };
   const reserved = reservedFor(entry, haTime, timeoutMs);
   if (reserved !== undefined && entry.handover !== undefined) {
-    return { to: reserved, requestedAt: iso(entry.handover.requestedAt), phase: "reserved", until: iso(entry.renewedAt + timeoutMs) };
+    return { to: reserved, requestedAt: iso(entry.handover.requestedAt), phase: "reserved", until: iso(entry.renewedAt + timeoutMs), ...reason };
   }
   return null;
 }

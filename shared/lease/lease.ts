@@ -36,6 +36,18 @@ export interface LeaseState {
    * for that standby until renewedAt (the release) + T. Absent: none (and on older entries).
    */
   readonly handover?: LeaseHandover;
+  /**
+   * The holder's priority (docs/protocol.md#priorities-and-preemption), as its last slow-path
+   * heartbeat stated it; absent: 0 (never written as 0, and absent on older entries).
+   */
+  readonly priority?: number;
+  /**
+   * True once a candidate of the role announced itself with a priority other than 0: from
+   * then on a takeover within I of the role becoming free reads the role's standbys to rank
+   * the candidates (docs/protocol.md#priorities-and-preemption). Kept across terms; absent
+   * on roles whose candidates never stated a priority, which then cost what they always did.
+   */
+  readonly ranked?: true;
 }
 
 /** A handover request as stored on the entry. */
@@ -44,6 +56,11 @@ export interface LeaseHandover {
   readonly to: string | null;
   /** ha_time of the (first) request. */
   readonly requestedAt: number;
+  /**
+   * `preempt`: asked by a standby of higher priority than the holder's
+   * (docs/protocol.md#priorities-and-preemption), not by an operator. Absent: an operator's.
+   */
+  readonly reason?: "preempt";
 }
 
 /** A lease as read from a store, with the ETag that a conditional write must present. */
@@ -83,4 +100,16 @@ export function pendingHandover(lease: Pick<LeaseState, "uuid" | "renewedAt" | "
 export function reservedFor(lease: Pick<LeaseState, "uuid" | "renewedAt" | "handover">, haTime: number, timeoutMs: number): string | undefined {
   const to = lease.handover?.to;
   return lease.uuid === "" && to !== undefined && to !== null && haTime - lease.renewedAt <= timeoutMs ? to : undefined;
+}
+
+/** A priority as stored and shown: absent means 0. */
+export function priorityOf(holder: { readonly priority?: number } | undefined): number {
+  return holder?.priority ?? 0;
+}
+
+/** `state` with `priority` set, the field left out when it is 0 (the default), as every write stores it. */
+export function withPriority<T extends object>(state: T, priority: number | undefined): T & { readonly priority?: number } {
+  const rest: Record<string, unknown> = { ...(state as Record<string, unknown>) };
+  delete rest["priority"];
+  return (priority === undefined || priority === 0 ? rest : { ...rest, priority }) as T & { readonly priority?: number };
 }

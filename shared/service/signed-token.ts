@@ -33,17 +33,19 @@ export class SignedToken {
   }
 
   /**
-   * The claims of a genuine token of this kind that has `length` of them, or undefined.
+   * The claims of a genuine token of this kind that has `length` of them (or one of the
+   * lengths given), or undefined.
    * The signature is compared in constant time; tokens over `maxLength` are not looked at.
    */
-  open(token: string, length: number, maxLength: number): unknown[] | undefined {
+  open(token: string, length: number | readonly number[], maxLength: number): unknown[] | undefined {
     if (token.length > maxLength) return undefined;
     const [version, payload, signature, ...rest] = token.split(".");
     if (version !== this.version || payload === undefined || signature === undefined || rest.length > 0) return undefined;
     if (!this.#keys.opening.some((key) => sameSecret(this.#sign(payload, key), signature))) return undefined;
     try {
       const value: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-      return Array.isArray(value) && value.length === length ? (value as unknown[]) : undefined;
+      const lengths: readonly number[] = typeof length === "number" ? [length] : length;
+      return Array.isArray(value) && lengths.includes(value.length) ? (value as unknown[]) : undefined;
     } catch {
       return undefined;
     }

@@ -59,6 +59,8 @@ interface StandbyItem extends ItemDefinition {
   uuid: string;
   address: string | null;
   seenAt: number;
+  /** Absent when 0. */
+  priority?: number;
 }
 
 /** A term item of the ring. */
@@ -90,7 +92,11 @@ interface LeaseItem extends ItemDefinition {
   revoked: boolean;
   endedUuids: string[];
   /** Absent when none (a replace drops it). */
-  handover?: { to: string | null; requestedAt: number };
+  handover?: { to: string | null; requestedAt: number; reason?: "preempt" };
+  /** The holder's priority; absent when 0. */
+  priority?: number;
+  /** Absent until a candidate states a priority. */
+  ranked?: true;
 }
 
 /**
@@ -270,7 +276,7 @@ function toTermItem(term: TermRecord): TermItem {
 }
 
 /** What an entry item keeps of the lease (and nothing else a record may carry, such as its ETag). */
-const LEASE_ITEM_PROPERTIES = ["utype", "uuid", "address", "epoch", "renewedAt", "startedAt", "revoked", "endedUuids", "handover"] as const;
+const LEASE_ITEM_PROPERTIES = ["utype", "uuid", "address", "epoch", "renewedAt", "startedAt", "revoked", "endedUuids", "handover", "priority", "ranked"] as const;
 
 function toItem(lease: LeaseState): LeaseItem {
   return toCosmosItem(lease.utype, lease, LEASE_ITEM_PROPERTIES) as LeaseItem;
@@ -278,12 +284,12 @@ function toItem(lease: LeaseState): LeaseItem {
 
 function toRecord(item: LeaseItem, etag: string | undefined): LeaseRecord {
   // A point read's ETag is the response's; a feed read's is the item's own _etag.
-  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover } = item;
-  return toLeaseRecord({ utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover, etag: etag ?? item._etag }, STORE);
+  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover, priority, ranked } = item;
+  return toLeaseRecord({ utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover, priority, ranked, etag: etag ?? item._etag }, STORE);
 }
 
 function toStandbys(items: readonly StandbyItem[]): StandbyRecord[] {
   return items
     .filter((item) => item.id.startsWith(STANDBY_ID_PREFIX))
-    .map(({ utype, uuid, address, seenAt }) => toStandbyRecord({ utype, uuid, address, seenAt }, STORE));
+    .map(({ utype, uuid, address, seenAt, priority }) => toStandbyRecord({ utype, uuid, address, seenAt, priority }, STORE));
 }

@@ -1,5 +1,5 @@
-import { ID_PATTERN } from "../contract/input-rules.js";
-import type { LeaseHandover, LeaseRecord } from "../lease/lease.js";
+import { ID_PATTERN, isPriority, PRIORITY_RULE } from "../contract/input-rules.js";
+import { withPriority, type LeaseHandover, type LeaseRecord } from "../lease/lease.js";
 import type { StandbyRecord } from "../lease/lease-store.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 
@@ -18,6 +18,10 @@ export interface StoredLease {
   readonly endedUuids: unknown;
   /** Absent on rows written before planned handover existed, and when none: read as none. */
   readonly handover?: unknown;
+  /** Absent on rows written before priorities existed, and when 0: read as 0 (absent). */
+  readonly priority?: unknown;
+  /** Absent until a candidate of the role stated a priority: read as not ranked. */
+  readonly ranked?: unknown;
   readonly etag: unknown;
 }
 
@@ -31,7 +35,7 @@ export interface StoredLease {
 export function toLeaseRecord(row: StoredLease, store: string): LeaseRecord {
   const corrupt = (problem: string): StoreUnavailableError =>
     new StoreUnavailableError(`${store} holds a corrupt lease${typeof row.utype === "string" ? ` for ${JSON.stringify(row.utype)}` : ""}: ${problem}.`);
-  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover, etag } = row;
+  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover, priority, ranked, etag } = row;
   if (typeof utype !== "string" || !ID_PATTERN.test(utype)) throw corrupt("utype is not a valid id");
   if (typeof uuid !== "string" || (uuid !== "" && !ID_PATTERN.test(uuid))) throw corrupt("uuid is neither empty nor a valid id");
   if (address !== null && typeof address !== "string") throw corrupt("address is neither a string nor null");
@@ -44,19 +48,23 @@ export function toLeaseRecord(row: StoredLease, store: string): LeaseRecord {
   }
   if (typeof etag !== "string" || etag === "") throw corrupt("it has no ETag");
   const stored = toHandover(handover);
-  if (stored === false) throw corrupt("handover is not {to: a uuid or null, requestedAt: an integer}");
+  if (stored === false) throw corrupt('handover is not {to: a uuid or null, requestedAt: an integer, reason?: "preempt"}');
+  if (priority !== undefined && priority !== null && !isPriority(priority)) throw corrupt(`priority is not ${PRIORITY_RULE}`);
+  if (ranked !== undefined && ranked !== null && typeof ranked !== "boolean") throw corrupt("ranked is not a boolean");
   const record: LeaseRecord = { utype, uuid, address, epoch, renewedAt, revoked: revoked === true, endedUuids: endedUuids ?? [], etag };
-  const withStart = isWholeNumber(startedAt) ? { ...record, startedAt } : record;
-  return stored === undefined ? withStart : { ...withStart, handover: stored };
+  const withStart = withPriority(isWholeNumber(startedAt) ? { ...record, startedAt } : record, isPriority(priority) ? priority : undefined);
+  const withRank = ranked === true ? { ...withStart, ranked: true as const } : withStart;
+  return stored === undefined ? withRank : { ...withRank, handover: stored };
 }
 
 /** The stored handover: undefined when absent (or null), false when damaged. */
 function toHandover(value: unknown): LeaseHandover | undefined | false {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "object") return false;
-  const { to, requestedAt } = value as { to?: unknown; requestedAt?: unknown };
+  const { to, requestedAt, reason } = value as { to?: unknown; requestedAt?: unknown; reason?: unknown };
   if (!(to === null || (typeof to === "string" && ID_PATTERN.test(to))) || !isWholeNumber(requestedAt)) return false;
-  return { to, requestedAt };
+  if (reason !== undefined && reason !== null && reason !== "preempt") return false;
+  return reason === "preempt" ? { to, requestedAt, reason } : { to, requestedAt };
 }
 
 function isWholeNumber(value: unknown): value is number {
@@ -64,12 +72,13 @@ function isWholeNumber(value: unknown): value is number {
 }
 
 /** A standby row as read, validated like a lease row: a damaged one is a StoreUnavailableError naming the field. */
-export function toStandbyRecord(row: { utype: unknown; uuid: unknown; address: unknown; seenAt: unknown }, store: string): StandbyRecord {
-  const { utype, uuid, address, seenAt } = row;
+export function toStandbyRecord(row: { utype: unknown; uuid: unknown; address: unknown; seenAt: unknown; priority?: unknown }, store: string): StandbyRecord {
+  const { utype, uuid, address, seenAt, priority } = row;
   const corrupt = (problem: string): StoreUnavailableError => new StoreUnavailableError(`${store} holds a corrupt standby row: ${problem}.`);
   if (typeof utype !== "string" || !ID_PATTERN.test(utype)) throw corrupt("utype is not a valid id");
   if (typeof uuid !== "string" || !ID_PATTERN.test(uuid)) throw corrupt("uuid is not a valid id");
   if (address !== null && typeof address !== "string") throw corrupt("address is neither a string nor null");
   if (!isWholeNumber(seenAt)) throw corrupt("seenAt is not a non-negative integer");
-  return { utype, uuid, address, seenAt };
+  if (priority !== undefined && priority !== null && !isPriority(priority)) throw corrupt(`priority is not ${PRIORITY_RULE}`);
+  return withPriority({ utype, uuid, address, seenAt }, isPriority(priority) ? priority : undefined);
 }

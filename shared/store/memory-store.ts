@@ -135,7 +135,7 @@ export class MemoryLeaseStore implements LeaseStore, TokenSecretStore {
   #write(lease: LeaseState): WriteOutcome {
     this.#version += 1;
     const etag = `W/"${this.#version}"`;
-    const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover } = lease;
+    const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover, priority, ranked } = lease;
     const record: LeaseRecord = {
       utype,
       uuid,
@@ -147,6 +147,8 @@ export class MemoryLeaseStore implements LeaseStore, TokenSecretStore {
       etag,
       ...(startedAt === undefined ? {} : { startedAt }),
       ...(handover === undefined ? {} : { handover: { ...handover } }),
+      ...(priority === undefined || priority === 0 ? {} : { priority }),
+      ...(ranked === true ? { ranked } : {}),
     };
     this.#entries.set(utype, record);
     return { ok: true, etag };

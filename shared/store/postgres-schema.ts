@@ -3,6 +3,9 @@
  * service creates them when HA_STORE_CREATE allows; otherwise a DBA runs `postgresSchemaDdl`
  * once (docs/stores.md prints it for the default schema, and a test checks that the two agree).
  *
+ * Priorities (docs/protocol.md#priorities-and-preemption) are NULL where 0 or never stated; the
+ * ALTERs add their columns to tables an earlier version created.
+ *
  * Every time and epoch is a BIGINT: ha_time is UTC milliseconds (~1.7e12), beyond an INTEGER.
  * A row's ETag is a number drawn from one sequence on every write, never reused (a row deleted
  * and created again cannot answer to an ETag of its earlier life); the store hands it out as
@@ -22,6 +25,8 @@ CREATE TABLE IF NOT EXISTS ${s}.leases (
   revoked     boolean NOT NULL,
   ended_uuids jsonb   NOT NULL,
   handover    jsonb,
+  priority    bigint,
+  ranked      boolean,
   etag        bigint  NOT NULL
 );
 CREATE TABLE IF NOT EXISTS ${s}.terms (
@@ -37,12 +42,16 @@ CREATE TABLE IF NOT EXISTS ${s}.terms (
   PRIMARY KEY (utype, slot)
 );
 CREATE TABLE IF NOT EXISTS ${s}.standbys (
-  utype   text   NOT NULL,
-  uuid    text   NOT NULL,
-  address text,
-  seen_at bigint NOT NULL,
+  utype    text   NOT NULL,
+  uuid     text   NOT NULL,
+  address  text,
+  seen_at  bigint NOT NULL,
+  priority bigint,
   PRIMARY KEY (utype, uuid)
 );
+ALTER TABLE ${s}.leases ADD COLUMN IF NOT EXISTS priority bigint;
+ALTER TABLE ${s}.leases ADD COLUMN IF NOT EXISTS ranked boolean;
+ALTER TABLE ${s}.standbys ADD COLUMN IF NOT EXISTS priority bigint;
 CREATE TABLE IF NOT EXISTS ${s}.members (
   group_name     text   NOT NULL,
   member         text   NOT NULL,

@@ -14,7 +14,7 @@ import { written } from "./store-failure.js";
 /** The token secret's row in `secrets`. */
 const SECRET_NAME = "token-secret";
 
-const LEASE_COLUMNS = "utype, uuid, address, epoch, renewed_at, started_at, revoked, ended_uuids, handover, etag";
+const LEASE_COLUMNS = "utype, uuid, address, epoch, renewed_at, started_at, revoked, ended_uuids, handover, priority, ranked, etag";
 const TERM_COLUMNS = "utype, slot, epoch, uuid, address, started_at, ended_at, ended_by, transactional";
 
 /** The statements of the lease store, for one schema: built once, prepared by name on each connection. */
@@ -24,7 +24,7 @@ function leaseStatements(schema: string) {
   const statement = (name: string, text: string): Statement => ({ name: statementName(schema, name), text });
   // The term's values, $n to $n+8, as a row of `terms`.
   const termValues = (n: number) => `$${n}, $${n + 1}::smallint, $${n + 2}::bigint, $${n + 3}, $${n + 4}, $${n + 5}::bigint, $${n + 6}::bigint, $${n + 7}, $${n + 8}::boolean`;
-  const entryValues = `$1, $2, $3, $4::bigint, $5::bigint, $6::bigint, $7::boolean, $8::jsonb, $9::jsonb, nextval('${s}.etags')`;
+  const entryValues = `$1, $2, $3, $4::bigint, $5::bigint, $6::bigint, $7::boolean, $8::jsonb, $9::jsonb, $10::bigint, $11::boolean, nextval('${s}.etags')`;
   const termUpsert = `ON CONFLICT (utype, slot) DO UPDATE SET epoch = EXCLUDED.epoch, uuid = EXCLUDED.uuid, address = EXCLUDED.address,
       started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, ended_by = EXCLUDED.ended_by, transactional = EXCLUDED.transactional`;
   // Whether the entry exists, read in the same statement as the write that missed it: `changed` or `missing` without a second round trip.
@@ -37,28 +37,30 @@ function leaseStatements(schema: string) {
     // unique violation that undoes the whole statement (`exists`).
     createWithMark: statement(
       "create-with-mark",
-      `WITH mark AS (INSERT INTO ${s}.terms (${TERM_COLUMNS}) VALUES (${termValues(10)}) RETURNING 1)
+      `WITH mark AS (INSERT INTO ${s}.terms (${TERM_COLUMNS}) VALUES (${termValues(12)}) RETURNING 1)
        INSERT INTO ${s}.leases (${LEASE_COLUMNS}) SELECT ${entryValues} FROM mark RETURNING etag`,
     ),
     // The entry's insert, then its history row upserted only if the entry was written.
     createWithTerm: statement(
       "create-with-term",
       `WITH entry AS (INSERT INTO ${s}.leases (${LEASE_COLUMNS}) VALUES (${entryValues}) ON CONFLICT (utype) DO NOTHING RETURNING etag),
-       term AS (INSERT INTO ${s}.terms (${TERM_COLUMNS}) SELECT ${termValues(10)} FROM entry ${termUpsert})
+       term AS (INSERT INTO ${s}.terms (${TERM_COLUMNS}) SELECT ${termValues(12)} FROM entry ${termUpsert})
        SELECT etag FROM entry`,
     ),
     replace: statement(
       "replace",
       `WITH entry AS (UPDATE ${s}.leases SET uuid = $2, address = $3, epoch = $4::bigint, renewed_at = $5::bigint, started_at = $6::bigint,
-         revoked = $7::boolean, ended_uuids = $8::jsonb, handover = $9::jsonb, etag = nextval('${s}.etags') WHERE utype = $1 AND etag = $10::bigint RETURNING etag)
+         revoked = $7::boolean, ended_uuids = $8::jsonb, handover = $9::jsonb, priority = $10::bigint, ranked = $11::boolean, etag = nextval('${s}.etags')
+         WHERE utype = $1 AND etag = $12::bigint RETURNING etag)
        ${outcome("entry")}`,
     ),
     // A takeover or a release: the entry's conditional update and its ended term's ring row, one statement, one transaction.
     replaceWithTerm: statement(
       "replace-with-term",
       `WITH entry AS (UPDATE ${s}.leases SET uuid = $2, address = $3, epoch = $4::bigint, renewed_at = $5::bigint, started_at = $6::bigint,
-         revoked = $7::boolean, ended_uuids = $8::jsonb, handover = $9::jsonb, etag = nextval('${s}.etags') WHERE utype = $1 AND etag = $10::bigint RETURNING etag),
-       term AS (INSERT INTO ${s}.terms (${TERM_COLUMNS}) SELECT ${termValues(11)} FROM entry ${termUpsert})
+         revoked = $7::boolean, ended_uuids = $8::jsonb, handover = $9::jsonb, priority = $10::bigint, ranked = $11::boolean, etag = nextval('${s}.etags')
+         WHERE utype = $1 AND etag = $12::bigint RETURNING etag),
+       term AS (INSERT INTO ${s}.terms (${TERM_COLUMNS}) SELECT ${termValues(13)} FROM entry ${termUpsert})
        ${outcome("entry")}`,
     ),
     // The fast path: one conditional UPDATE, no read first. $4 says whether the address is written.
@@ -78,11 +80,11 @@ function leaseStatements(schema: string) {
     readTerms: statement("read-terms", `SELECT ${TERM_COLUMNS} FROM ${s}.terms WHERE utype = $1`),
     upsertStandby: statement(
       "upsert-standby",
-      `INSERT INTO ${s}.standbys (utype, uuid, address, seen_at) VALUES ($1, $2, $3, $4::bigint)
-       ON CONFLICT (utype, uuid) DO UPDATE SET address = EXCLUDED.address, seen_at = EXCLUDED.seen_at`,
+      `INSERT INTO ${s}.standbys (utype, uuid, address, seen_at, priority) VALUES ($1, $2, $3, $4::bigint, $5::bigint)
+       ON CONFLICT (utype, uuid) DO UPDATE SET address = EXCLUDED.address, seen_at = EXCLUDED.seen_at, priority = EXCLUDED.priority`,
     ),
-    readStandbys: statement("read-standbys", `SELECT utype, uuid, address, seen_at FROM ${s}.standbys WHERE utype = $1`),
-    listStandbys: statement("list-standbys", `SELECT utype, uuid, address, seen_at FROM ${s}.standbys`),
+    readStandbys: statement("read-standbys", `SELECT utype, uuid, address, seen_at, priority FROM ${s}.standbys WHERE utype = $1`),
+    listStandbys: statement("list-standbys", `SELECT utype, uuid, address, seen_at, priority FROM ${s}.standbys`),
     deleteStandby: statement("delete-standby", `DELETE FROM ${s}.standbys WHERE utype = $1 AND uuid = $2`),
   };
 }
@@ -97,6 +99,8 @@ interface LeaseRow {
   revoked: unknown;
   ended_uuids: unknown;
   handover: unknown;
+  priority: unknown;
+  ranked: unknown;
   etag: unknown;
 }
 
@@ -206,7 +210,7 @@ export class PostgresLeaseStore implements LeaseStore, TokenSecretStore {
 
   async upsertStandby(standby: StandbyRecord, options?: StoreCallOptions): Promise<void> {
     await this.#caller.call("record a standby", options, async (run) => {
-      await run(this.#sql.upsertStandby, [standby.utype, standby.uuid, standby.address, standby.seenAt]);
+      await run(this.#sql.upsertStandby, [standby.utype, standby.uuid, standby.address, standby.seenAt, standby.priority ?? null]);
     });
   }
 
@@ -225,10 +229,11 @@ export class PostgresLeaseStore implements LeaseStore, TokenSecretStore {
   }
 }
 
-/** $1 … $9 of an entry write: its columns but the ETag, in LEASE_COLUMNS' order. */
+/** $1 … $11 of an entry write: its columns but the ETag, in LEASE_COLUMNS' order (a priority of 0 and no `ranked` stored as NULL). */
 function entryValues(lease: LeaseState): unknown[] {
-  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover } = lease;
-  return [utype, uuid, address, epoch, renewedAt, startedAt ?? null, revoked, JSON.stringify(endedUuids), handover === undefined ? null : JSON.stringify({ to: handover.to, requestedAt: handover.requestedAt })];
+  const { utype, uuid, address, epoch, renewedAt, startedAt, revoked, endedUuids, handover, priority, ranked } = lease;
+  const storedHandover = handover === undefined ? null : JSON.stringify({ to: handover.to, requestedAt: handover.requestedAt, ...(handover.reason === undefined ? {} : { reason: handover.reason }) });
+  return [utype, uuid, address, epoch, renewedAt, startedAt ?? null, revoked, JSON.stringify(endedUuids), storedHandover, priority === undefined || priority === 0 ? null : priority, ranked === true ? true : null];
 }
 
 /** A term's ring row, at its slot: an upsert replaces whatever the slot held (the term N epochs older). */
@@ -259,6 +264,8 @@ function toRecord(row: LeaseRow): LeaseRecord {
       revoked: row.revoked,
       endedUuids: row.ended_uuids,
       handover: row.handover,
+      priority: bigintValue(row.priority),
+      ranked: row.ranked,
       etag: etagText(row.etag),
     },
     STORE,
@@ -266,5 +273,5 @@ function toRecord(row: LeaseRow): LeaseRecord {
 }
 
 function toStandby(row: Record<string, unknown>): StandbyRecord {
-  return toStandbyRecord({ utype: row["utype"], uuid: row["uuid"], address: row["address"], seenAt: bigintValue(row["seen_at"]) }, STORE);
+  return toStandbyRecord({ utype: row["utype"], uuid: row["uuid"], address: row["address"], seenAt: bigintValue(row["seen_at"]), priority: bigintValue(row["priority"]) }, STORE);
 }

@@ -31,11 +31,12 @@ const HEALTH_PARTITION = "~health";
 const SECRET_PARTITION = "~service";
 const SECRET_ROW_KEY = "token-secret";
 
-/** The entry row: endedUuids a JSON array, handover `{"to", "requestedAt"}` as JSON (absent when none). */
-const LEASE_FIELDS = { uuid: "text", address: "address", epoch: "int64", renewedAt: "int64", startedAt: "int64", revoked: "text", endedUuids: "json", handover: "json" } as const satisfies TableFields;
+/** The entry row: endedUuids a JSON array, handover `{"to", "requestedAt", "reason"?}` as JSON (absent when none); priority absent when 0; ranked a Boolean, absent when not. */
+const LEASE_FIELDS = { uuid: "text", address: "address", epoch: "int64", renewedAt: "int64", startedAt: "int64", revoked: "text", endedUuids: "json", handover: "json", priority: "int64", ranked: "text" } as const satisfies TableFields;
 /** `transactional` a Boolean, absent on rows of earlier versions. */
 const TERM_FIELDS = { epoch: "int64", uuid: "text", address: "address", startedAt: "int64", endedAt: "int64", endedBy: "text", transactional: "text" } as const satisfies TableFields;
-const STANDBY_FIELDS = { uuid: "text", address: "address", seenAt: "int64" } as const satisfies TableFields;
+/** `priority` absent when 0. */
+const STANDBY_FIELDS = { uuid: "text", address: "address", seenAt: "int64", priority: "int64" } as const satisfies TableFields;
 
 type LeaseEntity = {
   partitionKey: string;

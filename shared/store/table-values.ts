@@ -17,7 +17,7 @@ export function int64(value: number): { value: string; type: "Int64" } {
 /** Int64 comes back as a bigint by default, as `{value, type}` when type conversion is off. */
 export function toNumber(value: unknown): unknown {
   if (typeof value === "bigint") return Number(value);
-  if (typeof value === "string" && /^[0-9]+$/.test(value)) return Number(value);
+  if (typeof value === "string" && /^-?[0-9]+$/.test(value)) return Number(value);
   if (typeof value === "object" && value !== null && "value" in value) return toNumber(value.value);
   return value;
 }

@@ -15,7 +15,7 @@ export interface StoredTerm {
   readonly transactional?: unknown;
 }
 
-const STORED_ENDS: readonly StoredTermEnd[] = ["released", "revoked", "taken-over"];
+const STORED_ENDS: readonly StoredTermEnd[] = ["released", "revoked", "taken-over", "preempted"];
 
 /**
  * The term a history row stands for, validated like a lease row: a damaged row is a

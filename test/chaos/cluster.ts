@@ -42,6 +42,9 @@ export class Cluster {
           logPath,
           outDir: workDir,
           launch: options.plant === "escaped-worker" ? "escaped" : options.plant === "reused-epoch" ? "respawning" : index % 2 === 1 ? "shell" : "direct",
+          // Priorities mixed into the cycles (docs/chaos.md): each incarnation's drawn from the seed, 0–2, with a hold-down of 3·T.
+          priorityOf: (incarnation) => priorityDraw(options.seed, index, incarnation),
+          preemptAfterMs: 3 * options.timeoutMs,
           onUnexpectedExit: (what, exit, tail) => cluster.#crashed(what, exit, tail),
         });
         cluster.participants.push(participant);
@@ -136,4 +139,16 @@ async function stopAndWait(child: LoggedProcess): Promise<void> {
   const timer = setTimeout(() => child.signal("SIGKILL"), STOP_TIMEOUT_MS);
   await child.exited;
   clearTimeout(timer);
+}
+
+/**
+ * The priority of participant `index`'s `incarnation`: 0, 1 or 2, drawn from the run's seed
+ * (a replay with --seed draws the same), so that a participant comes back now preferred, now
+ * not: failovers to the highest standby and preemptions happen among the faults.
+ */
+export function priorityDraw(seed: number, index: number, incarnation: number): number {
+  let x = (seed ^ Math.imul(index + 1, 0x9e3779b1) ^ Math.imul(incarnation, 0x85ebca6b)) >>> 0;
+  x = Math.imul(x ^ (x >>> 16), 0x7feb352d) >>> 0;
+  x = Math.imul(x ^ (x >>> 15), 0x846ca68b) >>> 0;
+  return (x ^ (x >>> 16)) % 3;
 }

@@ -20,6 +20,15 @@ export interface ParticipantOptions {
    * HA_EPOCH, as a supervisor restarting its command within one term would.
    */
   readonly launch: "direct" | "shell" | "escaped" | "respawning";
+  /**
+   * The priority each incarnation of `run` competes with (`--priority`, with a hold-down of
+   * `preemptAfterMs`: docs/protocol.md#priorities-and-preemption), by incarnation number
+   * (1, 2, …): mixed into the cycles, so that failovers go to the highest standby and a
+   * restarted preferred participant takes the role over by preemption, among the faults.
+   * Absent: no priority (every participant equal).
+   */
+  readonly priorityOf?: (incarnation: number) => number;
+  readonly preemptAfterMs?: number;
   /** `run` exited when the harness had not ended it. */
   readonly onUnexpectedExit: (what: string, exit: { code: number | null; signal: NodeJS.Signals | null }, tail: string) => void;
 }
@@ -66,7 +75,9 @@ export class Participant {
           ? ["sh", "-c", `${shell} 3 ${RESPAWN_AFTER_MS}; ${shell}`]
           : ["sh", "-c", `${launch === "escaped" ? "setsid " : ""}${shell}; true`];
     // run leads a process group of its own, so that "the participant's group" can be signalled apart from the harness.
-    this.#run = startLogged(`${name} run #${this.#incarnation}`, process.execPath, [CLI_PATH, "run", utype, "--endpoint", endpoint, "--", ...command], {
+    const priority = this.options.priorityOf?.(this.#incarnation);
+    const ranked = priority === undefined ? [] : ["--priority", String(priority), "--preempt-after", `${this.options.preemptAfterMs ?? 30_000}ms`];
+    this.#run = startLogged(`${name} run #${this.#incarnation}`, process.execPath, [CLI_PATH, "run", utype, "--endpoint", endpoint, ...ranked, "--", ...command], {
       env: cleanEnv({}),
       outFile: join(outDir, `${name}.out`),
       detached: true,

@@ -493,6 +493,46 @@ describe("the dashboard in a real Chromium", () => {
     }
   });
 
+  it("shows priorities and a standby that will take the role over by preemption (docs/protocol.md#priorities-and-preemption)", async () => {
+    // Every read of the roles gets one more: a holder of priority 1, a standby of priority 2
+    // named by a pending preemption, one of priority 0, and one of priority 3 that has not
+    // asked yet, in the service's own answer shape.
+    const other = await browser.context.newPage();
+    await other.route((url) => url.pathname.endsWith("/api/primary") && url.searchParams.get("vacant") === "true", async (route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { primaries: unknown[] };
+      const now = Date.parse(response.headers()["date"]!);
+      const iso = (ms: number): string => new Date(ms).toISOString();
+      const ranked = {
+        utype: "ranked",
+        primary: { uuid: "bbbbbbbb-holder", address: "head-2.internal:5800", epoch: 4, renewedAt: iso(now - 100), expiresInMs: T - 100, revoked: false, priority: 1 },
+        epoch: 4,
+        intervalMs: I,
+        timeoutMs: T,
+        handover: { to: "aaaaaaaa-preferred", requestedAt: iso(now - 50), phase: "pending", until: iso(now - 50 + T), reason: "preempt" },
+        standbys: [
+          { uuid: "aaaaaaaa-preferred", address: "head-1.internal:5800", seenAt: iso(now - 200), priority: 2 },
+          { uuid: "cccccccc-plain", address: "head-3.internal:5800", seenAt: iso(now - 300) },
+          { uuid: "dddddddd-higher", address: "head-4.internal:5800", seenAt: iso(now - 400), priority: 3 },
+        ],
+      };
+      await route.fulfill({ response, json: { ...body, primaries: [...body.primaries, ranked] } });
+    });
+    try {
+      await other.goto(page.url());
+      const row = '#roles tr[data-utype="ranked"]';
+      await other.waitForSelector(`${row} .standbys li`, { timeout: SHOWN_WITHIN_MS });
+      expect(await other.locator(`${row} .primary`).first().innerText()).toMatch(/head-2\.internal:5800 bbbbbbbb… priority 1/);
+      const standbys = await other.locator(`${row} .standbys li`).allInnerTexts();
+      expect(standbys[0]).toMatch(/^head-1\.internal:5800 aaaaaaaa… priority 2 seen \d+\.\d s ago · takes over at the primary's next renewal$/);
+      expect(standbys[1]).toMatch(/^head-3\.internal:5800 cccccccc… seen \d+\.\d s ago$/);
+      expect(standbys[2]).toMatch(/^head-4\.internal:5800 dddddddd… priority 3 seen \d+\.\d s ago · outranks the primary: takes over after its hold-down$/);
+      expect(await other.locator(`${row} .state`).first().innerText()).toContain("handing over to head-1.internal:5800 (preempted by priority)");
+    } finally {
+      await other.close();
+    }
+  });
+
   it("shows a clear banner while the service answers 503, and clears it when the service is back", async () => {
     store.process.signal("SIGSTOP");
     try {

@@ -94,6 +94,27 @@ describe("GET /api/openapi.json", () => {
     expect(checker.problems({ ...ok, method: "GET", path: "/api/primary/scheduler/history", body: badTerm }).join("\n")).toMatch(/endedBy must be equal to one of the allowed values/);
   });
 
+  it("its response check passes answers with priorities (docs/protocol.md#priorities-and-preemption): the holder's, standbys', a preemption and a 'preempted' term; a priority of 0 shown fails", async () => {
+    const checker = new ResponseChecker(document as never);
+    const acquired = await send(runtime, "PUT", "/primary/ranked", { uuid: "low", priority: -3 });
+    const ok = { method: "PUT", path: "/api/primary/ranked", status: 200, contentType: "application/json", body: acquired.body };
+    expect(checker.problems(ok)).toEqual([]);
+    const asked = await send(runtime, "PUT", "/primary/ranked", { uuid: "high", priority: 2, announce: true, preempt: true });
+    expect(asked.body).toMatchObject({ handover: { to: "high", reason: "preempt" } });
+    expect(checker.problems({ ...ok, status: 409, body: asked.body })).toEqual([]);
+    const shown = await send(runtime, "GET", "/primary/ranked?standbys=true");
+    expect(checker.problems({ ...ok, method: "GET", path: "/api/primary/ranked", body: shown.body })).toEqual([]);
+    const renewed = await send(runtime, "PUT", "/primary/ranked", { uuid: "low", priority: -3, lease: acquired.body["lease"] });
+    const released = await send(runtime, "DELETE", `/primary/ranked?uuid=low&lease=${encodeURIComponent(String(renewed.body["lease"]))}`);
+    expect(released.status).toBe(200);
+    await send(runtime, "PUT", "/primary/ranked", { uuid: "high", priority: 2 });
+    const history = await send(runtime, "GET", "/primary/ranked/history");
+    expect(history.body["terms"]).toMatchObject([{ endedBy: null }, { endedBy: "preempted" }]);
+    expect(checker.problems({ ...ok, method: "GET", path: "/api/primary/ranked/history", body: history.body })).toEqual([]);
+    const zero = { ...acquired.body, primary: { ...(acquired.body["primary"] as object), priority: 0 } };
+    expect(checker.problems({ ...ok, body: zero }).join("\n")).toMatch(/priority/);
+  });
+
   it("documents health's `telemetry`: real answers of a runtime whose telemetry could not start validate (200 and 503), a planted one without its fix fails", async () => {
     const checker = new ResponseChecker(document as never);
     const failure = { status: "failed", setting: "APPLICATIONINSIGHTS_CONNECTION_STRING", error: "Telemetry could not start: no log hooks.", fix: "Run on host 4.34 or later." } as const;

@@ -64,6 +64,15 @@ describe("the service's metrics, on an injected clock", () => {
     expect(countsBy(text, "ha_lease_releases_total", "ha_outcome")).toEqual({ released: 1 });
   });
 
+  it("counts preemptions per role: once per handover a standby of higher priority asked for", async () => {
+    await send(runtime, "PUT", "/primary/r", { uuid: "a" });
+    await send(runtime, "PUT", "/primary/r", { uuid: "h", priority: 1, announce: true, preempt: true });
+    await send(runtime, "PUT", "/primary/r", { uuid: "h", priority: 1, announce: true, preempt: true }); // already pending: not again
+    await send(runtime, "PUT", "/primary/s", { uuid: "c", priority: 2 });
+    await send(runtime, "PUT", "/primary/s", { uuid: "d", priority: 1, announce: true, preempt: true }); // lower than the holder
+    expect(countsBy(await metrics.text(), "ha_lease_preemptions_total", "ha_utype")).toEqual({ r: 1 });
+  });
+
   it("counts releases by outcome: a revoke without the token, and a release refused to a non-holder", async () => {
     await send(runtime, "PUT", "/primary/r", { uuid: "a" });
     await send(runtime, "DELETE", "/primary/r?uuid=a"); // no token: revoke

@@ -52,6 +52,21 @@ describe("HaClient against the real service", () => {
     expect(next).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "u3", epoch: 2, revoked: false } } });
   });
 
+  it("sends a priority and a preemption (docs/protocol.md#priorities-and-preemption), single and batched, and refuses a bad priority before sending", async () => {
+    const held = await client.heartbeat("svc-p", { uuid: "p-low", priority: -1 });
+    expect(held).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "p-low", priority: -1 } } });
+    const asked = await client.heartbeat("svc-p", { uuid: "p-high", priority: 2, announce: true, preempt: true });
+    expect(asked).toMatchObject({ outcome: "held", view: { handover: { to: "p-high", reason: "preempt", phase: "pending" } } });
+    const batched = await client.participantHeartbeat({ roles: [{ utype: "svc-p", uuid: "p-mid", priority: 1, announce: true }] });
+    expect(batched.roles?.[0]).toMatchObject({ ok: true, value: { outcome: "held" } });
+    const view = await client.getPrimary("svc-p", { standbys: true });
+    expect(view.standbys?.map((standby) => [standby.uuid, standby.priority])).toEqual([
+      ["p-high", 2],
+      ["p-mid", 1],
+    ]);
+    await expect(client.heartbeat("svc-p", { uuid: "p-bad", priority: 1.5 })).rejects.toThrow(/Expected `priority` to be an integer from -1000000 to 1000000/);
+  });
+
   it("a release without the token revokes: the holder's next heartbeat is the `revoked` outcome", async () => {
     const first = await client.heartbeat("svc-r", { uuid: "r1", address: "h:1" });
     if (first.outcome !== "accepted") throw new Error(first.outcome);
@@ -229,6 +244,21 @@ describe("HaClient refuses answers it cannot trust", () => {
       () => ({ status: 200, body: view("scheduler", { primary: { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3, revoked: "no" } }) }),
       /primary.revoked must be a boolean/,
     ],
+    [
+      "a priority that is not an integer of the range",
+      () => ({ status: 200, body: view("scheduler", { primary: { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3, revoked: false, priority: 2.5 } }) }),
+      /primary.priority must be an integer from -1000000 to 1000000/,
+    ],
+    [
+      "a standby's priority out of range",
+      () => ({ status: 200, body: view("scheduler", { standbys: [{ uuid: "s", address: null, seenAt: "2026-01-01T00:00:00Z", priority: 1_000_001 }] }) }),
+      /standby.priority must be an integer/,
+    ],
+    [
+      "a handover reason it does not know",
+      () => ({ status: 200, body: view("scheduler", { handover: { to: "s", requestedAt: "2026-01-01T00:00:00Z", phase: "pending", until: "2026-01-01T00:00:05Z", reason: "whim" } }) }),
+      /handover.reason must be "preempt" or absent/,
+    ],
   ])("GetPrimary: %s is a CorruptedMessageError", async (_name, answer, message) => {
     reply = answer;
     const error = await fetchError(() => new HaClient({ endpoint }).getPrimary("scheduler"));
@@ -245,6 +275,17 @@ describe("HaClient refuses answers it cannot trust", () => {
     const primary = { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3 };
     reply = () => ({ status: 200, body: view("scheduler", { primary }) });
     expect((await new HaClient({ endpoint }).getPrimary("scheduler")).primary).toEqual({ ...primary, revoked: false });
+  });
+
+  it("reads priorities (docs/protocol.md#priorities-and-preemption): the holder's, each standby's, a preemption's reason; absent reads as absent (0, an operator's)", async () => {
+    const primary = { uuid: "u", address: null, epoch: 1, renewedAt: "2026-01-01T00:00:00Z", expiresInMs: 3, revoked: false, priority: -4 };
+    const handover = { to: "s", requestedAt: "2026-01-01T00:00:00Z", phase: "pending", until: "2026-01-01T00:00:05Z", reason: "preempt" };
+    const standbys = [
+      { uuid: "s", address: "head-1:1", seenAt: "2026-01-01T00:00:00Z", priority: 9 },
+      { uuid: "t", address: null, seenAt: "2026-01-01T00:00:00Z" },
+    ];
+    reply = () => ({ status: 200, body: view("scheduler", { primary, handover, standbys }) });
+    expect(await new HaClient({ endpoint }).getPrimary("scheduler", { standbys: true })).toMatchObject({ primary, handover, standbys });
   });
 
   it("Release sends the token in the query, and reads a revoked holder as `revoked`", async () => {

@@ -26,6 +26,9 @@ const CASES: ReadonlyArray<{ plant: PlantedBug; invariant: Invariant; profile: P
   { plant: "ride-through-past-refusal", invariant: "ride-through", profile: "outage", why: "a ride-through continues past a refusal" },
   { plant: "fenced-write-ignores-etag", invariant: "fenced-writes", profile: "outage", why: "a read-check-write without If-Match lets a rider's write land after the new primary's" },
   { plant: "shared-renewal-doubling", invariant: "renewal-copies", profile: "loss", why: "the last role of a lost participant heartbeat gets fewer copies than a lone elector" },
+  { plant: "ranking-ignores-standbys", invariant: "highest-wins", profile: "priority", why: "the first standby to ask takes a free role, whatever its priority" },
+  { plant: "preempt-without-hold-down", invariant: "preempt-hold-down", profile: "priority", why: "a standby asks to preempt on its first announcement" },
+  { plant: "hold-down-across-restarts", invariant: "no-flapping", profile: "priority", why: "a candidate that comes and goes keeps its hold-down across restarts and gets the role" },
 ];
 
 describe("each checker fails on a planted bug", () => {

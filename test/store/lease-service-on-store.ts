@@ -203,6 +203,174 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
       });
     });
 
+    describe("priorities (docs/protocol.md#priorities-and-preemption)", () => {
+      const I = TIMING.intervalMs;
+      const countedOver = (store: LeaseStore, clock: FakeClock, preemptions: string[] = []): [LeaseService, CountingStore] => {
+        const counted = new CountingStore(store);
+        const metrics = { heartbeat: () => undefined, release: () => undefined, preemption: (utype: string) => void preemptions.push(utype) };
+        return [new LeaseService({ store: counted, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, metrics }), counted];
+      };
+
+      it("gives an expired role to the highest standby seen within T: a lower one is refused (held, nothing written) until I after the expiry, then anyone may", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const [service, counted] = countedOver(store, clock);
+        const utype = "ranked-failover";
+        await service.heartbeat({ utype, uuid: "a" });
+        expect((await service.heartbeat({ utype, uuid: "high", priority: 1, announce: true })).outcome).toBe("held");
+        expect((await service.heartbeat({ utype, uuid: "low", announce: true })).outcome).toBe("held");
+        // The holder dies; the standbys announce again within T of the role becoming free.
+        await clock.advance(T - 100);
+        await service.heartbeat({ utype, uuid: "high", priority: 1, announce: true });
+        await service.heartbeat({ utype, uuid: "low", announce: true });
+        await clock.advance(101);
+        counted.reset();
+        const refused = await service.heartbeat({ utype, uuid: "low" });
+        expect(refused).toMatchObject({ outcome: "held", view: { primary: null, epoch: 1 } });
+        // A read of the entry and one of the role's standbys; nothing written.
+        expect(counted.calls).toEqual(["read", "readStandbys"]);
+        const taken = await service.heartbeat({ utype, uuid: "high", priority: 1, address: "head-1:1" });
+        expect(taken).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "high", epoch: 2, priority: 1 } } });
+
+        // The same again, but the high one never comes: the low one takes the role I after it became free.
+        const other = "ranked-failover-2";
+        await service.heartbeat({ utype: other, uuid: "a" });
+        await service.heartbeat({ utype: other, uuid: "high", priority: 1, announce: true });
+        const freeAt = clock.now() + T;
+        await clock.advance(T - 1);
+        // Both stand by; the high one is slow to take (a lost poll, its hold-back after lost contact).
+        await service.heartbeat({ utype: other, uuid: "high", priority: 1, announce: true });
+        await service.heartbeat({ utype: other, uuid: "low", announce: true });
+        await clock.advance(1 + I - 1);
+        expect((await service.heartbeat({ utype: other, uuid: "low" })).outcome).toBe("held");
+        await clock.advance(1);
+        expect(clock.now()).toBe(freeAt + I);
+        expect(await service.heartbeat({ utype: other, uuid: "low" })).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "low", epoch: 2 } } });
+      });
+
+      it("ranks a released role from its release, and a reservation for a named standby before any ranking", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const utype = "ranked-release";
+        const a = await service.heartbeat({ utype, uuid: "a" });
+        await service.heartbeat({ utype, uuid: "high", priority: 2, announce: true });
+        await service.heartbeat({ utype, uuid: "low", priority: 1, announce: true });
+        await service.release({ utype, uuid: "a", lease: leaseOf(a) });
+        await clock.advance(I - 1);
+        expect((await service.heartbeat({ utype, uuid: "low", priority: 1 })).outcome).toBe("held");
+        await clock.advance(1);
+        expect((await service.heartbeat({ utype, uuid: "low", priority: 1 })).outcome).toBe("accepted");
+        // An operator hands over to "mid" (priority 0): the reservation is the operator's choice, not outranked.
+        await service.heartbeat({ utype, uuid: "mid", announce: true });
+        await service.heartbeat({ utype, uuid: "high", priority: 2, announce: true });
+        expect((await service.handover(utype, "mid")).outcome).toBe("requested");
+        const holder = await service.heartbeat({ utype, uuid: "low", priority: 1 });
+        await service.release({ utype, uuid: "low", lease: leaseOf(holder) });
+        expect((await service.heartbeat({ utype, uuid: "mid" })).outcome).toBe("accepted");
+      });
+
+      it("costs nothing more on a role whose candidates state no priority: a takeover is a read and a write, and the entry is never marked", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const [service, counted] = countedOver(store, clock);
+        const utype = "unranked";
+        await service.heartbeat({ utype, uuid: "a" });
+        await service.heartbeat({ utype, uuid: "b", announce: true, priority: 0 });
+        await clock.advance(T + 1);
+        counted.reset();
+        expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("accepted");
+        expect(counted.calls).toEqual(["read", "replace"]);
+        const entry = await store.read(utype);
+        expect(entry && ("ranked" in entry || "priority" in entry)).toBe(false);
+      });
+
+      it("shows priorities: the holder's (fast path included, one write), each standby's; a new priority is written by the slow path", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const [service, counted] = countedOver(store, clock);
+        const utype = "shown";
+        const first = await service.heartbeat({ utype, uuid: "a", priority: 3 });
+        expect(first).toMatchObject({ view: { primary: { priority: 3 } } });
+        counted.reset();
+        const renewed = await service.heartbeat({ utype, uuid: "a", priority: 3, lease: leaseOf(first) });
+        expect(counted.calls).toEqual(["renew"]);
+        expect(renewed).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "a", priority: 3 } } });
+        await service.heartbeat({ utype, uuid: "s", priority: -2, announce: true, address: "s:1" });
+        await service.heartbeat({ utype, uuid: "z", announce: true });
+        const view = await service.getPrimary(utype, undefined, { standbys: true });
+        expect(view.primary?.priority).toBe(3);
+        expect(view.standbys).toEqual([
+          { uuid: "s", address: "s:1", seenAt: new Date(WALL_START).toISOString(), priority: -2 },
+          { uuid: "z", address: null, seenAt: new Date(WALL_START).toISOString() },
+        ]);
+        counted.reset();
+        const lowered = await service.heartbeat({ utype, uuid: "a", lease: leaseOf(renewed) });
+        expect(counted.calls).toEqual(["read", "replace"]);
+        expect(lowered.view.primary && "priority" in lowered.view.primary).toBe(false);
+        expect((await store.read(utype))?.priority).toBeUndefined();
+      });
+
+      it("preempts by a planned handover: the holder's renewal shows it, its proven release reserves the role, the term ends 'preempted', the standby takes over with a new epoch", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const preemptions: string[] = [];
+        const [service] = countedOver(store, clock, preemptions);
+        const utype = "preempted";
+        const a = await service.heartbeat({ utype, uuid: "a", address: "head-2:1" });
+        // Without preempt, an announcement of higher priority asks nothing of the holder.
+        expect((await service.heartbeat({ utype, uuid: "h", priority: 1, announce: true })).view.handover).toBeNull();
+        await clock.advance(100);
+        const asked = await service.heartbeat({ utype, uuid: "h", priority: 1, announce: true, preempt: true, address: "head-1:1" });
+        expect(asked).toMatchObject({ outcome: "held", view: { primary: { uuid: "a" }, handover: { to: "h", phase: "pending", reason: "preempt" } } });
+        expect(preemptions).toEqual([utype]);
+        // Asked again: nothing more to write, nothing counted twice.
+        await service.heartbeat({ utype, uuid: "h", priority: 1, announce: true, preempt: true });
+        expect(preemptions).toEqual([utype]);
+        await clock.advance(100);
+        const renewal = await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) });
+        expect(renewal).toMatchObject({ outcome: "accepted", view: { handover: { to: "h", phase: "pending", reason: "preempt" } } });
+        const released = await service.release({ utype, uuid: "a", lease: leaseOf(renewal) });
+        expect(released).toMatchObject({ outcome: "released", view: { primary: null, handover: { to: "h", phase: "reserved", reason: "preempt" } } });
+        const taken = await service.heartbeat({ utype, uuid: "h", priority: 1, address: "head-1:1" });
+        expect(taken).toMatchObject({ outcome: "accepted", view: { primary: { uuid: "h", epoch: 2, priority: 1 }, handover: null } });
+        const history = await service.history(utype, 16);
+        expect(history.terms.map((term) => [term.epoch, term.uuid, term.endedBy])).toEqual([
+          [2, "h", null],
+          [1, "a", "preempted"],
+        ]);
+      });
+
+      it("never undoes an operator's handover, never preempts an equal or higher holder, and re-points a preemption only to a higher standby", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const preemptions: string[] = [];
+        const [service] = countedOver(store, clock, preemptions);
+        const utype = "contested";
+        await service.heartbeat({ utype, uuid: "a", priority: 1 });
+        expect((await service.heartbeat({ utype, uuid: "same", priority: 1, announce: true, preempt: true })).view.handover).toBeNull();
+        await service.heartbeat({ utype, uuid: "c", announce: true });
+        expect((await service.handover(utype, "c")).outcome).toBe("requested");
+        const operators = await service.heartbeat({ utype, uuid: "h", priority: 5, announce: true, preempt: true });
+        expect(operators.view.handover).toEqual(expect.objectContaining({ to: "c", phase: "pending" }));
+        expect(operators.view.handover && "reason" in operators.view.handover).toBe(false);
+        expect(preemptions).toEqual([]);
+
+        const other = "contested-2";
+        await service.heartbeat({ utype: other, uuid: "a" });
+        const m = await service.heartbeat({ utype: other, uuid: "m", priority: 1, announce: true, preempt: true });
+        expect(m.view.handover).toMatchObject({ to: "m", reason: "preempt" });
+        const requestedAt = m.view.handover?.requestedAt;
+        await clock.advance(200);
+        const h = await service.heartbeat({ utype: other, uuid: "h", priority: 2, announce: true, preempt: true });
+        // Re-pointed to the higher standby; the holder's deadline still runs from the first request.
+        expect(h.view.handover).toMatchObject({ to: "h", reason: "preempt", requestedAt });
+        const back = await service.heartbeat({ utype: other, uuid: "m", priority: 1, announce: true, preempt: true });
+        expect(back.view.handover).toMatchObject({ to: "h" });
+        expect(preemptions).toEqual([other, other]);
+      });
+    });
+
     describe("standby rows", () => {
       it("are never deleted by a read; the sweeper deletes those not announced for T, in every role, and keeps the rest", async () => {
         const { store } = await target.createStore();

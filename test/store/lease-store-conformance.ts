@@ -411,6 +411,41 @@ export function describeLeaseStoreConformance(name: string, target: ConformanceT
       expect(await store.readStandbys("scheduler")).toEqual([{ utype: "scheduler", uuid: "standby-2", address: null, seenAt: 2_000 }]);
     });
 
+    it("round-trips priorities (docs/protocol.md#priorities-and-preemption): the holder's, negative too, the ranked mark and a preemption's reason; a renewal keeps them, a replace without them drops them", async () => {
+      await fresh();
+      const preempting = lease({ priority: -7, ranked: true, handover: { to: "standby-2", requestedAt: 1_763_632_800_456, reason: "preempt" } });
+      const created = await store.create(preempting);
+      const read = await store.read("scheduler");
+      expect(read).toMatchObject({ priority: -7, ranked: true, handover: { to: "standby-2", requestedAt: 1_763_632_800_456, reason: "preempt" } });
+      const renewed = await store.renew("scheduler", { renewedAt: 1_763_632_801_000 }, created.ok ? created.etag : "unreachable");
+      expect(await store.read("scheduler")).toMatchObject({ priority: -7, ranked: true, handover: { reason: "preempt" } });
+      const high = await store.replace(lease({ priority: 1_000_000 }), renewed.ok ? renewed.etag : "unreachable");
+      const replaced = await store.read("scheduler");
+      expect(replaced?.priority).toBe(1_000_000);
+      expect(replaced?.ranked).toBeUndefined();
+      expect(replaced?.handover).toBeUndefined();
+      await store.replace(lease(), high.ok ? high.etag : "unreachable");
+      const plain = await store.read("scheduler");
+      // Priority 0 is never stored: an entry of a role without priorities reads as it always did.
+      expect(plain && "priority" in plain).toBe(false);
+      expect(plain && "ranked" in plain).toBe(false);
+      expect((await store.list())[0]?.priority).toBeUndefined();
+    });
+
+    it("round-trips a standby's priority, negative too; a newer announcement without one drops it", async () => {
+      await fresh();
+      await store.upsertStandby({ utype: "scheduler", uuid: "standby-1", address: "a:1", seenAt: 1_000, priority: 5 });
+      await store.upsertStandby({ utype: "scheduler", uuid: "standby-2", address: null, seenAt: 2_000, priority: -1_000_000 });
+      const byUuid = (rows: { uuid: string }[]): unknown[] => [...rows].sort((a, b) => (a.uuid < b.uuid ? -1 : 1));
+      expect(byUuid(await store.readStandbys("scheduler"))).toEqual([
+        { utype: "scheduler", uuid: "standby-1", address: "a:1", seenAt: 1_000, priority: 5 },
+        { utype: "scheduler", uuid: "standby-2", address: null, seenAt: 2_000, priority: -1_000_000 },
+      ]);
+      expect(byUuid(await store.listStandbys())).toHaveLength(2);
+      await store.upsertStandby({ utype: "scheduler", uuid: "standby-1", address: "a:1", seenAt: 3_000 });
+      expect(byUuid(await store.readStandbys("scheduler"))[0]).toEqual({ utype: "scheduler", uuid: "standby-1", address: "a:1", seenAt: 3_000 });
+    });
+
     it("keeps one token secret: the first candidate stored is what every ask answers, and no list shows its row", async () => {
       await fresh();
       const secrets = store as LeaseStore & TokenSecretStore;

@@ -33,6 +33,18 @@ describe("lease token", () => {
     expect(Buffer.byteLength(JSON.stringify({ uuid: longest, lease: largest }))).toBeLessThanOrEqual(4096);
   });
 
+  it("carries the holder's priority when it is not 0; a token of priority 0 is the token of before priorities", () => {
+    expect(signer.verify(signer.issue({ ...claims, priority: -1_000_000 }), caller)).toEqual({ ...claims, priority: -1_000_000 });
+    expect(signer.issue({ ...claims, priority: 0 })).toBe(signer.issue(claims));
+    expect(signer.verify(signer.issue({ ...claims, priority: 0 }), caller)).toEqual(claims);
+    // The largest token with a priority still fits.
+    const longest = "x".repeat(128);
+    const largest = signer.issue({ utype: longest, uuid: longest, epoch: Number.MAX_SAFE_INTEGER, etag: `W/"${"0".repeat(160)}"`, address: "\u{1F600}".repeat(512), priority: -1_000_000 });
+    expect(largest.length).toBeLessThanOrEqual(MAX_LEASE_TOKEN_LENGTH);
+    // Checked by its HMAC (another signer of the same secret), not only remembered.
+    expect(new LeaseTokenSigner("0123456789abcdef0123456789abcdef").verify(signer.issue({ ...claims, priority: 4 }), caller)?.priority).toBe(4);
+  });
+
   it("a string longer than any issued token is refused without being parsed", () => {
     const token = signer.issue(claims);
     expect(signer.verify(`${token}${"A".repeat(MAX_LEASE_TOKEN_LENGTH)}`, caller)).toBeUndefined();

@@ -54,4 +54,19 @@ describe("primarySummary", () => {
     const revoked: LeaseView = { ...HELD, standbys: undefined, primary: { ...HELD.primary!, revoked: true } };
     expect(primarySummary(revoked)).toEqual(["scheduler: primary p1.internal:5800, uuid u-holder, epoch 3, revoked, runs out in 1.8 s."]);
   });
+
+  it("shows priorities where stated (docs/protocol.md#priorities-and-preemption), and a handover a preemption asked for", () => {
+    const view: LeaseView = {
+      ...HELD,
+      primary: { ...HELD.primary!, priority: -1 },
+      standbys: [{ ...HELD.standbys![0]!, priority: 2 }, HELD.standbys![1]!],
+      handover: { to: "u-two", requestedAt: "2026-01-01T12:00:00.500Z", phase: "pending", until: "2026-01-01T12:00:03.000Z", reason: "preempt" },
+    };
+    expect(primarySummary(view, FAR_OFF_LOCAL_CLOCK)).toEqual([
+      "scheduler: primary p1.internal:5800, uuid u-holder, epoch 3, priority -1, lease left 1.8 s.",
+      "  handing over to p2.internal:5800 (u-two) (preempted: a standby of higher priority stood by for its hold-down): asked at 2026-01-01T12:00:00.500Z; the primary steps down at its next renewal (refused after 2026-01-01T12:00:03.000Z).",
+      "  standby p2.internal:5800, uuid u-two, priority 2, seen 0.4 s ago.",
+      "  standby (no address), uuid u-three, seen 1.7 s ago.",
+    ]);
+  });
 });

@@ -63,6 +63,33 @@ describe("heartbeat body", () => {
     },
   );
 
+  it("takes a priority (an integer within the range; 0 is the default and left out) and preempt (docs/protocol.md#priorities-and-preemption)", () => {
+    expect(parseHeartbeatBody(bytes('{"uuid":"a","priority":-1000000,"preempt":true,"announce":true}'))).toEqual({
+      uuid: "a",
+      address: undefined,
+      lease: undefined,
+      announce: true,
+      priority: -1_000_000,
+      preempt: true,
+    });
+    expect(parseHeartbeatBody(bytes('{"uuid":"a","priority":1000000}')).priority).toBe(1_000_000);
+    // The defaults stated are the body of a caller that omits them.
+    expect(parseHeartbeatBody(bytes('{"uuid":"a","priority":0,"preempt":false}'))).toEqual({ uuid: "a", address: undefined, lease: undefined });
+  });
+
+  it.each([
+    ['"1"', "priority must be an integer from -1000000 to 1000000 (higher preferred; 0 when omitted) (got \"1\")."],
+    ["1.5", "priority must be an integer from -1000000 to 1000000 (higher preferred; 0 when omitted) (got 1.5)."],
+    ["1000001", "priority must be an integer from -1000000 to 1000000 (higher preferred; 0 when omitted) (got 1000001)."],
+    ["null", "priority must be an integer from -1000000 to 1000000 (higher preferred; 0 when omitted) (got null)."],
+  ])("refuses a priority of %s, naming the field", (value, message) => {
+    expect(refusal(() => parseHeartbeatBody(bytes(`{"uuid":"a","priority":${value}}`))).message).toBe(message);
+  });
+
+  it("refuses a preempt that is not a boolean, naming the field", () => {
+    expect(refusal(() => parseHeartbeatBody(bytes('{"uuid":"a","preempt":"yes"}'))).message).toBe("preempt must be true or false.");
+  });
+
   it("counts the address in Unicode code points, not UTF-16 units", () => {
     const emoji = "\u{1F600}";
     expect(parseHeartbeatBody(bytes(JSON.stringify({ uuid: "a", address: emoji.repeat(300) }))).address).toBe(emoji.repeat(300));

@@ -41,7 +41,7 @@ export async function electCommand({ values, positionals }: CommandLine, env: No
   const utype = onlyUtype("elect", positionals);
   const client = clientSettings(values, env);
   const timeoutMs = parseDuration("timeout", values["timeout"]);
-  const elector = createCliElector(utype, client, values);
+  const elector = createCliElector(utype, client, values, 0, env);
   guardOutput();
   printElectorEvents(elector);
   const say = (text: string): void => note(`ha-module elect: ${text}`);

@@ -124,7 +124,7 @@ export async function runCommand({ values, positionals, trailing }: CommandLine,
   const health = parseHealthFlags(values);
   const exitOnAuthError = values["exit-on-auth-error"] === true;
   const rideThroughMs = parseRideThrough(values["ride-through"], env);
-  const elector = createCliElector(utype, client, values, rideThroughMs);
+  const elector = createCliElector(utype, client, values, rideThroughMs, env);
   const transport = clientOf(client);
   const say = (text: string): void => note(`ha-module run: ${text}`);
   say(identityLine(client));

@@ -149,7 +149,7 @@ export class LeaseBoundCommand {
    */
   demoted(reason: DemotionReason): Promise<void> | undefined {
     if (reason === "stopped") return this.shutDown();
-    if (reason === "handover") return this.handedOver();
+    if (reason === "handover" || reason === "preempted") return this.handedOver(reason);
     if (reason === "revoked") this.revoked();
     else this.update();
     return undefined;
@@ -195,16 +195,18 @@ export class LeaseBoundCommand {
 
   /**
    * The elector was demoted `handover`: an operator asked for a planned handover (ha-module
-   * handover, or release). As for a revoke the command is stopped within the lease (SIGTERM
+   * handover, or release); or `preempted`: a standby of higher priority asked for the role. As for a revoke the command is stopped within the lease (SIGTERM
    * now, SIGKILL after the grace or at the lease's deadline), but the returned promise makes
    * the elector release the lease only once the command's group is gone, so that the
    * successor never starts while this command still runs.
    */
-  async handedOver(): Promise<void> {
+  async handedOver(reason: "handover" | "preempted" = "handover"): Promise<void> {
     if (this.#shuttingDown) return;
-    this.#stopWithinLease(
-      (leftMs) => `an operator asked for a planned handover (ha-module handover or release); ${leftMs} ms are left of the lease, which is released once the command is gone`,
-    );
+    const asked =
+      reason === "preempted"
+        ? "a standby of higher priority asked for the role after its hold-down (a preemption, docs/protocol.md#priorities-and-preemption)"
+        : "an operator asked for a planned handover (ha-module handover or release)";
+    this.#stopWithinLease((leftMs) => `${asked}; ${leftMs} ms are left of the lease, which is released once the command is gone`);
     this.update();
     await this.#command.whenIdle();
   }

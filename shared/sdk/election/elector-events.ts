@@ -12,9 +12,11 @@ import type { PrimaryView } from "../../contract/lease-view.js";
  * lease is released and a new uuid competes, so the next term has a new epoch. `handover`:
  * an operator asked for a planned handover (docs/protocol.md#planned-handover); as with
  * `stopped` the handlers are awaited, then the lease is released with its token (the named
- * standby takes over at once) and a new uuid competes after T.
+ * standby takes over at once) and a new uuid competes after T. `preempted`: the same, but
+ * asked by a standby of higher priority after its hold-down, not by an operator
+ * (docs/protocol.md#priorities-and-preemption).
  */
-export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed" | "resigned" | "handover";
+export type DemotionReason = "rejected" | "revoked" | "lease-expired" | "stopped" | "affinity-lost" | "epoch-changed" | "resigned" | "handover" | "preempted";
 
 /** The events of a PrimaryElector, with what each handler is given (docs/sdk.md#events). */
 export interface ElectorEvents {
@@ -24,7 +26,7 @@ export interface ElectorEvents {
    * names the reason: hand it to the work done for this term.
    */
   elected: { readonly uuid: string; readonly epoch: number; readonly signal: AbortSignal };
-  /** It is no longer primary. Handlers of a `stopped` or `handover` demotion are awaited before release. */
+  /** It is no longer primary. Handlers of a `stopped`, `handover` or `preempted` demotion are awaited before release. */
   demoted: { readonly reason: DemotionReason; readonly uuid: string; readonly epoch: number };
   /**
    * The primary this elector observes changed (another uuid or epoch, or none). `epoch` is

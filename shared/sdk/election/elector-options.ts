@@ -5,6 +5,7 @@ import type { LeaseTransport } from "../transport/lease-transport.js";
 import { LoopSetup, type LoopOptions } from "../loop/loop-setup.js";
 import type { TransportKind } from "../loop/transport-kind.js";
 import { checkId, checkOptionalAddress, checkOptionalFunction, checkOptionsObject } from "../loop/option-checks.js";
+import { isPriority, PRIORITY_RULE } from "../../contract/input-rules.js";
 
 /**
  * What a PrimaryElector takes: the role, where this participant is, and how it reaches the service
@@ -48,6 +49,20 @@ export interface PrimaryElectorOptions extends LoopOptions<LeaseTransport> {
    * fencedCosmosItem, or the SQL form of docs/fencing.md). Default 0: off.
    */
   readonly rideThroughMs?: number;
+  /**
+   * This candidate's priority for the role (docs/protocol.md#priorities-and-preemption): an
+   * integer from -1000000 to 1000000, higher preferred. A free role goes to the highest
+   * standby, and a standby of higher priority than the holder takes the role over after
+   * `preemptAfterMs`. Default 0: every candidate equal, as without priorities.
+   */
+  readonly priority?: number;
+  /**
+   * The hold-down before preempting (docs/protocol.md#priorities-and-preemption): once this
+   * standby has stood by continuously this long (no failed call, the same uuid) while a holder
+   * of lower priority holds the role, it asks for the role by a planned handover. `"off"` or
+   * null: never preempt (a failover still goes to the highest). Default 30000 ms.
+   */
+  readonly preemptAfterMs?: number | "off" | null;
 }
 
 /** The options, checked, with every default filled in. */
@@ -62,7 +77,14 @@ export interface ElectorSettings {
   readonly random: () => number;
   readonly meter: ElectorMeter | undefined;
   readonly rideThroughMs: number;
+  /** 0 unless given. */
+  readonly priority: number;
+  /** The hold-down in ms, or undefined: never preempt. */
+  readonly preemptAfterMs: number | undefined;
 }
+
+/** The default hold-down before a standby of higher priority preempts the holder. */
+export const DEFAULT_PREEMPT_AFTER_MS = 30_000;
 
 /** The longest ride-through: a timer of the platform cannot wait longer (2³¹ − 1 ms, about 24.8 days). */
 export const MAX_RIDE_THROUGH_MS = 2_147_483_647;
@@ -96,7 +118,30 @@ export function resolveElectorOptions(options: PrimaryElectorOptions): ElectorSe
     meter: checkOptionalMeter(options.meter),
     announce: checkOptionalBoolean("announce", options.announce) ?? true,
     rideThroughMs: checkRideThroughMs(options.rideThroughMs),
+    priority: checkPriority(options.priority),
+    preemptAfterMs: checkPreemptAfterMs(options.preemptAfterMs),
   };
+}
+
+/** 0 by default; an integer of the contract's range otherwise. */
+function checkPriority(value: unknown): number {
+  if (value === undefined) return 0;
+  if (!isPriority(value)) {
+    throw new TypeError(`Expected \`priority\` to be ${PRIORITY_RULE}, this candidate's preference for the role, got ${typeof value === "number" ? String(value) : typeof value}.`);
+  }
+  return value;
+}
+
+/** DEFAULT_PREEMPT_AFTER_MS by default; "off" or null: never; else whole milliseconds a timer can wait. */
+function checkPreemptAfterMs(value: unknown): number | undefined {
+  if (value === undefined) return DEFAULT_PREEMPT_AFTER_MS;
+  if (value === "off" || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_RIDE_THROUGH_MS) {
+    throw new TypeError(
+      `Expected \`preemptAfterMs\` to be a whole number of milliseconds up to ${MAX_RIDE_THROUGH_MS} (how long a standby of higher priority stands by before it takes the role over), or "off" to never preempt, got ${typeof value === "number" ? String(value) : JSON.stringify(value) ?? typeof value}.`,
+    );
+  }
+  return value;
 }
 
 /** 0 (off, the default) or a whole number of milliseconds a timer can wait. */

@@ -1,4 +1,4 @@
-import type { LeaseView } from "../../contract/lease-view.js";
+import type { HandoverView, LeaseView } from "../../contract/lease-view.js";
 import type { LeaseTiming } from "../../contract/timing.js";
 
 /**
@@ -63,7 +63,9 @@ export interface Elected {
 /** How a lead phase ended. `halted`: stop() ended the loop; the term is stop()'s to release. */
 export type LeadEnd =
   | { readonly reason: "rejected" | "revoked"; readonly term: Term; readonly view: LeaseView }
-  | { readonly reason: "lease-expired" | "affinity-lost" | "resigned" | "halted" | "handover"; readonly term: Term };
+  | { readonly reason: "lease-expired" | "affinity-lost" | "resigned" | "halted"; readonly term: Term }
+  /** A planned handover pending: an operator's, or a preemption's (`handover.reason`). */
+  | { readonly reason: "handover"; readonly term: Term; readonly handover: HandoverView };
 
 export type AcquireOutcome =
   | { readonly kind: "elected"; readonly elected: Elected }

@@ -36,6 +36,12 @@ export interface FollowHost {
   timing(): LeaseTiming | undefined;
   /** No acquire or takeover before this time: a resign()'s cool-down. */
   competeAt(): number;
+  /**
+   * When the hold-down before preempting the holder ends (docs/protocol.md#priorities-and-preemption),
+   * while the holder last seen is one this elector would preempt: a poll (an announcement
+   * asking to preempt) is due then. Undefined: none to plan.
+   */
+  preemptAt(): number | undefined;
   /** Whether this poll is a standby's announcement (`announcedLast`: the last one was). */
   announceDue(announcedLast: boolean): boolean;
   /** UpdateHeartBeat without a token (an announcement with `announce`). */
@@ -80,6 +86,10 @@ export async function follow(host: FollowHost, start: FollowStart): Promise<Elec
     // quick one: a standby polling fast for a handover to it); a takeover never waits.
     // A holder taking its role back after an outage looks off the grid too: on it, a look can
     // come up to about 2·I after the last, and a standby's hold-back may end first.
+    // The hold-down before preempting ends before the next poll: poll then, so that the
+    // preemption is asked for at once, not up to T/2 later at the next announcement.
+    const preemptAt = host.preemptAt();
+    if (preemptAt !== undefined && preemptAt > host.setup.clock.now()) pollAt = Math.min(pollAt, preemptAt);
     const timing = host.timing();
     const quick = (timing !== undefined && pollAt - host.setup.clock.now() < timing.intervalMs / 2) || host.sticky.pending;
     const planned = pollAt;

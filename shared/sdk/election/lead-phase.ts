@@ -23,6 +23,8 @@ export interface LeadHost {
   readonly utype: string;
   readonly address: string | undefined;
   readonly affinity: string | undefined;
+  /** This candidate's priority (docs/protocol.md#priorities-and-preemption); 0: none stated. */
+  readonly priority: number;
   readonly clock: ElectorClock;
   readonly ride: RideThrough;
   readonly renewalTimer: RenewalTimer;
@@ -86,7 +88,9 @@ export async function leadTerm(host: LeadHost, { term: first, sentAt: acquiredAt
       if (beforeRenewal !== undefined) return beforeRenewal;
       const timing = host.timing() ?? acquired;
       renewAt = host.clock.now() + timing.intervalMs;
-      const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: host.address ?? null, lease: term.lease } : { uuid: term.uuid, lease: term.lease };
+      // The priority with every renewal: the service keeps the one the holder states (0 is never sent).
+      const stated = host.priority === 0 ? {} : { priority: host.priority };
+      const request: HeartbeatBody = sendAddress ? { uuid: term.uuid, address: host.address ?? null, lease: term.lease, ...stated } : { uuid: term.uuid, lease: term.lease, ...stated };
       const answer = await renew(host, timing, term, request, wake, refused);
       const afterRenewal = ended();
       if (afterRenewal !== undefined) return afterRenewal;
@@ -126,7 +130,7 @@ export async function leadTerm(host: LeadHost, { term: first, sentAt: acquiredAt
       alarm.arm(host.ride.endOf(term));
       host.ride.watch(term);
       // An operator asked for a planned handover: step down (stop() winding down keeps renewing).
-      if (result.view.handover?.phase === "pending" && host.leading()) return { reason: "handover", term };
+      if (result.view.handover?.phase === "pending" && host.leading()) return { reason: "handover", term, handover: result.view.handover };
       if (host.affinity !== undefined && host.leading()) {
         const holds = await host.affinityHolds(host.affinity, Math.max(1, term.deadline - host.clock.now()), wake, true);
         const afterAffinity = ended();

@@ -6,7 +6,7 @@ import { observeElectorStats, type ElectorMeter } from "./elector-meter.js";
 import { epochHeldBy, takeoverTime, type AcquireOutcome, type Elected, type FollowStart, type LeadEnd, type Role, type Term } from "./elector-role.js";
 import { ElectorStatistics, type ElectorStats } from "./elector-stats.js";
 import type { HeartbeatBody } from "../../contract/heartbeat-body.js";
-import type { LeaseView } from "../../contract/lease-view.js";
+import type { HandoverView, LeaseView } from "../../contract/lease-view.js";
 import type { LeaseTiming } from "../../contract/timing.js";
 import type { CallOptions, LeaseTransport } from "../transport/lease-transport.js";
 import { ElectorMembership } from "./elector-membership.js";
@@ -22,6 +22,7 @@ import { RideThrough } from "./ride-through.js";
 import { acceptedForAnother, leadTerm, type LeadHost } from "./lead-phase.js";
 import { follow, type FollowHost } from "./follow-phase.js";
 import { StandbyAnnouncements } from "./standby-announcements.js";
+import { HoldDown } from "./preemption.js";
 
 export type { DemotionReason, ElectorEvents } from "./elector-events.js";
 export type { PrimaryElectorOptions } from "./elector-options.js";
@@ -94,6 +95,12 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   readonly #announcements: StandbyAnnouncements;
   /** Its last term to take back after an outage, and the hold-back of takeovers after lost contact (docs/protocol.md#sticky-recovery). */
   readonly #sticky = new StickyTakeBack();
+  /** This candidate's priority, 0 unless given (docs/protocol.md#priorities-and-preemption). */
+  readonly #priority: number;
+  /** How long it has stood by, and whether it asks to preempt the holder (preemption.ts). */
+  readonly #holdDown: HoldDown;
+  /** The last answer's view: the holder the hold-down judges. */
+  #lastView: LeaseView | undefined;
 
   constructor(options: PrimaryElectorOptions) {
     super();
@@ -107,6 +114,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#random = settings.random;
     this.#failures = new CallFailures(settings.setup.retryDelayMs, settings.random);
     this.#announcements = new StandbyAnnouncements(settings.announce);
+    this.#priority = settings.priority;
+    this.#holdDown = new HoldDown(settings.priority, settings.preemptAfterMs);
     this.#meter = settings.meter;
     this.#ride = new RideThrough(
       settings.rideThroughMs,
@@ -303,7 +312,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
         return;
       }
       const end = await leadTerm(this.#host, elected, this.#resignation);
-      const next = end.reason === "handover" ? await this.#handOver(end.term) : this.#afterTerm(end);
+      const next = end.reason === "handover" ? await this.#handOver(end.term, end.handover) : this.#afterTerm(end);
       if (next === undefined || this.#halt.signal.aborted) return;
       start = next;
     }
@@ -319,7 +328,11 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     const sentAt = this.#setup.clock.now();
     const uuid = this.#uuid;
     this.#role = { kind: "acquiring" };
-    const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce } : { uuid, address: this.address ?? null };
+    // Stated only when not 0, and `preempt` only on an announcement whose hold-down has passed:
+    // without priorities the body is what it always was.
+    const stated = this.#priority === 0 ? {} : { priority: this.#priority };
+    const preempt = announce && this.#holdDown.wants(this.#lastView, uuid, sentAt) ? { preempt: true } : {};
+    const body: HeartbeatBody = announce ? { uuid, address: this.address ?? null, announce, ...stated, ...preempt } : { uuid, address: this.address ?? null, ...stated };
     // Only its own budget ends it: a signal nobody aborts, one per call (a shared one would
     // gather a listener per acquire in flight across every elector of the process).
     const result = await this.#call(heartbeatBudgetMs(this.#timing, this.#setup.retryDelayMs), new AbortController().signal, (options) => this.#calls.heartbeat(this.utype, body, options), "write");
@@ -348,6 +361,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
     this.#role = { kind: "leading", term };
     this.#resignation = new AbortController();
     this.#sticky.elected();
+    // Holding a term ends standing by: a later one starts a fresh hold-down.
+    this.#holdDown.interrupt();
     this.#stats.elected();
     void this.listeners.emit("elected", { uuid, epoch, signal: term.ended.signal });
     return { kind: "elected", elected };
@@ -383,12 +398,16 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    * watches for T (the resign cool-down), so that a handover to any goes to a standby rather
    * than back to this process. Undefined when stop() came meanwhile (the release is done).
    */
-  async #handOver(term: Term): Promise<FollowStart | undefined> {
+  async #handOver(term: Term, handover: HandoverView): Promise<FollowStart | undefined> {
     this.#role = { kind: "releasing", term };
     this.#uuid = this.#newUuid();
     this.#stats.demoted();
-    term.ended.abort(new TermEndedError("handover", term.uuid, term.epoch));
-    await this.listeners.emit("demoted", { reason: "handover", uuid: term.uuid, epoch: term.epoch });
+    // A standby of higher priority asked (docs/protocol.md#priorities-and-preemption), or an
+    // operator did: an operator's move is not undone by this process preempting it back.
+    const reason = handover.reason === "preempt" ? "preempted" : "handover";
+    if (reason === "handover") this.#holdDown.movedAwayByOperator(handover.requestedAt);
+    term.ended.abort(new TermEndedError(reason, term.uuid, term.epoch));
+    await this.listeners.emit("demoted", { reason, uuid: term.uuid, epoch: term.epoch });
     try {
       const released = await this.#setup.transport.release(this.utype, term.uuid, { timeoutInMs: releaseBudgetMs(this.#timing, this.#setup.retryDelayMs), lease: term.lease });
       this.#observe(released.view);
@@ -447,6 +466,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       utype: this.utype,
       address: this.address,
       affinity: this.affinity,
+      priority: this.#priority,
       setup: this.#setup,
       clock: this.#setup.clock,
       random: this.#random,
@@ -465,7 +485,11 @@ export class PrimaryElector extends Evented<ElectorEvents> {
       leading: () => this.#role.kind === "leading",
       // Never while it may not compete (a resign()'s cool-down).
       announceDue: (announcedLast) =>
-        this.#setup.clock.now() >= this.#competeAt && this.#announcements.due(this.#uuid, this.#setup.clock.now(), this.#timing, announcedLast, this.#failures.writesRefused),
+        this.#setup.clock.now() >= this.#competeAt &&
+        (this.#announcements.due(this.#uuid, this.#setup.clock.now(), this.#timing, announcedLast, this.#failures.writesRefused) ||
+          // A preemption is asked for on an announcement, whatever the `announce` option says.
+          (!(announcedLast && this.#failures.writesRefused) && this.#holdDown.wants(this.#lastView, this.#uuid, this.#setup.clock.now()))),
+      preemptAt: () => (this.#lastView !== undefined && this.#holdDown.outranks(this.#lastView, this.#uuid) && !this.#holdDown.movedAway ? this.#holdDown.dueAt() : undefined),
       acquire: (announce) => this.#acquire(announce),
       poll: (budgetMs, signal) => this.#call(budgetMs, signal, (options) => this.#calls.getPrimary(this.utype, options), "read"),
       affinityHolds: (affinity, budgetMs, signal, onFailure) => this.#affinityHolds(affinity, budgetMs, signal, onFailure),
@@ -507,6 +531,8 @@ export class PrimaryElector extends Evented<ElectorEvents> {
    */
   #observe(view: LeaseView, call: CallKind = "write"): void {
     this.#failures.answered(call);
+    this.#lastView = view;
+    if (this.#role.kind !== "leading" && this.#role.kind !== "releasing") this.#holdDown.observe(view, this.#uuid, this.#setup.clock.now());
     this.#sticky.answered(this.#setup.clock.now(), view);
     this.#timing = { intervalMs: view.intervalMs, timeoutMs: view.timeoutMs };
     this.#stats.observed(this.#setup.clock.now(), view.primary?.expiresInMs);
@@ -545,6 +571,7 @@ export class PrimaryElector extends Evented<ElectorEvents> {
   #fail(error: unknown, call: CallKind = "write", sentAt = this.#setup.clock.now()): void {
     this.#stats.failed();
     this.#failures.failed(error, call, this.#setup.clock.now());
+    this.#holdDown.interrupt();
     this.#sticky.failed(error, sentAt);
     this.#report(error);
   }

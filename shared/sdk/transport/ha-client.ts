@@ -3,6 +3,7 @@ import { EndpointNotFoundError } from "./endpoint-not-found-error.js";
 import { environmentDefault } from "../loop/environment.js";
 import { HaRequestError } from "./ha-request-error.js";
 import type { HeartbeatBody } from "../../contract/heartbeat-body.js";
+import { isPriority, PRIORITY_RULE } from "../../contract/input-rules.js";
 import type { HealthView, LeaseView } from "../../contract/lease-view.js";
 import { REFUSED_OUTCOME_CODES, type HandoverResult, type HeartbeatResult, type ReleaseResult, type WithdrawResult } from "../../contract/outcomes.js";
 import type { CallOptions, LeaseTransport, ReleaseOptions } from "./lease-transport.js";
@@ -470,7 +471,17 @@ function heartbeatRequest(body: HeartbeatBody): HeartbeatBody {
   const uuid = checkId("uuid", body.uuid);
   const address = body.address === null ? null : checkOptionalAddress("address", body.address);
   const lease = checkOptionalString("lease", body.lease);
-  return { uuid, ...(address === undefined ? {} : { address }), ...(lease === undefined ? {} : { lease }), ...(body.announce === true ? { announce: true } : {}) };
+  const priority: unknown = body.priority;
+  if (priority !== undefined && !isPriority(priority)) throw new TypeError(`Expected \`priority\` to be ${PRIORITY_RULE}, got ${typeof priority === "number" ? String(priority) : typeof priority}.`);
+  // A priority of 0 and preempt false are the defaults: sent as a caller without priorities sends them (not at all).
+  return {
+    uuid,
+    ...(address === undefined ? {} : { address }),
+    ...(lease === undefined ? {} : { lease }),
+    ...(body.announce === true ? { announce: true } : {}),
+    ...(priority === undefined || priority === 0 ? {} : { priority }),
+    ...(body.preempt === true ? { preempt: true } : {}),
+  };
 }
 
 /** The body of PUT /api/members/{group}/{member}, checked. */

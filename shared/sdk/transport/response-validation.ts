@@ -1,5 +1,6 @@
 import { CorruptedMessageError } from "./corrupted-message-error.js";
 import type { HandoverView, HealthView, LeaseView, PrimaryView, StandbyView } from "../../contract/lease-view.js";
+import { isPriority, PRIORITY_RULE } from "../../contract/input-rules.js";
 
 /**
  * Validation of what the service answers (docs/api.md). A body is trusted only when every
@@ -60,11 +61,13 @@ function isIsoTime(value: unknown): value is string {
 function parseHandover(value: unknown, what: string, status: number): HandoverView | null {
   if (value === undefined || value === null) return null;
   if (!isObject(value)) throw corrupted(what, status, "handover must be an object or null");
-  const { to, requestedAt, phase, until } = value;
+  const { to, requestedAt, phase, until, reason } = value;
   if (to !== null && (typeof to !== "string" || to === "")) throw corrupted(what, status, "handover.to must be a uuid or null");
   if (phase !== "pending" && phase !== "reserved") throw corrupted(what, status, 'handover.phase must be "pending" or "reserved"');
   if (!isIsoTime(requestedAt) || !isIsoTime(until)) throw corrupted(what, status, "handover.requestedAt and handover.until must be ISO-8601 times");
-  return { to, requestedAt, phase, until };
+  // Absent: an operator's handover (and every handover of a service from before priorities).
+  if (reason !== undefined && reason !== "preempt") throw corrupted(what, status, 'handover.reason must be "preempt" or absent');
+  return reason === "preempt" ? { to, requestedAt, phase, until, reason } : { to, requestedAt, phase, until };
 }
 
 function parseStandbys(value: unknown, what: string, status: number): StandbyView[] {
@@ -75,11 +78,11 @@ function parseStandbys(value: unknown, what: string, status: number): StandbyVie
 /** One standby row as the service shows it: `{uuid, address, seenAt}`. */
 export function parseStandby(standby: unknown, what: string, status: number): StandbyView {
   if (!isObject(standby)) throw corrupted(what, status, "a standby must be an object");
-  const { uuid, address, seenAt } = standby;
+  const { uuid, address, seenAt, priority } = standby;
   if (typeof uuid !== "string" || uuid === "") throw corrupted(what, status, "standby.uuid is missing");
   if (address !== null && typeof address !== "string") throw corrupted(what, status, "standby.address must be a string or null");
   if (!isIsoTime(seenAt)) throw corrupted(what, status, "standby.seenAt must be an ISO-8601 time");
-  return { uuid, address, seenAt };
+  return withPriority({ uuid, address, seenAt }, parsePriority(priority, "standby.priority", what, status));
 }
 
 function parsePrimary(value: unknown, what: string, status: number): PrimaryView | null {
@@ -97,7 +100,19 @@ function parsePrimary(value: unknown, what: string, status: number): PrimaryView
   }
   // Always sent by this version of the service; a service from before revocation omits it.
   if (revoked !== undefined && typeof revoked !== "boolean") throw corrupted(what, status, "primary.revoked must be a boolean");
-  return { uuid, address, epoch, renewedAt, expiresInMs, revoked: revoked === true };
+  return withPriority({ uuid, address, epoch, renewedAt, expiresInMs, revoked: revoked === true }, parsePriority(value["priority"], "primary.priority", what, status));
+}
+
+/** A view's priority: absent (0), or an integer of the contract's range. */
+function parsePriority(value: unknown, field: string, what: string, status: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!isPriority(value)) throw corrupted(what, status, `${field} must be ${PRIORITY_RULE}`);
+  return value;
+}
+
+/** `view` with `priority` when it is not 0 (a view never shows 0). */
+function withPriority<T extends object>(view: T, priority: number | undefined): T & { readonly priority?: number } {
+  return priority === undefined || priority === 0 ? view : { ...view, priority };
 }
 
 /** The 200 answer to UpdateHeartBeat: a view whose primary is the caller, plus a token. */

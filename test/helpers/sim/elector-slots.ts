@@ -63,12 +63,15 @@ export class ElectorSlots {
   readonly #current: (Participant | undefined)[];
   readonly #started: number[];
   readonly #extras: (Extras | undefined)[];
+  /** How long the slot's earlier processes were up in all (the `hold-down-across-restarts` plant's memory). */
+  readonly #upBefore: number[];
   #uuids = 0;
 
   constructor(private readonly deps: ElectorSlotsDeps) {
     this.#current = deps.scenario.starts.map(() => undefined);
     this.#started = deps.scenario.starts.map(() => 0);
     this.#extras = deps.scenario.starts.map(() => undefined);
+    this.#upBefore = deps.scenario.starts.map(() => 0);
   }
 
   /** The process of the slot's running elector, if it has one. */
@@ -101,9 +104,11 @@ export class ElectorSlots {
       // The poll jitter, from a stream of its own: the run's faults draw the same numbers
       // whatever the electors draw, and the seed still replays the run exactly.
       random: jitterStream(scenario.seed, slot, n),
-      // Standbys announce themselves only where an operator may name one in a handover.
-      announce: scenario.handovers.length > 0,
+      // Standbys announce themselves only where an operator may name one in a handover, or
+      // where priorities rank them (the service ranks the standbys it has rows of).
+      announce: scenario.handovers.length > 0 || scenario.priorities !== undefined,
       rideThroughMs: scenario.rideThroughMs ?? 0,
+      ...(scenario.priorities === undefined ? {} : { priority: scenario.priorities[slot] ?? 0, preemptAfterMs: this.#preemptAfterMs(slot) }),
     });
     const participant: Participant = { name: `e${slot}.${n}`, elector, process, lastUuid: elector.uuid, gone: false, startedAt: world.now, calls: transport.calls };
     this.#current[slot] = participant;
@@ -119,6 +124,20 @@ export class ElectorSlots {
       extras?.session.start();
       extras?.watcher.start();
     });
+  }
+
+  /**
+   * The hold-down the slot's elector is told: the scenario's, or a planted bug's — 0
+   * (`preempt-without-hold-down`), or the scenario's less the time the slot's earlier
+   * processes were up (`hold-down-across-restarts`, as a hold-down kept across restarts would be).
+   */
+  #preemptAfterMs(slot: number): number {
+    const { scenario } = this.deps;
+    const hold = scenario.preemptAfterMs ?? 0;
+    if (scenario.plant === "preempt-without-hold-down") return 0;
+    if (scenario.plant !== "hold-down-across-restarts") return hold;
+    const up = this.#upBefore[slot] ?? 0;
+    return Math.max(0, Math.round(hold - up));
   }
 
   #extrasOf(slot: number, n: number, process: SimProcess, transport: SimTransport): Extras {
@@ -206,6 +225,7 @@ export class ElectorSlots {
     const participant = this.#current[slot];
     if (healed() || participant === undefined) return;
     this.#current[slot] = undefined;
+    this.#upBefore[slot] = (this.#upBefore[slot] ?? 0) + (world.now - participant.startedAt);
     const extras = this.#extras[slot];
     this.#extras[slot] = undefined;
     if (how === "crashed") {

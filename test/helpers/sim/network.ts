@@ -115,7 +115,15 @@ export class SimTransport implements LeaseTransport {
     return {
       getPrimary: (utype, at, options) => service.getPrimary(utype, at ?? arrival, options),
       heartbeat: async (request, at) => {
-        const input = { utype: request.utype, uuid: request.uuid, address: request.address, lease: request.lease, ...(request.announce === true ? { announce: true } : {}) };
+        const input = {
+          utype: request.utype,
+          uuid: request.uuid,
+          address: request.address,
+          lease: request.lease,
+          ...(request.announce === true ? { announce: true } : {}),
+          ...(request.priority === undefined ? {} : { priority: request.priority }),
+          ...(request.preempt === true ? { preempt: true } : {}),
+        };
         const result = await service.heartbeat(input, at);
         this.deps.stats.count(HEARTBEAT_STAT[result.outcome]);
         if (this.deps.releaseBeforeStepDown && result.outcome === "accepted" && result.view.handover?.phase === "pending") {

@@ -58,6 +58,7 @@ export class PlantedStore implements LeaseStore {
   }
 
   readStandbys(utype: string, options?: StoreCallOptions): Promise<StandbyRecord[]> {
+    if (this.bug === "ranking-ignores-standbys") return Promise.resolve([]);
     return this.inner.readStandbys(utype, options);
   }
 

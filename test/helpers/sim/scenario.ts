@@ -35,7 +35,13 @@ export type PlantedBug =
    * role of a lost participant heartbeat doubles the budget the next one reads, so the last
    * gets fewer copies than a lone elector.
    */
-  | "shared-renewal-doubling";
+  | "shared-renewal-doubling"
+  /** The service's ranking of a free role's candidates sees no standby rows (its read of them answers none): the first to ask wins. */
+  | "ranking-ignores-standbys"
+  /** Each elector is told a hold-down of 0: it asks to preempt on its first announcement. */
+  | "preempt-without-hold-down"
+  /** A restarted elector is told the hold-down less the time its slot's earlier processes were up, as a hold-down kept across restarts would be. */
+  | "hold-down-across-restarts";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "renew-ignores-etag",
@@ -53,6 +59,9 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "ride-through-past-refusal",
   "fenced-write-ignores-etag",
   "shared-renewal-doubling",
+  "ranking-ignores-standbys",
+  "preempt-without-hold-down",
+  "hold-down-across-restarts",
 ];
 
 /** What the checker judges after every event; see checker.ts and sticky-judge.ts. */
@@ -66,7 +75,10 @@ export type Invariant =
   | "ride-through"
   | "fenced-writes"
   | "sticky"
-  | "renewal-copies";
+  | "renewal-copies"
+  | "highest-wins"
+  | "preempt-hold-down"
+  | "no-flapping";
 
 export const ALL_INVARIANTS: readonly Invariant[] = [
   "epochs-increase",
@@ -79,6 +91,9 @@ export const ALL_INVARIANTS: readonly Invariant[] = [
   "fenced-writes",
   "sticky",
   "renewal-copies",
+  "highest-wins",
+  "preempt-hold-down",
+  "no-flapping",
 ];
 
 /**
@@ -100,10 +115,15 @@ export const DEFAULT_INVARIANTS: readonly Invariant[] = ALL_INVARIANTS;
  * `loss`: lost messages and nothing else, a fast service, I = 1 s and T = 5 s, slot 0 (and
  * slot 1 in half the runs) a participant of three roles: every lease that runs out must
  * have had a lone elector's copies (`renewal-copies`): must stay green.
+ * `priority`: candidates of priorities 0–2 (ties too), a hold-down of 2·T, crashes, stops,
+ * a preferred slot that flaps (up for less than its hold-down, down, up again), and a
+ * partitioned participant now and then, on a fast network that loses nothing: the
+ * `highest-wins`, `preempt-hold-down` and `no-flapping` invariants judge it
+ * (docs/protocol.md#priorities-and-preemption): must stay green.
  */
-export type Profile = "safe" | "skew" | "skew-margin" | "outage" | "loss";
+export type Profile = "safe" | "skew" | "skew-margin" | "outage" | "loss" | "priority";
 
-export const PROFILES: readonly Profile[] = ["safe", "skew", "skew-margin", "outage", "loss"];
+export const PROFILES: readonly Profile[] = ["safe", "skew", "skew-margin", "outage", "loss", "priority"];
 
 export interface NetworkFaults {
   /** Probability that a request, or its answer, is lost (the caller times out). */
@@ -196,6 +216,13 @@ export interface Scenario {
   readonly plant?: PlantedBug;
   /** The invariants judged; all by default. */
   readonly invariants?: readonly Invariant[];
+  /**
+   * Each slot's `priority` (docs/protocol.md#priorities-and-preemption); absent: every
+   * candidate 0, and the priority invariants judge nothing.
+   */
+  readonly priorities?: readonly number[];
+  /** The electors' `preemptAfterMs` with `priorities`. */
+  readonly preemptAfterMs?: number;
 }
 
 const TIMING = { intervalMs: 200, timeoutMs: 1000 };
@@ -224,6 +251,7 @@ export function generateScenario(seed: number, profile: Profile = "safe", plant?
   if (profile === "skew-margin") return skewScenario(seed, rng, profile, Math.floor(safeSkewBoundMs()) - 1, plant);
   if (profile === "outage") return outageScenario(seed, rng, plant);
   if (profile === "loss") return lossScenario(seed, rng, plant);
+  if (profile === "priority") return priorityScenario(seed, rng, plant);
   return safeScenario(seed, rng, plant);
 }
 
@@ -409,6 +437,56 @@ function lossScenario(seed: number, rng: Prng, plant: PlantedBug | undefined): S
     deletions: [],
     handovers: [],
     batched: rng.chance(0.5) ? [0, 1] : [0],
+    ...(plant === undefined ? {} : { plant }),
+  };
+}
+
+/**
+ * Candidates of priorities 0–2 (ties too) with a hold-down of 2·T, on a network and a store
+ * that lose nothing and answer fast (a higher standby must be able to ask within I of the
+ * role becoming free), among crashes, stops and a partition now and then; the slot of the
+ * highest priority flaps: up for less than its hold-down, down, up again, a few times.
+ */
+function priorityScenario(seed: number, rng: Prng, plant: PlantedBug | undefined): Scenario {
+  const electors = 3;
+  const safetyPhaseMs = 30_000;
+  const holdMs = 2 * TIMING.timeoutMs;
+  const priorities = Array.from({ length: electors }, () => rng.int(0, 2));
+  const at = (): number => rng.int(1000, safetyPhaseMs - 5000);
+  const who = (): number => rng.int(0, electors - 1);
+  const top = priorities.indexOf(Math.max(...priorities));
+  // The flapping slot: up for less than its hold-down, down for a while, from a start of its own.
+  const flaps: { who: number; at: number; restartAfterMs: number }[] = [];
+  let flapAt = rng.int(2000, 8000);
+  for (let cycle = rng.int(0, 3); cycle > 0; cycle--) {
+    const downMs = rng.int(200, 1500);
+    flaps.push({ who: top, at: flapAt, restartAfterMs: downMs });
+    flapAt += downMs + rng.int(300, holdMs - 300);
+  }
+  return {
+    seed,
+    profile: "priority",
+    timing: TIMING,
+    storeTimeoutMs: 400,
+    safetyPhaseMs,
+    rates: Array.from({ length: electors }, () => rng.between(1 - RHO, 1 + RHO)),
+    starts: Array.from({ length: electors }, () => rng.int(0, 2000)),
+    skews: [0],
+    sharedSecret: true,
+    network: { lossRate: 0, maxDelayMs: rng.int(0, 30), unavailableRate: 0, duplicateRate: rng.between(0, 0.1) },
+    store: { maxLatencyMs: rng.int(0, 10), ambiguousRate: 0, lostBeforeStoreRate: 0 },
+    outages: [],
+    pauses: [],
+    stalls: [],
+    crashes: Array.from({ length: rng.int(0, 2) }, () => ({ who: who(), at: at(), restartAfterMs: rng.int(500, 6000) })),
+    stops: [...flaps, ...Array.from({ length: rng.int(0, 2) }, () => ({ who: who(), at: at(), restartAfterMs: rng.int(0, 4000) }))],
+    revokes: [],
+    deletions: [],
+    handovers: [],
+    partitions: Array.from({ length: rng.int(0, 1) }, () => ({ who: who(), at: at(), forMs: rng.int(100, 2 * TIMING.timeoutMs) })),
+    fencedWrites: true,
+    priorities,
+    preemptAfterMs: holdMs,
     ...(plant === undefined ? {} : { plant }),
   };
 }

@@ -20,6 +20,7 @@ import { SimWorld } from "./world.js";
 import { SimFencedTable } from "./fenced-resource.js";
 import type { RenewalAnswer } from "./network.js";
 import { StickyJudge } from "./sticky-judge.js";
+import { PriorityJudge } from "./priority-judge.js";
 
 const UTYPE = "sim";
 const HEALED_NETWORK: NetworkFaults = { lossRate: 0, maxDelayMs: 10, unavailableRate: 0, duplicateRate: 0 };
@@ -32,6 +33,7 @@ const STORE_BUGS: ReadonlySet<PlantedBug> = new Set([
   "release-resets-epoch",
   "acknowledges-lost-writes",
   "forgets-ended-uuids",
+  "ranking-ignores-standbys",
 ]);
 
 export interface Outcome {
@@ -143,6 +145,7 @@ async function run(scenario: Scenario, seams: SimSeams): Promise<Outcome> {
     new StickyJudge(scenario, world, checker, store, UTYPE, stats, livenessBoundMs(scenario)),
     ...companions.map((companion, index) => new StickyJudge(scenario, world, companion, store, `${UTYPE}-${companionRoles()[index]!.role}`, companion.stats, livenessBoundMs(scenario))),
   ];
+  const priorities = new PriorityJudge(scenario, world, checker, store, UTYPE, stats);
   const during = <T extends { readonly at: number; readonly forMs: number }>(faults: readonly T[] | undefined, match: (fault: T) => boolean = () => true): T | undefined =>
     healed ? undefined : faults?.find((fault) => fault.at <= world.now && world.now < fault.at + fault.forMs && match(fault));
   let serviceError: unknown;
@@ -168,6 +171,7 @@ async function run(scenario: Scenario, seams: SimSeams): Promise<Outcome> {
     checker.check();
     for (const companion of companions) companion.check();
     for (const judge of sticky) judge.check();
+    priorities.check();
   };
 
   const slots = new ElectorSlots({ world, scenario, network, checker, stats, utype: UTYPE, healed: () => healed, companions, fenced, elector: seams.elector });

@@ -49,12 +49,21 @@ export const STAT_NAMES = [
   "rolesMovedFromADeadHolder",
   /** Not a fault: leases that ran out where `renewal-copies` judges them (the loss profile's fast service). */
   "expiriesJudged",
+  /** Judged by the priority invariants (the priority profile only): new terms on a free role… */
+  "priorityTakeovers",
+  /** …won by a candidate no standing-by one outranked. */
+  "takeoversByTheHighest",
+  /** Preemptions written (a handover with reason preempt). */
+  "preemptions",
 ] as const;
 
 /** Counted only where the `sticky` invariant judges (the outage profile). */
 export const STICKY_STAT_NAMES: readonly StatName[] = ["outagesWithAHolder", "rolesKeptThroughOutages", "rolesMovedFromADeadHolder"];
 
 export type StatName = (typeof STAT_NAMES)[number];
+
+/** Counted only where the priority invariants judge (the priority profile). */
+export const PRIORITY_STAT_NAMES: readonly StatName[] = ["priorityTakeovers", "takeoversByTheHighest", "preemptions"];
 
 export class SimStats {
   readonly counts: Record<StatName, number> = Object.fromEntries(STAT_NAMES.map((name) => [name, 0])) as Record<StatName, number>;
