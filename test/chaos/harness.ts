@@ -121,12 +121,12 @@ async function inject(plan: FaultPlan, cluster: Cluster, tail: LogTail): Promise
         await cluster.restartServe();
         break;
       case "store-stop":
-        label = `${kind} (${cluster.store!.label}: ${await cluster.store!.freeze()} processes)`;
+        label = `${kind} (${cluster.store!.label}: ${processes(await cluster.store!.freeze())})`;
         await sleep(plan.holdMs);
         cluster.store!.thaw();
         break;
       case "store-kill":
-        label = `${kind} (${cluster.store!.label}: ${await cluster.store!.kill()} processes)`;
+        label = `${kind} (${cluster.store!.label}: ${processes(await cluster.store!.kill())})`;
         await sleep(plan.holdMs);
         await cluster.store!.restart();
         break;
@@ -156,6 +156,10 @@ async function inject(plan: FaultPlan, cluster: Cluster, tail: LogTail): Promise
     ended: hitPrimary && endsWorker && current !== undefined ? writerKey(current) : undefined,
     label: `${kind} of ${target.name} (${hitPrimary ? "primary" : "standby"})`,
   };
+}
+
+function processes(count: number): string {
+  return `${count} process${count === 1 ? "" : "es"}`;
 }
 
 function choose(candidates: readonly Participant[], pick: number): Participant {
