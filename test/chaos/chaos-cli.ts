@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CHAOS_MAIN_PATH } from "./paths.js";
@@ -23,6 +23,8 @@ export interface ChaosReport {
 /** Runs `npm run chaos`'s entry point with `args` (as the built harness, a real process); for tests. */
 export async function runChaosCli(args: readonly string[], timeoutMs: number): Promise<{ code: number | null; output: string; report: ChaosReport | undefined }> {
   const dir = mkdtempSync(join(tmpdir(), "ha-chaos-test-"));
+  // Under root, --store postgres runs PostgreSQL as nobody, who must enter the work directory.
+  chmodSync(dir, 0o755);
   const reportPath = join(dir, "report.json");
   try {
     // Its work directory inside ours: a run with violations keeps it, and this removes it.

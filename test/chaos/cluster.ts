@@ -3,11 +3,11 @@ import { join } from "node:path";
 import type { Incident } from "./judge.js";
 import type { ChaosOptions } from "./options.js";
 import { Participant } from "./participant.js";
-import type { LoggedProcess } from "./processes.js";
-import { startServe, startStoreProcess, type ServeProcess, type StoreProcess } from "./service-processes.js";
+import { startAzuriteStore, startPostgresStore, type ChaosStore } from "./chaos-store.js";
+import { STOP_TIMEOUT_MS, killAndWait, stopAndWait } from "./processes.js";
+import { startServe, type ServeProcess } from "./service-processes.js";
 
 export const UTYPE = "chaos";
-const STOP_TIMEOUT_MS = 15_000;
 
 /**
  * Everything a chaos run starts: the store (when it runs as its own process), the
@@ -19,7 +19,8 @@ export class Cluster {
   readonly incidents: Incident[] = [];
   readonly participants: Participant[] = [];
   services: ServeProcess[] = [];
-  store: StoreProcess | undefined;
+  /** With --store process or postgres: the store as its own process(es), which the store faults hit. */
+  store: ChaosStore | undefined;
 
   private constructor(
     private readonly options: ChaosOptions,
@@ -30,7 +31,10 @@ export class Cluster {
   static async start(options: ChaosOptions, workDir: string, logPath: string): Promise<Cluster> {
     const cluster = new Cluster(options, workDir, logPath);
     try {
-      if (options.store === "process") await cluster.startStore(0);
+      const onStoreExit = (child: { name: string; tail: () => string }, exit: { code: number | null; signal: NodeJS.Signals | null }): void =>
+        cluster.#crashed(child.name, exit, child.tail());
+      if (options.store === "process") cluster.store = await startAzuriteStore(workDir, onStoreExit);
+      if (options.store === "postgres") cluster.store = await startPostgresStore(workDir, onStoreExit);
       const serviceCount = options.plant === "two-services" ? 2 : 1;
       for (let index = 0; index < serviceCount; index += 1) cluster.services.push(await cluster.#startServe(index, 0));
       for (let index = 0; index < options.participants; index += 1) {
@@ -66,17 +70,11 @@ export class Cluster {
       dataDir,
       intervalMs: this.options.intervalMs,
       timeoutMs: this.options.timeoutMs,
-      ...(this.store === undefined ? {} : { connectionString: this.store.connectionString }),
+      ...(this.store === undefined ? {} : { env: this.store.serveEnv() }),
       outFile: join(this.workDir, `serve-${index}.out`),
       onUnexpectedExit: (child, exit) => this.#crashed(child.name, exit, child.tail()),
     });
     return serve;
-  }
-
-  async startStore(port: number): Promise<void> {
-    const dataDir = join(this.workDir, "azurite");
-    mkdirSync(dataDir, { recursive: true });
-    this.store = await startStoreProcess(dataDir, port, join(this.workDir, "azurite.out"), (child, exit) => this.#crashed(child.name, exit, child.tail()));
   }
 
   /** Kills service 0 and waits for it to be gone. */
@@ -87,15 +85,6 @@ export class Cluster {
   /** Starts service 0 again on its port and data directory. */
   async restartServe(): Promise<void> {
     this.services[0] = await this.#startServe(0, this.services[0]!.port);
-  }
-
-  async killStore(): Promise<void> {
-    if (this.store !== undefined) await killAndWait(this.store.process);
-  }
-
-  async restartStore(): Promise<void> {
-    if (this.store === undefined) throw new Error("restartStore: the store does not run as its own process");
-    await this.startStore(this.store.port);
   }
 
   #crashed(what: string, exit: { code: number | null; signal: NodeJS.Signals | null }, tail: string): void {
@@ -113,32 +102,15 @@ export class Cluster {
       if (!inTime) this.incidents.push({ kind: "stuck", what: `${p.name}'s run did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM` });
     }
     for (const serve of this.services) await stopAndWait(serve.process);
-    if (this.store !== undefined) await stopAndWait(this.store.process);
+    await this.store?.stop();
   }
 
   /** Cleanup after a failure: SIGCONT and SIGKILL to everything still running. */
   async kill(): Promise<void> {
     await Promise.all(this.participants.map((p) => p.kill()));
-    for (const child of [...this.services.map((s) => s.process), ...(this.store === undefined ? [] : [this.store.process])]) {
-      await killAndWait(child);
-    }
+    for (const serve of this.services) await killAndWait(serve.process);
+    await this.store?.forceKill();
   }
-}
-
-async function killAndWait(child: LoggedProcess): Promise<void> {
-  child.expectExit();
-  child.signal("SIGCONT");
-  child.signal("SIGKILL");
-  await child.exited;
-}
-
-async function stopAndWait(child: LoggedProcess): Promise<void> {
-  child.expectExit();
-  child.signal("SIGCONT");
-  child.signal("SIGTERM");
-  const timer = setTimeout(() => child.signal("SIGKILL"), STOP_TIMEOUT_MS);
-  await child.exited;
-  clearTimeout(timer);
 }
 
 /**

@@ -48,7 +48,8 @@ export async function runChaos(options: ChaosOptions, workDir: string, say: (tex
   const logPath = join(workDir, "chaos.log");
   writeFileSync(logPath, "");
   const clock = measureClock();
-  say(`starting ${options.store === "process" ? "Azurite as its own process, " : ""}ha-module serve and ${options.participants} participants`);
+  const storeLabel = options.store === "process" ? "Azurite as its own process, " : options.store === "postgres" ? "PostgreSQL as its own process, " : "";
+  say(`starting ${storeLabel}ha-module serve and ${options.participants} participants`);
   const cluster = await Cluster.start(options, workDir, logPath);
   const tail = new LogTail(logPath);
   const faults: JudgedFault[] = [];
@@ -107,6 +108,7 @@ async function inject(plan: FaultPlan, cluster: Cluster, tail: LogTail): Promise
   const { kind } = plan;
   if (!isParticipantFault(kind)) {
     const atNs = now();
+    let label: string = kind;
     switch (kind) {
       case "serve-stop":
         cluster.services[0]!.process.signal("SIGSTOP");
@@ -119,18 +121,18 @@ async function inject(plan: FaultPlan, cluster: Cluster, tail: LogTail): Promise
         await cluster.restartServe();
         break;
       case "store-stop":
-        cluster.store!.process.signal("SIGSTOP");
+        label = `${kind} (${cluster.store!.label}: ${processes(await cluster.store!.freeze())})`;
         await sleep(plan.holdMs);
-        cluster.store!.process.signal("SIGCONT");
+        cluster.store!.thaw();
         break;
       case "store-kill":
-        await cluster.killStore();
+        label = `${kind} (${cluster.store!.label}: ${processes(await cluster.store!.kill())})`;
         await sleep(plan.holdMs);
-        await cluster.restartStore();
+        await cluster.store!.restart();
         break;
     }
     const healedAtNs = now();
-    return { fault: { cycle: plan.cycle, kind, target: undefined, holdMs: nsToMs(healedAtNs - atNs), atNs, healedAtNs }, ended: undefined, label: kind };
+    return { fault: { cycle: plan.cycle, kind, target: undefined, holdMs: nsToMs(healedAtNs - atNs), atNs, healedAtNs }, ended: undefined, label };
   }
 
   const current = tail.current(FRESH_MS);
@@ -154,6 +156,10 @@ async function inject(plan: FaultPlan, cluster: Cluster, tail: LogTail): Promise
     ended: hitPrimary && endsWorker && current !== undefined ? writerKey(current) : undefined,
     label: `${kind} of ${target.name} (${hitPrimary ? "primary" : "standby"})`,
   };
+}
+
+function processes(count: number): string {
+  return `${count} process${count === 1 ? "" : "es"}`;
 }
 
 function choose(candidates: readonly Participant[], pick: number): Participant {

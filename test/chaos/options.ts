@@ -11,8 +11,11 @@ export interface ChaosOptions {
   readonly intervalMs: number;
   readonly timeoutMs: number;
   readonly slackMs: number;
-  /** `embedded`: the store inside `ha-module serve`, as `npm start` runs it; `process`: Azurite as its own process. */
-  readonly store: "embedded" | "process";
+  /**
+   * `embedded`: the store inside `ha-module serve`, as `npm start` runs it; `process`: Azurite
+   * as its own process; `postgres`: PostgreSQL as its own server (HA_STORE=postgres).
+   */
+  readonly store: (typeof STORES)[number];
   readonly faults: readonly FaultKind[];
   /** A planted bug that must make the judge fail (see docs/chaos.md). */
   readonly plant: (typeof PLANTS)[number] | undefined;
@@ -21,6 +24,9 @@ export interface ChaosOptions {
   readonly keep: boolean;
   readonly reportJson: string | undefined;
 }
+
+/** The stores a run can use (docs/chaos.md, "What runs"). */
+export const STORES = ["embedded", "process", "postgres"] as const;
 
 /** Planted bugs (docs/chaos.md, "The judge can fail"). */
 export const PLANTS = ["escaped-worker", "two-services", "reused-epoch"] as const;
@@ -36,9 +42,10 @@ export const USAGE = `Usage: npm run chaos -- [options]
   --timing fast|default I = 200 ms, T = 2000 ms (fast, the default) or the service defaults I = 1000 ms, T = 5000 ms
   --interval-ms I, --timeout-ms T   set I and T directly (T > 2·I)
   --seed S              replay a run's fault schedule (printed at the start of every run)
-  --store embedded|process
-                        the store inside serve, as npm start runs it (default), or Azurite as
-                        its own process, so that the store alone can be frozen and killed
+  --store embedded|process|postgres
+                        the store inside serve, as npm start runs it (default); Azurite as its
+                        own process; or PostgreSQL as its own server (HA_STORE=postgres). With
+                        process or postgres the store alone can be frozen and killed
   --faults a,b,…        only these fault kinds (default: all the store mode allows):
                         ${ALL_FAULTS.join(", ")}
   --slack-ms MS         room for process start-up on a loaded machine in the failover and
@@ -92,16 +99,17 @@ export function parseChaosOptions(args: readonly string[]): ChaosOptions {
     throw new ChaosUsageError(`--timeout-ms (${timeoutMs}) must be greater than 2 × --interval-ms (${intervalMs}), as the service requires.`);
   }
   const store = values.store ?? "embedded";
-  if (store !== "embedded" && store !== "process") throw new ChaosUsageError(`--store must be embedded or process (got "${store}").`);
+  if (!(STORES as readonly string[]).includes(store)) throw new ChaosUsageError(`--store must be embedded, process or postgres (got "${store}").`);
+  const ownStore = store !== "embedded";
   const plant = values.plant;
   if (plant !== undefined && !(PLANTS as readonly string[]).includes(plant)) {
     throw new ChaosUsageError(`--plant must be escaped-worker, two-services or reused-epoch (got "${plant}").`);
   }
-  if (plant === "two-services" && store === "process") {
-    throw new ChaosUsageError("--plant two-services gives each service an embedded store of its own; leave out --store process.");
+  if (plant === "two-services" && ownStore) {
+    throw new ChaosUsageError(`--plant two-services gives each service an embedded store of its own; leave out --store ${store}.`);
   }
   const allowed: readonly FaultKind[] =
-    store === "process" ? ALL_FAULTS : plant === "two-services" ? PARTICIPANT_FAULTS : [...PARTICIPANT_FAULTS, ...SERVICE_FAULTS];
+    ownStore ? ALL_FAULTS : plant === "two-services" ? PARTICIPANT_FAULTS : [...PARTICIPANT_FAULTS, ...SERVICE_FAULTS];
   return {
     help: values.help ?? false,
     seed: integer("--seed", values.seed, randomSeed(), 0, 2 ** 32 - 1),
@@ -110,7 +118,7 @@ export function parseChaosOptions(args: readonly string[]): ChaosOptions {
     intervalMs,
     timeoutMs,
     slackMs: integer("--slack-ms", values["slack-ms"], 1000, 0, 600_000),
-    store,
+    store: store as ChaosOptions["store"],
     faults: faultList(values.faults, allowed, store),
     plant: plant as ChaosOptions["plant"],
     workDir: values["work-dir"],
@@ -136,7 +144,7 @@ function faultList(text: string | undefined, allowed: readonly FaultKind[], stor
       throw new ChaosUsageError(`--faults: unknown fault kind "${kind}"; the kinds are ${ALL_FAULTS.join(", ")}.`);
     }
     if (!(allowed as readonly string[]).includes(kind)) {
-      throw new ChaosUsageError(`--faults: ${kind} needs ${kind.startsWith("store-") ? "--store process" : "one service (not --plant two-services)"} (the store is "${store}").`);
+      throw new ChaosUsageError(`--faults: ${kind} needs ${kind.startsWith("store-") ? "--store process or --store postgres" : "one service (not --plant two-services)"} (the store is "${store}").`);
     }
   }
   return [...new Set(kinds as FaultKind[])];

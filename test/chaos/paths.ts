@@ -14,6 +14,8 @@ const DIST = existsSync(join(here, "../../shared/cli/main.js")) ? resolve(here, 
 export const CLI_PATH = join(DIST, "shared/cli/main.js");
 /** azurite-process.ts, compiled. */
 export const AZURITE_PROCESS_PATH = join(DIST, "test/chaos/azurite-process.js");
+/** postgres-process.ts, compiled. */
+export const POSTGRES_PROCESS_PATH = join(DIST, "test/chaos/postgres-process.js");
 /** worker.ts, compiled. */
 export const WORKER_PATH = join(DIST, "test/chaos/worker.js");
 /** main.ts, compiled: what `npm run chaos` runs. */

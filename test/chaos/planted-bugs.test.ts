@@ -20,6 +20,19 @@ describe("npm run chaos with a planted bug", () => {
     for (const leftover of report!.record.leftovers) expect(isRunning(leftover.pid)).toBe(false);
   }, 120_000);
 
+  it("the same escaped worker is caught with PostgreSQL as the store (--store postgres)", async () => {
+    const { code, output, report } = await runChaosCli(
+      ["--store", "postgres", "--plant", "escaped-worker", "--participants", "2", "--faults", "run-kill", "--cycles", "2", "--seed", "1"],
+      90_000,
+    );
+    expect(code, output).toBe(1);
+    expect(report!.verdict.violationCounts["overlap"], output).toBeGreaterThanOrEqual(1);
+    expect(report!.verdict.violationCounts["epoch-backwards"], output).toBeGreaterThanOrEqual(1);
+    expect(report!.verdict.violationCounts["orphan"], output).toBeGreaterThanOrEqual(1);
+    expect(output).toMatch(/store: postgres; PLANTED BUG: escaped-worker/);
+    for (const leftover of report!.record.leftovers) expect(isRunning(leftover.pid)).toBe(false);
+  }, 120_000);
+
   it("two participants on two services that share nothing are both primary at once", async () => {
     // Two short cycles keep both workers running for a few seconds, even on a machine so
     // loaded that a worker takes a second or two to start.

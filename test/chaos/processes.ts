@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readdirSync, writeSync } from "node:fs";
 
 /** A process the chaos harness started, with its output in a file and the last few KiB in memory. */
 export interface LoggedProcess {
@@ -150,4 +150,51 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 /** Single-quoted for sh. */
 export function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * `root` and every process below it, parents before children, from /proc (Linux). A server
+ * that puts its children in sessions of their own (PostgreSQL's backends) is reached this
+ * way when signalling a process group is not enough.
+ */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [root];
+  }
+  for (const entry of entries) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat === undefined) continue; // gone meanwhile
+    const siblings = children.get(stat.ppid);
+    if (siblings === undefined) children.set(stat.ppid, [Number(entry)]);
+    else siblings.push(Number(entry));
+  }
+  const found = [root];
+  for (let i = 0; i < found.length; i += 1) for (const child of children.get(found[i]!) ?? []) if (!found.includes(child)) found.push(child);
+  return found;
+}
+
+/** How long a process asked to stop (SIGTERM) may take before it gets SIGKILL. */
+export const STOP_TIMEOUT_MS = 15_000;
+
+/** SIGCONT and SIGKILL to a process the harness is about to end, resolved once it exited. */
+export async function killAndWait(child: LoggedProcess): Promise<void> {
+  child.expectExit();
+  child.signal("SIGCONT");
+  child.signal("SIGKILL");
+  await child.exited;
+}
+
+/** SIGCONT and SIGTERM, then SIGKILL after STOP_TIMEOUT_MS; resolved once it exited. */
+export async function stopAndWait(child: LoggedProcess): Promise<void> {
+  child.expectExit();
+  child.signal("SIGCONT");
+  child.signal("SIGTERM");
+  const timer = setTimeout(() => child.signal("SIGKILL"), STOP_TIMEOUT_MS);
+  await child.exited;
+  clearTimeout(timer);
 }

@@ -1,4 +1,4 @@
-import { AZURITE_PROCESS_PATH, CLI_PATH } from "./paths.js";
+import { AZURITE_PROCESS_PATH, CLI_PATH, POSTGRES_PROCESS_PATH } from "./paths.js";
 import { cleanEnv, startLogged, type LoggedProcess, type StartOptions } from "./processes.js";
 
 const START_TIMEOUT_MS = 60_000;
@@ -70,6 +70,35 @@ export async function startStoreProcess(
     ...(onUnexpectedExit === undefined ? {} : { onUnexpectedExit }),
     onLine: (line) => {
       if (line.startsWith("{")) found?.(JSON.parse(line) as { connectionString: string; port: number });
+    },
+  });
+  const answer = await ready(store, listening);
+  return { process: store, ...answer };
+}
+
+export interface PostgresProcess {
+  /** postgres-process.ts; the server's keeper, postmaster and backends are its descendants. */
+  readonly process: LoggedProcess;
+  /** HA_POSTGRES_URL: postgres://postgres:<password>@127.0.0.1:<port>/postgres */
+  readonly url: string;
+  readonly port: number;
+}
+
+/** PostgreSQL as its own process (postgres-process.ts) on `dataDir`; resolves once it accepts connections. */
+export async function startPostgresProcess(
+  dataDir: string,
+  port: number,
+  outFile: string,
+  onUnexpectedExit?: StartOptions["onUnexpectedExit"],
+): Promise<PostgresProcess> {
+  let found: ((answer: { url: string; port: number }) => void) | undefined;
+  const listening = new Promise<{ url: string; port: number }>((resolve) => (found = resolve));
+  const store = startLogged("postgres", process.execPath, [POSTGRES_PROCESS_PATH, dataDir, String(port)], {
+    env: cleanEnv({}),
+    outFile,
+    ...(onUnexpectedExit === undefined ? {} : { onUnexpectedExit }),
+    onLine: (line) => {
+      if (line.startsWith("{")) found?.(JSON.parse(line) as { url: string; port: number });
     },
   });
   const answer = await ready(store, listening);
