@@ -34,6 +34,12 @@ export interface LeaseServiceDeps {
   readonly store: LeaseStore;
   /** ha_time: the wall clock the stored renewedAt values are compared with. */
   readonly clock: Clock;
+  /**
+   * The clock that floors a new term's epoch (nextEpoch, docs/design/epochs.md): `clock` by
+   * default, as it must be wherever epochs have to outlive a loss of the store's last writes.
+   * Only tests of the stored counter alone give another (one that stays at 0).
+   */
+  readonly epochClock?: Clock;
   /** Measures request budgets; defaults to performance.now(). */
   readonly monotonic?: MonotonicClock;
   readonly timing: LeaseTiming;
@@ -109,12 +115,14 @@ function acceptedAs(kind: "create" | "renew" | "take-over", entry: LeaseRecord |
  */
 export class LeaseService {
   readonly #monotonic: MonotonicClock;
+  readonly #epochClock: Clock;
   readonly #debug: (message: string) => void;
   readonly #warn: (message: string) => void;
   readonly #metrics: LeaseMetrics;
 
   constructor(private readonly deps: LeaseServiceDeps) {
     this.#monotonic = deps.monotonic ?? systemMonotonicClock;
+    this.#epochClock = deps.epochClock ?? deps.clock;
     this.#debug = deps.debug ?? defaultDebug;
     this.#warn = deps.warn ?? ((message) => console.warn(message));
     this.#metrics = deps.metrics ?? noLeaseMetrics;
@@ -334,9 +342,13 @@ export class LeaseService {
     // Another request is creating the role's first entry: this one waits its turn.
     if (read === CREATING) return [{ outcome: "conflict", view: this.#view(input.utype, undefined) }, "conflict"];
     let entry = read;
+    // The term the caller's token vouches for (a second verify: the signer remembers the
+    // token it issued last, so this is a lookup): a term the entry cannot have handed out
+    // was erased by a loss of the store's last writes, and its holder is told so.
+    const tokenEpoch = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, input)?.epoch;
     for (let decisions = 1; ; decisions += 1) {
       const haTime = this.deps.clock.now();
-      const action = decideHeartbeat(entry, { utype: input.utype, uuid: input.uuid, address: input.address }, haTime, this.deps.timing.timeoutMs);
+      const action = decideHeartbeat(entry, { utype: input.utype, uuid: input.uuid, address: input.address, tokenEpoch }, haTime, this.deps.timing.timeoutMs, this.#epochClock.now());
       switch (action.kind) {
         case "reject":
           if (action.reason !== "held") return [{ outcome: "revoked", view: this.#view(input.utype, entry, haTime) }, "revoked"];
@@ -453,7 +465,7 @@ export class LeaseService {
     const creating =
       terms.every((term) => term.epoch === 0) && terms.some((mark) => mark.transactional !== true && haTime - mark.startedAt <= this.deps.storeTimeoutMs);
     if (creating && !fenceWhileCreating) return CREATING;
-    const fence = missingEntryFence(utype, terms, haTime);
+    const fence = missingEntryFence(utype, terms, haTime, this.#epochClock.now());
     // The fence's term is recorded with it, in the same transaction, as it will end (revoked,
     // never renewed, so it ends T from now): the history then knows its epoch while it
     // stands, and a deletion of the fence or of the term after it still finds an epoch

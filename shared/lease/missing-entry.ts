@@ -1,3 +1,4 @@
+import { epochAtLeast } from "./epoch.js";
 import type { LeaseState } from "./lease.js";
 import type { TermRecord } from "./term-record.js";
 
@@ -43,12 +44,15 @@ export function fenceMargin(terms: readonly Pick<TermRecord, "epoch" | "transact
  * role is treated as held by an unknown holder that was just revoked: nobody may take it
  * over before T has passed from now, the first moment the missing entry was observed (no
  * renewal of the deleted term can be accepted after its entry is gone), and the holder's
- * epoch is taken as the history's highest + fenceMargin(terms), at or above the deleted
- * term's, so the next term's is higher still: the fencing token never goes back, and the
+ * epoch is taken as the history's highest + fenceMargin(terms), lifted to the clock as a new
+ * term's is (epochAtLeast), at or above the deleted term's, so the next term's is higher still: the fencing token never goes back, and the
  * deleted term's holder is never the holder again.
  */
-export function missingEntryFence(utype: string, terms: readonly Pick<TermRecord, "epoch" | "transactional">[], haTime: number): LeaseState {
-  const epoch = Math.max(...terms.map((term) => term.epoch)) + fenceMargin(terms);
+export function missingEntryFence(utype: string, terms: readonly Pick<TermRecord, "epoch" | "transactional">[], haTime: number, epochFloor = haTime): LeaseState {
+  // Never below the clock either, as a new term's epoch: the deleted term's epoch may lie far
+  // above the history's highest (nextEpoch lifts a term's epoch to the clock), and was granted
+  // no later than now.
+  const epoch = epochAtLeast(Math.max(...terms.map((term) => term.epoch)) + fenceMargin(terms), epochFloor);
   return { utype, uuid: `${UNKNOWN_HOLDER}:${epoch}`, address: null, epoch, renewedAt: haTime, startedAt: haTime, revoked: true, endedUuids: [] };
 }
 

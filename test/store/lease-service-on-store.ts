@@ -8,7 +8,7 @@ import { StandbySweeper } from "../../shared/lease/standby-sweeper.js";
 import { RECORDED_TERMS_MARGIN, UNKNOWN_HOLDER, UNRECORDED_TERMS_MARGIN } from "../../shared/lease/missing-entry.js";
 import type { TermRecord } from "../../shared/lease/term-record.js";
 import { CountingStore } from "../helpers/counting-store.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { FakeClock, COUNTER_ONLY } from "../helpers/fake-clock.js";
 
 /** The fence of a deleted entry whose history records terms up to `highest`, the newest row written by this version. */
 const FENCE = (highest: number, margin = RECORDED_TERMS_MARGIN): { uuid: string; epoch: number } => ({ uuid: `${UNKNOWN_HOLDER}:${highest + margin}`, epoch: highest + margin });
@@ -115,7 +115,7 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
     afterAll(async () => target.tearDown?.());
 
     const serviceOver = (store: LeaseStore, clock: FakeClock, warn: (message: string) => void = () => {}): LeaseService =>
-      new LeaseService({ store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, warn });
+      new LeaseService({ epochClock: COUNTER_ONLY, store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, warn });
 
     describe("a planned handover", () => {
       it("goes to the named standby at once and only to it, through announce, request, renewal, proven release", async () => {
@@ -254,9 +254,10 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect(standby.outcome).toBe("held");
         expect(standby.view.primary).toMatchObject({ ...FENCE(2), revoked: true, expiresInMs: T });
         expect(warnings).toEqual([expect.stringMatching(/role deleted-row is fenced: its entry was missing although its history records terms: it was deleted behind the service.*next term's epoch is 4/)]);
-        // The deleted term's holder is refused at its next renewal, so it demotes at once.
+        // The deleted term's holder is refused at its next renewal, so it demotes at once: its
+        // token names the fence's epoch for another uuid, a term the entry never handed out.
         const holder = await service.heartbeat({ utype, uuid: "c", lease: leaseOf(c) });
-        expect(holder.outcome).toBe("held");
+        expect(holder.outcome).toBe("revoked");
 
         await clock.advance(T);
         expect((await service.heartbeat({ utype, uuid: "d" })).outcome).toBe("held");
@@ -289,7 +290,7 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         // The mark came with the entry, in one transaction: the entry was deleted, not still on its way.
         expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: FENCE(0) } });
         expect(FENCE(0).epoch).toBe(1);
-        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("held");
+        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("revoked");
         await clock.advance(T + 1);
         expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: FENCE(0).epoch + 1 });
         // The marking row is not a term: the history shows only real ones (the fence's, b's).
