@@ -117,6 +117,33 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
     const serviceOver = (store: LeaseStore, clock: FakeClock, warn: (message: string) => void = () => {}): LeaseService =>
       new LeaseService({ epochClock: COUNTER_ONLY, store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, warn });
 
+    describe("epochs floored by the clock (docs/design/epochs.md)", () => {
+      it("an epoch of ms of ha_time (about 1.8e12, past 32 bits) round-trips the entry, the fast path's token and the history ring exactly", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = new LeaseService({ store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000 });
+        const utype = "clock-epochs";
+        const a = await service.heartbeat({ utype, uuid: "a" });
+        // WALL_START is a multiple of 16 ms: the first epoch is the slot after 0's.
+        expect(a.view.primary).toMatchObject({ uuid: "a", epoch: WALL_START + 1 });
+        expect((await store.read(utype))?.epoch).toBe(WALL_START + 1);
+        await clock.advance(1000);
+        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).view.primary).toMatchObject({ epoch: WALL_START + 1 });
+        await clock.advance(T + 1);
+        const b = await service.heartbeat({ utype, uuid: "b" });
+        const taken = WALL_START + 1000 + T + 1;
+        // The clock rounded up to the slot after epoch WALL_START + 1's (2).
+        expect(b.view.primary).toMatchObject({ uuid: "b", epoch: taken + ((2 - (taken % 16) + 16) % 16) });
+        expect((await store.read(utype))?.epoch).toBe(b.view.primary!.epoch);
+        const history = await service.history(utype, 16);
+        expect(history.terms.map((term) => [term.epoch, term.uuid])).toEqual([
+          [b.view.primary!.epoch, "b"],
+          [WALL_START + 1, "a"],
+        ]);
+        expect((await store.readTerms(utype)).map((row) => row.epoch).sort((x, y) => x - y)).toEqual([0, WALL_START + 1]);
+      });
+    });
+
     describe("a planned handover", () => {
       it("goes to the named standby at once and only to it, through announce, request, renewal, proven release", async () => {
         const { store } = await target.createStore();
