@@ -79,6 +79,9 @@ param cosmosContainerName string
 @description('Cosmos DB membership container name (HA_COSMOS_MEMBERS_CONTAINER).')
 param cosmosMembersContainerName string
 
+@description('The Cosmos DB regions this app reads from first, comma-separated, its own first (HA_COSMOS_PREFERRED_REGIONS); empty: the write region. Set by multi-region.bicep.')
+param cosmosPreferredRegions string = ''
+
 @description('NCRONTAB schedule of the membership sweeper timer (HA_SWEEP_SCHEDULE).')
 param sweepSchedule string
 
@@ -215,6 +218,7 @@ var cosmosSettings = {
   HA_COSMOS_DATABASE: cosmosDatabaseName
   HA_COSMOS_CONTAINER: cosmosContainerName
   HA_COSMOS_MEMBERS_CONTAINER: cosmosMembersContainerName
+  HA_COSMOS_PREFERRED_REGIONS: cosmosPreferredRegions
 }
 
 resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {
