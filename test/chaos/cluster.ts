@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Incident } from "./judge.js";
 import type { ChaosOptions } from "./options.js";
@@ -7,6 +7,8 @@ import type { LoggedProcess } from "./processes.js";
 import { startServe, startStoreProcess, type ServeProcess, type StoreProcess } from "./service-processes.js";
 
 export const UTYPE = "chaos";
+/** Where Azurite's Table service keeps its tables in its data directory (shared/host/durable-azurite.ts). */
+const STORE_FILE = "__azurite_db_table__.json";
 const STOP_TIMEOUT_MS = 15_000;
 
 /**
@@ -84,6 +86,32 @@ export class Cluster {
   /** Starts service 0 again on its port and data directory. */
   async restartServe(): Promise<void> {
     this.services[0] = await this.#startServe(0, this.services[0]!.port);
+  }
+
+  /** The file of the store in use: Azurite's, run as its own process, or serve 0's embedded one. */
+  storeFile(): string {
+    return join(this.workDir, this.store === undefined ? "serve-0" : "azurite", STORE_FILE);
+  }
+
+  /** A copy of the store's file as it is now (it is only ever replaced whole, so any copy is a complete state), at `path`. */
+  copyStore(path: string): boolean {
+    if (!existsSync(this.storeFile())) return false;
+    copyFileSync(this.storeFile(), path);
+    return true;
+  }
+
+  /**
+   * The store comes back without its last writes: the process that keeps it (Azurite, or
+   * serve 0 with its embedded store) is killed, its file replaced by `copy`, and after
+   * `downMs` it is started again on the same port and data directory.
+   */
+  async rollBackStore(copy: string, downMs: number): Promise<void> {
+    if (this.store === undefined) await this.killServe();
+    else await this.killStore();
+    copyFileSync(copy, this.storeFile());
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    if (this.store === undefined) await this.restartServe();
+    else await this.restartStore();
   }
 
   async killStore(): Promise<void> {

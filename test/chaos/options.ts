@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { ALL_FAULTS, PARTICIPANT_FAULTS, SERVICE_FAULTS, type FaultKind } from "./fault-plan.js";
+import { ALL_FAULTS, PARTICIPANT_FAULTS, SERVICE_FAULTS, STORE_FAULTS, type FaultKind } from "./fault-plan.js";
 import { randomSeed } from "../helpers/sim/prng.js";
 
 export interface ChaosOptions {
@@ -136,7 +136,7 @@ function faultList(text: string | undefined, allowed: readonly FaultKind[], stor
       throw new ChaosUsageError(`--faults: unknown fault kind "${kind}"; the kinds are ${ALL_FAULTS.join(", ")}.`);
     }
     if (!(allowed as readonly string[]).includes(kind)) {
-      throw new ChaosUsageError(`--faults: ${kind} needs ${kind.startsWith("store-") ? "--store process" : "one service (not --plant two-services)"} (the store is "${store}").`);
+      throw new ChaosUsageError(`--faults: ${kind} needs ${(STORE_FAULTS as readonly string[]).includes(kind) ? "--store process" : "one service (not --plant two-services)"} (the store is "${store}").`);
     }
   }
   return [...new Set(kinds as FaultKind[])];
