@@ -174,12 +174,15 @@ module functionApp 'modules/function-app.bicep' = [for (region, index) in region
   }
 }]
 
+// Each region's REST API, in the order of regions (a lambda may not index a module collection).
+var apiBaseUrls = [for (region, index) in regions: 'https://${functionApp[index].outputs.defaultHostName}/api']
+
 @description('Per region, in the order of regions: the app\'s name, its REST API, and the endpoint list for the workers of that region (HA_ENDPOINT / --endpoint): its own region first, then the others in failover order.')
 output regions array = [for (region, index) in regions: {
   region: region
   functionAppName: functionApp[index].outputs.name
-  apiBaseUrl: 'https://${functionApp[index].outputs.defaultHostName}/api'
-  endpoints: join(concat(['https://${functionApp[index].outputs.defaultHostName}/api'], map(filter(range(0, length(regions)), other => other != index), other => 'https://${functionApp[other].outputs.defaultHostName}/api')), ',')
+  apiBaseUrl: apiBaseUrls[index]
+  endpoints: join(concat([apiBaseUrls[index]], filter(apiBaseUrls, url => url != apiBaseUrls[index])), ',')
 }]
 
 @description('Name of the Cosmos DB account.')

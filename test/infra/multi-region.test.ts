@@ -76,10 +76,10 @@ describe("infra/multi-region.bicep", () => {
   it("outputs, per region, the endpoint list for its workers: its own app first, then the others'", () => {
     const regions = outputs(template).find((output) => output.name === "regions")!;
     const each = regions.value?.namedChildren.find((child) => child.type === "object");
-    expect(property(each, "apiBaseUrl")?.text).toBe("'https://${functionApp[index].outputs.defaultHostName}/api'");
-    expect(property(each, "endpoints")?.text).toBe(
-      "join(concat(['https://${functionApp[index].outputs.defaultHostName}/api'], map(filter(range(0, length(regions)), other => other != index), other => 'https://${functionApp[other].outputs.defaultHostName}/api')), ',')",
-    );
+    const urls = template.root.namedChildren.find((statement) => statement.type === "variable_declaration" && statement.namedChildren[0]?.text === "apiBaseUrls");
+    expect(urls?.namedChildren.find((child) => child.type === "for_statement")?.text).toBe("[for (region, index) in regions: 'https://${functionApp[index].outputs.defaultHostName}/api']");
+    expect(property(each, "apiBaseUrl")?.text).toBe("apiBaseUrls[index]");
+    expect(property(each, "endpoints")?.text).toBe("join(concat([apiBaseUrls[index]], filter(apiBaseUrls, url => url != apiBaseUrls[index])), ',')");
     expect(outputs(template).map((output) => output.name)).toEqual(expect.arrayContaining(["regions", "cosmosAccountName", "cosmosRegions", "consistency"]));
   });
 
