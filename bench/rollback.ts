@@ -13,8 +13,11 @@
  *               at or below the highest before it: a fenced store refuses such a primary)
  *   overlap     how long two electors believed they were primary at once after the return
  *               (the erased term's holder until its next renewal: at most I + a round trip)
- *   accepted    time from the return to the first fenced write of a term granted after the
- *               return that the resource accepted
+ *   stopped     time from the return to the erased term's holder's demotion (never: it
+ *               worked on, under an epoch the store handed out again)
+ *   accepted    time from the return to the first fenced write that the resource accepted
+ *               from the primary the store names at the end of the window (never: that
+ *               primary's writes were all refused, its epoch below one that wrote before)
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -104,7 +107,9 @@ interface Round {
   /** Elections after the return at or below the highest epoch before it (a fenced store refuses them). */
   readonly reused: number;
   readonly overlapMs: number;
-  /** Undefined: no accepted write of a new term within the window. */
+  /** Undefined: the erased term's holder never demoted within the window. */
+  readonly stoppedMs: number | undefined;
+  /** Undefined: no accepted write of the store's primary within the window. */
   readonly acceptedMs: number | undefined;
 }
 
@@ -116,7 +121,8 @@ async function round(tree: Tree, lost: number, index: number): Promise<Round> {
   const elected: Elected[] = [];
   /** Per elector, when it started and stopped believing it is primary (this process's clock). */
   const spans: Array<Array<{ from: number; to: number | undefined }>> = [];
-  const writes: Array<{ at: number; epoch: number; accepted: boolean }> = [];
+  const writes: Array<{ at: number; uuid: string; epoch: number; accepted: boolean }> = [];
+  const demotions: Array<{ at: number; who: number }> = [];
   let mark = 0;
   const electors = Array.from({ length: lost + 2 }, (_, who) => {
     const elector = new PrimaryElector({ utype, endpoint: service.url, address: `e${who}`, rideThroughMs: 30_000 });
@@ -126,6 +132,7 @@ async function round(tree: Tree, lost: number, index: number): Promise<Round> {
       spans[who]!.push({ from: performance.now(), to: undefined });
     });
     elector.on("demoted", () => {
+      demotions.push({ at: performance.now(), who });
       const open = spans[who]!.at(-1);
       if (open !== undefined && open.to === undefined) open.to = performance.now();
     });
@@ -138,7 +145,7 @@ async function round(tree: Tree, lost: number, index: number): Promise<Round> {
       if (epoch === undefined || !elector.isPrimary()) continue;
       const accepted = epoch >= mark;
       if (accepted) mark = epoch;
-      writes.push({ at: performance.now(), epoch, accepted });
+      writes.push({ at: performance.now(), uuid: elector.uuid, epoch, accepted });
     }
   }, I / 2);
   try {
@@ -159,6 +166,7 @@ async function round(tree: Tree, lost: number, index: number): Promise<Round> {
       await sleep(2 * I);
     }
     const before = elected.map((e) => e.epoch);
+    const erased = elected.at(-1)!.who;
     const highest = Math.max(...before);
     await kill(service.child);
     copyFileSync(path.join(dir, `${STORE_FILE}.copy`), path.join(dir, STORE_FILE));
@@ -186,9 +194,17 @@ async function round(tree: Tree, lost: number, index: number): Promise<Round> {
       believers += step;
       last = at;
     }
-    const firstEpochAfter = after[0]?.epoch;
-    const acceptedAt = writes.find((w) => w.at >= returnedAt && w.accepted && firstEpochAfter !== undefined && after.some((e) => e.epoch === w.epoch))?.at;
-    return { repeated, reused, overlapMs, acceptedMs: acceptedAt === undefined ? undefined : acceptedAt - returnedAt };
+    const stoppedAt = demotions.find((d) => d.who === erased && d.at >= returnedAt)?.at;
+    const view = (await (await fetch(`${service.url}/primary/${utype}`)).json()) as { primary: { uuid: string; epoch: number } | null };
+    const named = view.primary;
+    const acceptedAt = named === null ? undefined : writes.find((w) => w.at >= returnedAt && w.accepted && w.uuid === named.uuid && w.epoch === named.epoch)?.at;
+    return {
+      repeated,
+      reused,
+      overlapMs,
+      stoppedMs: stoppedAt === undefined ? undefined : stoppedAt - returnedAt,
+      acceptedMs: acceptedAt === undefined ? undefined : acceptedAt - returnedAt,
+    };
   } finally {
     clearInterval(work);
     await Promise.all(electors.map((elector) => elector.stop().catch(() => undefined)));
@@ -203,7 +219,7 @@ for (const lost of LOST) {
     const rounds: Round[] = [];
     for (let index = 0; index < ROUNDS; index++) {
       const result = await round(tree, lost, index);
-      log(`${tree.label}, ${lost} lost, round ${index + 1}: epochs handed out again ${result.repeated}, at or below the highest before ${result.reused}, overlap ${Math.round(result.overlapMs)} ms, accepted ${result.acceptedMs === undefined ? "never" : `${Math.round(result.acceptedMs)} ms`} after the return`);
+      log(`${tree.label}, ${lost} lost, round ${index + 1}: epochs handed out again ${result.repeated}, at or below the highest before ${result.reused}, overlap ${Math.round(result.overlapMs)} ms, erased holder stopped ${result.stoppedMs === undefined ? "never" : `${Math.round(result.stoppedMs)} ms`}, accepted ${result.acceptedMs === undefined ? "never" : `${Math.round(result.acceptedMs)} ms`} after the return`);
       rounds.push(result);
     }
     report.push({ tree: tree.label, lost, rounds });
@@ -218,13 +234,16 @@ const fmt = (values: readonly number[]): string => {
 const lines = [
   `I = ${I} ms, T = ${T} ms, ${ROUNDS} rounds per row, window ${WINDOW_MS} ms after the return`,
   "",
-  "| build | terms lost | epochs handed out again (elections after the return) | elections at or below the highest epoch before (refused by a fenced store) | overlap of two primaries after the return, ms (p50 / max) | return → a new term's fenced write accepted, ms (p50 / max; never: rounds without) |",
-  "| --- | --- | --- | --- | --- | --- |",
+  "| build | terms lost | epochs handed out again (elections after the return) | elections at or below the highest epoch before (refused by a fenced store) | overlap of two primaries after the return, ms (p50 / max) | return → the erased term's holder stops, ms (p50 / max; never: rounds without) | return → the store's primary's fenced write accepted, ms (p50 / max; never: rounds without) |",
+  "| --- | --- | --- | --- | --- | --- | --- |",
   ...report.map(({ tree, lost, rounds }) => {
-    const accepted = rounds.flatMap((r) => (r.acceptedMs === undefined ? [] : [r.acceptedMs]));
-    const never = rounds.length - accepted.length;
+    const some = (pick: (r: Round) => number | undefined): string => {
+      const found = rounds.flatMap((r) => (pick(r) === undefined ? [] : [pick(r)!]));
+      const never = rounds.length - found.length;
+      return `${fmt(found)}${never > 0 ? `; never in ${never}` : ""}`;
+    };
     const total = (pick: (r: Round) => number): number => rounds.reduce((sum, r) => sum + pick(r), 0);
-    return `| ${tree} | ${lost} | ${total((r) => r.repeated)} in ${rounds.filter((r) => r.repeated > 0).length} of ${rounds.length} rounds | ${total((r) => r.reused)} in ${rounds.filter((r) => r.reused > 0).length} of ${rounds.length} rounds | ${fmt(rounds.map((r) => r.overlapMs))} | ${fmt(accepted)}${never > 0 ? `; never in ${never}` : ""} |`;
+    return `| ${tree} | ${lost} | ${total((r) => r.repeated)} in ${rounds.filter((r) => r.repeated > 0).length} of ${rounds.length} rounds | ${total((r) => r.reused)} in ${rounds.filter((r) => r.reused > 0).length} of ${rounds.length} rounds | ${fmt(rounds.map((r) => r.overlapMs))} | ${some((r) => r.stoppedMs)} | ${some((r) => r.acceptedMs)} |`;
   }),
 ];
 process.stdout.write(`${lines.join("\n")}\n`);

@@ -3,17 +3,20 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServe, startStoreProcess, type ServeProcess, type StoreProcess } from "../chaos/service-processes.js";
 import { CliProcess, realDelay, type CliEvent } from "../helpers/sdk-cli-process.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
 /**
  * A store that comes back without its last writes, under running `ha-module run`
- * participants (docs/design/epochs.md): `npm start`'s embedded store (Azurite's Table
- * service, on disk in HA_DATA_DIR) is copied while the role is held, two takeovers follow
- * (each holder SIGKILLed, a standby taking over, its command working under its epoch), then
- * the service is stopped, its store file put back as the copy had it, and started again on
- * the same port: a restore from a backup, or a failover to a replica that had not received
- * the last writes.
+ * participants (docs/design/epochs.md). Two stores, each Azurite's Table service on disk:
+ * `npm start`'s embedded one (in HA_DATA_DIR: the service is stopped and started again with
+ * it), and Azurite as its own process under a `ha-module serve` that stays up (the store
+ * alone fails over). The store is copied while the role is held, two takeovers follow (each
+ * holder SIGKILLed, a standby taking over, its command working under its epoch), then the
+ * store is stopped, its file put back as the copy had it, and started again on the same
+ * port: a restore from a backup, or a failover to a replica that had not received the last
+ * writes.
  *
  * Before epochs were floored by the clock, each such round handed an epoch out again (the
  * restored entry counted on from the copy's). Now: the holder of the erased term is refused
@@ -30,20 +33,73 @@ const UTYPE = "rollback";
 
 const WORKER = "console.error(`worker up epoch=${process.env.HA_EPOCH}`); setInterval(() => {}, 1000);";
 
-describe("npm start's embedded store restored from a copy under running participants", () => {
+/** Where the store runs, how its file is reached, and how it is rolled back to a copy. */
+interface StoreUnderTest {
+  readonly url: string;
+  readonly storeFile: string;
+  /** Stops what keeps the store, puts `copy` in place of its file, starts it again on the same port. */
+  rollBack(copy: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** `ha-module serve` with its embedded store in `dir`: the service itself stops and comes back. */
+async function embedded(dir: string): Promise<StoreUnderTest> {
+  const start = (port: number): Promise<ServiceProcess> =>
+    startServiceProcess({ PORT: String(port), HA_IN_MEMORY: "false", HA_DATA_DIR: dir, HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T) });
+  let service = await start(0);
+  const port = Number(new URL(service.url).port);
+  return {
+    url: service.url,
+    storeFile: join(dir, STORE_FILE),
+    rollBack: async (copy) => {
+      const stopped = once(service.child, "exit");
+      service.child.kill("SIGKILL");
+      await stopped;
+      copyFileSync(copy, join(dir, STORE_FILE));
+      await realDelay(I);
+      service = await start(port);
+    },
+    stop: async () => void (await service.stop()),
+  };
+}
+
+/** Azurite as its own process in `dir`/azurite under a `ha-module serve` that stays up: the store alone comes back. */
+async function separate(dir: string): Promise<StoreUnderTest> {
+  const azuriteDir = join(dir, "azurite");
+  let store: StoreProcess = await startStoreProcess(azuriteDir, 0, join(dir, "azurite.out"));
+  const serve: ServeProcess = await startServe({ port: 0, dataDir: join(dir, "serve"), intervalMs: I, timeoutMs: T, connectionString: store.connectionString, outFile: join(dir, "serve.out") });
+  const halt = async (child: ServeProcess["process"], signal: NodeJS.Signals): Promise<void> => {
+    child.expectExit();
+    child.signal(signal);
+    await child.exited;
+  };
+  return {
+    url: serve.url,
+    storeFile: join(azuriteDir, STORE_FILE),
+    rollBack: async (copy) => {
+      await halt(store.process, "SIGKILL");
+      copyFileSync(copy, join(azuriteDir, STORE_FILE));
+      await realDelay(I);
+      store = await startStoreProcess(azuriteDir, store.port, join(dir, "azurite.out"));
+    },
+    stop: async () => {
+      await halt(serve.process, "SIGTERM");
+      await halt(store.process, "SIGTERM");
+    },
+  };
+}
+
+describe.each([
+  { name: "npm start's embedded store (the service restarts with it)", start: embedded },
+  { name: "Azurite as its own process under a serve that stays up", start: separate },
+])("$name, restored from a copy under running participants", ({ start }) => {
   let dir: string;
   let copyDir: string;
-  let port = 0;
-  let service: ServiceProcess | undefined;
+  let store: StoreUnderTest | undefined;
   const runners: CliProcess[] = [];
 
-  const serve = async (): Promise<ServiceProcess> => {
-    service = await startServiceProcess({ PORT: String(port), HA_IN_MEMORY: "false", HA_DATA_DIR: dir, HA_INTERVAL_MS: String(I), HA_TIMEOUT_MS: String(T) });
-    port = Number(new URL(service.url).port);
-    return service;
-  };
   const participant = (name: string): CliProcess => {
-    const runner = new CliProcess(name, ["run", UTYPE, "--endpoint", service!.url, "--address", name, "--ride-through", RIDE_THROUGH, "--", process.execPath, "-e", WORKER]);
+    const runner = new CliProcess(name, ["run", UTYPE, "--endpoint", store!.url, "--address", name, "--ride-through", RIDE_THROUGH, "--", process.execPath, "-e", WORKER]);
     runners.push(runner);
     return runner;
   };
@@ -57,12 +113,12 @@ describe("npm start's embedded store restored from a copy under running particip
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "ha-rollback-"));
     copyDir = mkdtempSync(join(tmpdir(), "ha-rollback-copy-"));
-    await serve();
+    store = await start(dir);
   });
 
   afterAll(async () => {
     await Promise.all(runners.map((runner) => runner.kill()));
-    await service?.stop();
+    await store?.stop();
     rmSync(dir, { recursive: true, force: true });
     rmSync(copyDir, { recursive: true, force: true });
   });
@@ -75,7 +131,7 @@ describe("npm start's embedded store restored from a copy under running particip
     for (const standby of standbys) await standby.waitFor((event) => event.event === "primaryChanged" && (event["primary"] as { address?: string } | null)?.address === "p0");
 
     // The copy: the whole file, taken while the service runs (it is only ever replaced whole).
-    copyFileSync(join(dir, STORE_FILE), join(copyDir, STORE_FILE));
+    copyFileSync(store!.storeFile, join(copyDir, STORE_FILE));
     const copiedEpoch = firstElected["epoch"] as number;
 
     // Two takeovers after the copy, each holder killed and a standby working under its epoch.
@@ -95,14 +151,9 @@ describe("npm start's embedded store restored from a copy under running particip
     expect(usedBefore.length).toBe(3);
     expect(erasedEpoch).toBeGreaterThan(copiedEpoch);
 
-    // The loss: the service stops, its store comes back as the copy had it.
-    const stopped = once(service!.child, "exit");
-    service!.child.kill("SIGKILL");
-    await stopped;
-    copyFileSync(join(copyDir, STORE_FILE), join(dir, STORE_FILE));
+    // The loss: the store stops, and comes back as the copy had it.
     const marks = marksNow();
-    await realDelay(I);
-    await serve();
+    await store!.rollBack(join(copyDir, STORE_FILE));
     const returnedAt = performance.now();
 
     // The erased term's holder is refused at its first answered renewal and stops its command.
@@ -123,7 +174,7 @@ describe("npm start's embedded store restored from a copy under running particip
     const all = elections().sort((a, b) => a.receivedAt - b.receivedAt).map((event) => event.epoch as number);
     expect(new Set(all).size).toBe(all.length);
     expect(all).toEqual([...all].sort((a, b) => a - b));
-    const history = (await (await fetch(`${service!.url}/primary/${UTYPE}/history`)).json()) as { terms: Array<{ epoch: number }> };
+    const history = (await (await fetch(`${store!.url}/primary/${UTYPE}/history`)).json()) as { terms: Array<{ epoch: number }> };
     const shown = history.terms.map((term) => term.epoch);
     expect(new Set(shown).size).toBe(shown.length);
     expect(shown[0]).toBe(Math.max(...all));
