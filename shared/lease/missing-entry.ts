@@ -1,5 +1,5 @@
 import { epochAtLeast } from "./epoch.js";
-import type { LeaseState } from "./lease.js";
+import { withEndedUuid, type LeaseState } from "./lease.js";
 import type { TermRecord } from "./term-record.js";
 
 /**
@@ -48,12 +48,16 @@ export function fenceMargin(terms: readonly Pick<TermRecord, "epoch" | "transact
  * term's is (epochAtLeast), at or above the deleted term's, so the next term's is higher still: the fencing token never goes back, and the
  * deleted term's holder is never the holder again.
  */
-export function missingEntryFence(utype: string, terms: readonly Pick<TermRecord, "epoch" | "transactional">[], haTime: number, epochFloor = haTime): LeaseState {
+export function missingEntryFence(utype: string, terms: readonly Pick<TermRecord, "epoch" | "transactional" | "uuid">[], haTime: number, epochFloor = haTime): LeaseState {
   // Never below the clock either, as a new term's epoch: the deleted term's epoch may lie far
   // above the history's highest (nextEpoch lifts a term's epoch to the clock), and was granted
   // no later than now.
   const epoch = epochAtLeast(Math.max(...terms.map((term) => term.epoch)) + fenceMargin(terms), epochFloor);
-  return { utype, uuid: `${UNKNOWN_HOLDER}:${epoch}`, address: null, epoch, renewedAt: haTime, startedAt: haTime, revoked: true, endedUuids: [] };
+  // The deleted entry's ended list went with it: the uuids of the terms the history records
+  // (the newest MAX_ENDED_UUIDS) stand in for it, so that none of them, a holder riding through
+  // whose expired term a DELETE cleared for one, takes the fence over under its old uuid.
+  const endedUuids = [...terms].sort((a, b) => a.epoch - b.epoch).reduce<readonly string[]>((ended, term) => withEndedUuid(ended.filter((uuid) => uuid !== term.uuid), term.uuid), []);
+  return { utype, uuid: `${UNKNOWN_HOLDER}:${epoch}`, address: null, epoch, renewedAt: haTime, startedAt: haTime, revoked: true, endedUuids };
 }
 
 /**

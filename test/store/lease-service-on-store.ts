@@ -324,6 +324,26 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect((await service.history(utype, 16)).terms.map((term) => term.epoch)).toEqual([FENCE(0).epoch + 1, FENCE(0).epoch]);
       });
 
+      it("the fence keeps the ended uuids the history records: a holder whose expired term a DELETE cleared never takes the fence over under its old uuid", async () => {
+        const { store, deleteEntry } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const utype = "fence-ended";
+        // a's lease runs out (it rides through an outage, say), and a DELETE without its token clears it: a's term ended.
+        const a = await service.heartbeat({ utype, uuid: "a" });
+        await clock.advance(T + 1);
+        expect((await service.release({ utype, uuid: "a" })).outcome).toBe("released");
+        await deleteEntry(utype);
+        await clock.advance(100);
+        // b finds the entry missing: the fence stands for T.
+        expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("held");
+        await clock.advance(T + 1);
+        // a comes back with its token, below the fence's epoch: refused, its term ended (the fence remembers it).
+        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("revoked");
+        expect((await service.heartbeat({ utype, uuid: "a" })).outcome).toBe("revoked");
+        expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b" });
+      });
+
       it("a DELETE finding it missing also fences the role instead of opening it at epoch 1", async () => {
         const { store, deleteEntry } = await target.createStore();
         const clock = new FakeClock(WALL_START);
