@@ -29,6 +29,7 @@ const ROWS: readonly Row[] = [
   { file: "failover.ts", about: "crash and graceful failover, real `serve` and `elect` processes" },
   { file: "handover.mjs", about: "a role's gap for a planned handover, a stop and a revoke, real `run` processes" },
   { file: "outage.ts", about: "outages of the service for everyone: role moves, work lost, time to a primary; `run` and others" },
+  { file: "rollback.ts", about: "a store restored from a copy under running electors, losing 1, 2, 5 terms: epochs reused, overlap, time to accepted fenced writes; builds side by side" },
   { file: "upgrade.ts", about: "a rolling restart and a restart of every serve instance under 20 participants × 20 roles" },
   { file: "loss-ab.mjs", about: "spurious leader changes under message loss, builds and the seed client side by side" },
   { file: "priority.mjs", about: "priorities: who wins a crash failover, a preferred candidate's return, a flapping one; builds side by side" },

@@ -1,7 +1,11 @@
-// The lease store on Azure Cosmos DB for NoSQL: a serverless account with keys disabled,
-// the database, the lease and the members containers, and a data-plane role assignment for the app's
+// The lease store on Azure Cosmos DB for NoSQL: an account with keys disabled, the database,
+// the lease and the members containers, and a data-plane role assignment for the app's
 // identity. Safety rests on ETag-conditional writes, which always go to the write
 // region, so Session consistency is enough and reads stay at the cheapest RU price.
+// One region (main.bicep): serverless. Several (multi-region.bicep): one write region with
+// service-managed failover, provisioned autoscale throughput (a serverless account has one
+// region), Session or Strong consistency: docs/stores.md#several-regions says what each
+// promises and what a failover may lose.
 
 @description('Azure region of the Cosmos DB account.')
 param location string
@@ -23,8 +27,21 @@ param membersContainerName string
 @description('Principal (object) id of the function app identity.')
 param principalId string
 
+@description('The account\'s regions in failover order, the first the write region (e.g. [\'West Europe\', \'North Europe\']); default: location alone.')
+param regions array = [location]
+
+@description('Default consistency: Session (a failover of the write region may lose its last writes not yet replicated) or Strong (a write is acknowledged by a majority of regions: three or more, for a failover that loses nothing).')
+@allowed(['Session', 'Strong'])
+param consistency string = 'Session'
+
+@description('Largest autoscale throughput (RU/s) of the database of a multi-region account, shared by its containers.')
+@minValue(1000)
+param maxThroughput int = 1000
+
 @description('Tags applied to the account.')
 param tags object
+
+var multiRegion = length(regions) > 1
 
 // Cosmos DB built-in data-plane role "Cosmos DB Built-in Data Contributor".
 var cosmosDataContributorRoleId = '00000000-0000-0000-0000-000000000002'
@@ -36,17 +53,20 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
   kind: 'GlobalDocumentDB'
   properties: {
     databaseAccountOfferType: 'Standard'
-    locations: [
-      {
-        locationName: location
-        failoverPriority: 0
-        isZoneRedundant: false
-      }
-    ]
+    locations: [for (region, index) in regions: {
+      locationName: region
+      failoverPriority: index
+      isZoneRedundant: false
+    }]
+    // Service-managed failover: when the write region goes away, Cosmos DB makes the next
+    // region of the list the write region. Never several write regions: two regions that
+    // both accept a conditional write would both grant one lease.
+    enableAutomaticFailover: multiRegion
+    enableMultipleWriteLocations: false
     consistencyPolicy: {
-      defaultConsistencyLevel: 'Session'
+      defaultConsistencyLevel: consistency
     }
-    capabilities: [
+    capabilities: multiRegion ? [] : [
       {
         name: 'EnableServerless'
       }
@@ -65,6 +85,11 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15
     resource: {
       id: databaseName
     }
+    options: multiRegion ? {
+      autoscaleSettings: {
+        maxThroughput: maxThroughput
+      }
+    } : {}
   }
 }
 
@@ -146,3 +171,4 @@ output endpoint string = account.properties.documentEndpoint
 output databaseName string = database.name
 output containerName string = container.name
 output membersContainerName string = membersContainer.name
+output regions array = regions

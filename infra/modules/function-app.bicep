@@ -81,6 +81,8 @@ param cosmosMembersContainerName string
 
 @description('PostgreSQL URL without a password (HA_POSTGRES_URL); used when store is postgres.')
 param postgresUrl string
+@description('The Cosmos DB regions this app reads from first, comma-separated, its own first (HA_COSMOS_PREFERRED_REGIONS); empty: the write region. Set by multi-region.bicep.')
+param cosmosPreferredRegions string = ''
 
 @description('NCRONTAB schedule of the membership sweeper timer (HA_SWEEP_SCHEDULE).')
 param sweepSchedule string
@@ -220,6 +222,7 @@ var cosmosSettings = {
   HA_COSMOS_DATABASE: cosmosDatabaseName
   HA_COSMOS_CONTAINER: cosmosContainerName
   HA_COSMOS_MEMBERS_CONTAINER: cosmosMembersContainerName
+  HA_COSMOS_PREFERRED_REGIONS: cosmosPreferredRegions
 }
 
 var postgresSettings = {

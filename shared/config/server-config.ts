@@ -26,6 +26,12 @@ export type StoreConfig =
       readonly containerName: string;
       /** The membership container (HA_COSMOS_MEMBERS_CONTAINER), in the same database; absent means DEFAULT_MEMBERS_CONTAINER_NAME. */
       readonly membersContainerName?: string;
+      /**
+       * The account's regions this instance reads from first, in order (HA_COSMOS_PREFERRED_REGIONS):
+       * its own region first in a multi-region deployment (docs/deploy.md#several-regions).
+       * Absent: the SDK's default, the write region.
+       */
+      readonly preferredRegions?: readonly string[];
       readonly connection:
         | { readonly mode: "key"; readonly endpoint: string; readonly key: string }
         | { readonly mode: "identity"; readonly endpoint: string }
@@ -244,12 +250,35 @@ function loadCosmosConfig(env: Env): StoreConfig {
       : key === undefined
         ? ({ mode: "identity", endpoint } as const)
         : ({ mode: "key", endpoint, key } as const);
+  const preferredRegions = readRegions(env, "HA_COSMOS_PREFERRED_REGIONS");
   return {
     kind: "cosmos",
     databaseName,
     containerName,
     ...(membersSetting === undefined ? {} : { membersContainerName }),
+    ...(preferredRegions === undefined ? {} : { preferredRegions }),
     connection,
     createIfMissing: readBoolean(env, "HA_STORE_CREATE", connection.mode !== "identity"),
   };
+}
+
+/** An Azure region's name as Cosmos DB lists it: "West Europe", "East US 2" (or "westeurope"). */
+const REGION_PATTERN = /^[A-Za-z][A-Za-z0-9 ]{1,48}[A-Za-z0-9]$/;
+
+/** A comma-separated list of Azure region names, each once; undefined when unset or empty. */
+function readRegions(env: Env, setting: string): readonly string[] | undefined {
+  const value = readString(env, setting);
+  if (value === undefined) return undefined;
+  const regions = value.split(",").map((region) => region.trim());
+  const bad = regions.find((region) => !REGION_PATTERN.test(region));
+  if (bad !== undefined) {
+    throw new ConfigError(setting, `${setting} must list Azure regions separated by commas, such as "West Europe,North Europe" (got ${JSON.stringify(bad)} in "${value}").`);
+  }
+  const seen = new Set<string>();
+  for (const region of regions) {
+    const key = region.replace(/ /g, "").toLowerCase();
+    if (seen.has(key)) throw new ConfigError(setting, `${setting} names ${JSON.stringify(region)} twice: list each region once, this instance's own first.`);
+    seen.add(key);
+  }
+  return regions;
 }

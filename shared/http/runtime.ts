@@ -76,6 +76,8 @@ export interface RuntimeParts {
   readonly secrets?: TokenSecretStore;
   /** ha_time; the system clock by default. */
   readonly clock?: Clock;
+  /** The clock that floors new epochs (LeaseServiceDeps.epochClock); `clock` by default. */
+  readonly epochClock?: Clock;
   readonly telemetry?: RuntimeTelemetry;
 }
 
@@ -86,7 +88,7 @@ export interface RuntimeParts {
  * transitions, sweeps, store call durations); without it nothing is measured.
  */
 export function createRuntime(config: RuntimeConfig, parts: RuntimeParts): Runtime {
-  const { leases: leaseStore, clock = systemClock, members: memberStoreGiven = noMemberStore(), telemetry = {}, secrets } = parts;
+  const { leases: leaseStore, clock = systemClock, epochClock, members: memberStoreGiven = noMemberStore(), telemetry = {}, secrets } = parts;
   // One set of keys for both kinds of token. Without HA_LEASE_SECRET the store's secret,
   // asked for now: until it answers this process seals with a key of its own, which it keeps
   // accepting after (a token of it fails elsewhere, as before).
@@ -109,6 +111,7 @@ export function createRuntime(config: RuntimeConfig, parts: RuntimeParts): Runti
     store,
     metrics: metrics?.lease,
     clock,
+    ...(epochClock === undefined ? {} : { epochClock }),
     timing: config.timing,
     tokens: new LeaseTokenSigner(tokenKeys),
     storeTimeoutMs: config.storeTimeoutMs,

@@ -1,3 +1,4 @@
+import { erasedTerm, nextEpoch } from "./epoch.js";
 import { isLive, pendingHandover, priorityOf, reservedFor, withEndedUuid, withPriority, type LeaseHandover, type LeaseState } from "./lease.js";
 
 /** What a participant asks of the lease of one utype. */
@@ -10,6 +11,11 @@ export type LeaseRequest =
       readonly address: string | null | undefined;
       /** The caller's priority; undefined: 0. */
       readonly priority?: number | undefined;
+      /**
+       * The epoch named by a lease token that verified for this utype and uuid, if one was
+       * presented: the term the caller believes it holds.
+       */
+      readonly tokenEpoch?: number;
     }
   | {
       readonly op: "release";
@@ -52,8 +58,8 @@ export type HeartbeatAction =
   | { readonly kind: "create"; readonly next: LeaseState }
   | { readonly kind: "renew"; readonly next: LeaseState }
   | { readonly kind: "take-over"; readonly next: LeaseState }
-  /** The heartbeat is refused; nothing is written. */
-  | { readonly kind: "reject"; readonly reason: RejectReason; readonly holder: LeaseState };
+  /** The heartbeat is refused; nothing is written. `holder` undefined: there is no entry. */
+  | { readonly kind: "reject"; readonly reason: RejectReason; readonly holder: LeaseState | undefined };
 
 export type ReleaseAction =
   /** The holder is cleared (proven release, or an expired holder's own DELETE); the epoch is kept. */
@@ -84,10 +90,15 @@ export type LeaseAction = HeartbeatAction | ReleaseAction | HandoverAction | Wit
 
 /**
  * The whole of the lease protocol's server side (docs/protocol.md#the-rule-server-side) as a pure function: no I/O, no
- * clock. `haTime` is the function host's clock when the entry was read; `timeoutMs` is T.
+ * clock. `haTime` is the function host's clock when the entry was read; `timeoutMs` is T;
+ * `epochFloor` the least epoch a new term may get (nextEpoch): ha_time, unless a test of the
+ * counter alone gives less.
  *
- * UpdateHeartBeat:
- *   1. no entry                                   → create with epoch 1
+ * UpdateHeartBeat (a new term's epoch is nextEpoch(stored, epochFloor): above the stored one and
+ * never below the clock, so that no epoch repeats after the store forgets its last writes):
+ *   0. the caller's token names a term the entry
+ *      cannot have handed out (erasedTerm)        → reject (ended): a loss erased its term
+ *   1. no entry                                   → create with epoch nextEpoch(0, epochFloor)
  *   2. the caller's uuid ended here               → reject (ended)
  *   3. entry.uuid == uuid, revoked                → reject (revoked)
  *   4. entry.uuid == uuid, handover older than T  → reject (revoked): it did not step down
@@ -97,7 +108,7 @@ export type LeaseAction = HeartbeatAction | ReleaseAction | HandoverAction | Wit
  *      less than I since the role became free     → reject (outranked), only when `ranking`
  *                                                   is given (the service reads the standbys
  *                                                   only when rankingMatters)
- *   8. entry released, or older than T            → take over with epoch + 1; the old holder ends
+ *   8. entry released, or older than T            → take over with nextEpoch(epoch, epochFloor); the old holder ends
  *   9. otherwise                                  → reject (held)
  * Release (DELETE ?uuid=…[&lease=…]):
  *   1. entry.uuid == uuid, proven or expired      → clear the holder, keep the epoch; it ends.
@@ -122,10 +133,11 @@ export function decide(
   request: LeaseRequest,
   haTime: number,
   timeoutMs: number,
+  epochFloor = haTime,
 ): LeaseAction {
   switch (request.op) {
     case "heartbeat":
-      return decideHeartbeat(entry, request, haTime, timeoutMs);
+      return decideHeartbeat(entry, request, haTime, timeoutMs, epochFloor);
     case "release":
       return decideRelease(entry, request, haTime, timeoutMs);
     case "handover":
@@ -218,13 +230,18 @@ export function outrankedBy(
 
 export function decideHeartbeat(
   entry: LeaseState | undefined,
-  { utype, uuid, address, priority }: { utype: string; uuid: string; address: string | null | undefined; priority?: number | undefined },
+  { utype, uuid, address, priority, tokenEpoch }: { utype: string; uuid: string; address: string | null | undefined; priority?: number | undefined; tokenEpoch?: number | undefined },
   haTime: number,
   timeoutMs: number,
+  epochFloor = haTime,
   ranking?: Ranking,
 ): HeartbeatAction {
+  // A genuine token for a term the entry does not know: the store forgot that term (a geo
+  // failover, a restore). Its holder must stop now, and never start another term with this
+  // uuid; a standby takes the role under an epoch above the erased one (nextEpoch's clock).
+  if (tokenEpoch !== undefined && erasedTerm({ uuid, epoch: tokenEpoch }, entry)) return { kind: "reject", reason: "ended", holder: entry };
   if (entry === undefined) {
-    return { kind: "create", next: withPriority({ utype, uuid, address: address ?? null, epoch: 1, renewedAt: haTime, startedAt: haTime, revoked: false, endedUuids: [] }, priority) };
+    return { kind: "create", next: withPriority({ utype, uuid, address: address ?? null, epoch: nextEpoch(0, epochFloor), renewedAt: haTime, startedAt: haTime, revoked: false, endedUuids: [] }, priority) };
   }
   if (entry.endedUuids.includes(uuid)) return { kind: "reject", reason: "ended", holder: entry };
   if (entry.uuid === uuid) {
@@ -248,7 +265,7 @@ export function decideHeartbeat(
         utype,
         uuid,
         address: address ?? null,
-        epoch: entry.epoch + 1,
+        epoch: nextEpoch(entry.epoch, epochFloor),
         renewedAt: haTime,
         startedAt: haTime,
         revoked: false,

@@ -34,6 +34,12 @@ export interface LeaseServiceDeps {
   readonly store: LeaseStore;
   /** ha_time: the wall clock the stored renewedAt values are compared with. */
   readonly clock: Clock;
+  /**
+   * The clock that floors a new term's epoch (nextEpoch, docs/design/epochs.md): `clock` by
+   * default, as it must be wherever epochs have to outlive a loss of the store's last writes.
+   * Only tests of the stored counter alone give another (one that stays at 0).
+   */
+  readonly epochClock?: Clock;
   /** Measures request budgets; defaults to performance.now(). */
   readonly monotonic?: MonotonicClock;
   readonly timing: LeaseTiming;
@@ -109,12 +115,14 @@ function acceptedAs(kind: "create" | "renew" | "take-over", entry: LeaseRecord |
  */
 export class LeaseService {
   readonly #monotonic: MonotonicClock;
+  readonly #epochClock: Clock;
   readonly #debug: (message: string) => void;
   readonly #warn: (message: string) => void;
   readonly #metrics: LeaseMetrics;
 
   constructor(private readonly deps: LeaseServiceDeps) {
     this.#monotonic = deps.monotonic ?? systemMonotonicClock;
+    this.#epochClock = deps.epochClock ?? deps.clock;
     this.#debug = deps.debug ?? defaultDebug;
     this.#warn = deps.warn ?? ((message) => console.warn(message));
     this.#metrics = deps.metrics ?? noLeaseMetrics;
@@ -338,14 +346,18 @@ export class LeaseService {
     // of the role becoming free (rule 7 of decideHeartbeat), or a preemption re-pointed.
     let standbys: readonly StandbyRecord[] | undefined;
     const readStandbys = async (): Promise<readonly StandbyRecord[]> => (standbys ??= await this.deps.store.readStandbys(input.utype, budget.forStoreCall("read")));
+    // The term the caller's token vouches for (a second verify: the signer remembers the
+    // token it issued last, so this is a lookup): a term the entry cannot have handed out
+    // was erased by a loss of the store's last writes, and its holder is told so.
+    const tokenEpoch = input.lease === undefined ? undefined : this.deps.tokens.verify(input.lease, input)?.epoch;
     for (let decisions = 1; ; decisions += 1) {
       let haTime = this.deps.clock.now();
-      const request = { utype: input.utype, uuid: input.uuid, address: input.address, priority: input.priority };
-      let action = decideHeartbeat(entry, request, haTime, this.deps.timing.timeoutMs);
+      const request = { utype: input.utype, uuid: input.uuid, address: input.address, priority: input.priority, tokenEpoch };
+      let action = decideHeartbeat(entry, request, haTime, this.deps.timing.timeoutMs, this.#epochClock.now());
       if (action.kind === "take-over" && input.announce !== true && rankingMatters(entry, input, haTime, this.deps.timing)) {
         const ranking: Ranking = { standbys: await readStandbys(), intervalMs: this.deps.timing.intervalMs };
         haTime = this.deps.clock.now();
-        action = decideHeartbeat(entry, request, haTime, this.deps.timing.timeoutMs, ranking);
+        action = decideHeartbeat(entry, request, haTime, this.deps.timing.timeoutMs, this.#epochClock.now(), ranking);
       }
       switch (action.kind) {
         case "reject":
@@ -469,7 +481,7 @@ export class LeaseService {
     const creating =
       terms.every((term) => term.epoch === 0) && terms.some((mark) => mark.transactional !== true && haTime - mark.startedAt <= this.deps.storeTimeoutMs);
     if (creating && !fenceWhileCreating) return CREATING;
-    const fence = missingEntryFence(utype, terms, haTime);
+    const fence = missingEntryFence(utype, terms, haTime, this.#epochClock.now());
     // The fence's term is recorded with it, in the same transaction, as it will end (revoked,
     // never renewed, so it ends T from now): the history then knows its epoch while it
     // stands, and a deletion of the fence or of the term after it still finds an epoch

@@ -1,4 +1,5 @@
-import type { LeaseState } from "./lease.js";
+import { epochAtLeast } from "./epoch.js";
+import { withEndedUuid, type LeaseState } from "./lease.js";
 import type { TermRecord } from "./term-record.js";
 
 /**
@@ -43,13 +44,20 @@ export function fenceMargin(terms: readonly Pick<TermRecord, "epoch" | "transact
  * role is treated as held by an unknown holder that was just revoked: nobody may take it
  * over before T has passed from now, the first moment the missing entry was observed (no
  * renewal of the deleted term can be accepted after its entry is gone), and the holder's
- * epoch is taken as the history's highest + fenceMargin(terms), at or above the deleted
- * term's, so the next term's is higher still: the fencing token never goes back, and the
+ * epoch is taken as the history's highest + fenceMargin(terms), lifted to the clock as a new
+ * term's is (epochAtLeast), at or above the deleted term's, so the next term's is higher still: the fencing token never goes back, and the
  * deleted term's holder is never the holder again.
  */
-export function missingEntryFence(utype: string, terms: readonly Pick<TermRecord, "epoch" | "transactional">[], haTime: number): LeaseState {
-  const epoch = Math.max(...terms.map((term) => term.epoch)) + fenceMargin(terms);
-  return { utype, uuid: `${UNKNOWN_HOLDER}:${epoch}`, address: null, epoch, renewedAt: haTime, startedAt: haTime, revoked: true, endedUuids: [] };
+export function missingEntryFence(utype: string, terms: readonly Pick<TermRecord, "epoch" | "transactional" | "uuid">[], haTime: number, epochFloor = haTime): LeaseState {
+  // Never below the clock either, as a new term's epoch: the deleted term's epoch may lie far
+  // above the history's highest (nextEpoch lifts a term's epoch to the clock), and was granted
+  // no later than now.
+  const epoch = epochAtLeast(Math.max(...terms.map((term) => term.epoch)) + fenceMargin(terms), epochFloor);
+  // The deleted entry's ended list went with it: the uuids of the terms the history records
+  // (the newest MAX_ENDED_UUIDS) stand in for it, so that none of them, a holder riding through
+  // whose expired term a DELETE cleared for one, takes the fence over under its old uuid.
+  const endedUuids = [...terms].sort((a, b) => a.epoch - b.epoch).reduce<readonly string[]>((ended, term) => withEndedUuid(ended.filter((uuid) => uuid !== term.uuid), term.uuid), []);
+  return { utype, uuid: `${UNKNOWN_HOLDER}:${epoch}`, address: null, epoch, renewedAt: haTime, startedAt: haTime, revoked: true, endedUuids };
 }
 
 /**

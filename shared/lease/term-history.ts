@@ -2,14 +2,16 @@ import type { TermHistory, TermView } from "../contract/term-history.js";
 import { TERM_HISTORY_SLOTS } from "../contract/term-history.js";
 import type { LeaseTiming } from "../contract/timing.js";
 import { isLive, type LeaseState } from "./lease.js";
-import { startOf, type TermRecord } from "./term-record.js";
+import { startOf, termSlot, type TermRecord } from "./term-record.js";
 
 /**
  * The history of a role at `haTime`, newest first, at most `limit` terms: the entry's own
  * term (live, or derived as `expired` / `revoked` once it ran out untaken), then the ended
- * terms of the ring. Only ring rows of the last N epochs count, and none of the entry's
- * own epoch while the entry still has its holder: a ring slot may hold a row from N
- * epochs ago, and only the entry speaks for its current term. The epoch-0 row that marks
+ * terms of the ring. A new term takes the ring slot after its predecessor's (nextEpoch keeps
+ * epochs one slot apart however far the clock lifts them), so the current epoch's slot is
+ * the one that may hold a row from N terms ago: there only the current epoch's own row
+ * counts, and none while the entry still has its holder (only the entry speaks for its
+ * current term). The epoch-0 row that marks
  * the role's creation (roleCreated) is no term and never shown.
  */
 export function toTermHistory(
@@ -24,9 +26,13 @@ export function toTermHistory(
   const terms: TermView[] = [];
   const held = entry !== undefined && entry.uuid !== "";
   if (held) terms.push(currentTerm(entry, haTime, timing));
-  const oldest = epoch - TERM_HISTORY_SLOTS;
+  // The current epoch's slot holds the term N terms back until the current one ends (new
+  // terms take consecutive slots: see nextEpoch), so only the current epoch's own row
+  // counts there. A row above the entry's epoch (a ring ahead of its entry after a restore)
+  // never counts: only the entry speaks for its epoch and those below it.
+  const slot = termSlot(epoch);
   const ended = rows
-    .filter((row) => row.utype === utype && row.epoch > Math.max(oldest, 0) && (held ? row.epoch < epoch : row.epoch <= epoch))
+    .filter((row) => row.utype === utype && row.epoch > 0 && (termSlot(row.epoch) !== slot || row.epoch === epoch) && (held ? row.epoch < epoch : row.epoch <= epoch))
     .sort((a, b) => b.epoch - a.epoch);
   for (const row of ended) terms.push(viewOf(row));
   return { utype, epoch, terms: terms.slice(0, limit) };

@@ -32,7 +32,9 @@ export function createCosmosStore(
   // `plugins` is a hook the SDK reads but does not type (see BATCH_FAILURES_AS_RESPONSES).
   const clientOptions: CosmosClientOptions & { plugins: PluginConfig[] } = {
     endpoint: connection.endpoint,
-    connectionPolicy: COSMOS_CONNECTION_POLICY,
+    // Reads go to this instance's own region first (HA_COSMOS_PREFERRED_REGIONS); writes
+    // always go to the account's write region, whatever the list says.
+    connectionPolicy: config.preferredRegions === undefined ? COSMOS_CONNECTION_POLICY : { ...COSMOS_CONNECTION_POLICY, preferredLocations: [...config.preferredRegions] },
     agent: verifyingAgent(options.trustedCosmosCertificate),
     plugins: [BATCH_FAILURES_AS_RESPONSES],
   };

@@ -5,6 +5,13 @@ import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import type { TokenSecretStore } from "../service/token-keys.js";
 
+/** What MemoryLeaseStore.snapshot() copies: the store's state at one instant. */
+export interface MemoryLeaseSnapshot {
+  readonly entries: ReadonlyMap<string, LeaseRecord>;
+  readonly terms: ReadonlyMap<string, ReadonlyMap<number, TermRecord>>;
+  readonly standbys: ReadonlyMap<string, ReadonlyMap<string, StandbyRecord>>;
+}
+
 /**
  * An in-process store for unit tests and simulation. Every write gets a new ETag, and
  * records are copied in and out so that callers can never mutate what is stored.
@@ -130,6 +137,35 @@ export class MemoryLeaseStore implements LeaseStore, TokenSecretStore {
    */
   recordTermAlone(term: TermRecord): void {
     this.#recordTerm(term);
+  }
+
+  /**
+   * A copy of everything stored now: entries, history rings and standbys (not the token
+   * secret, which a real store keeps apart). With restore(), the store can come back
+   * without its last writes, as a geo failover or a restore from backup brings an Azure
+   * store back (docs/design/epochs.md): for the tests and the simulation of such a loss.
+   */
+  snapshot(): MemoryLeaseSnapshot {
+    return {
+      entries: new Map([...this.#entries].map(([utype, entry]) => [utype, { ...entry, endedUuids: [...entry.endedUuids] }])),
+      terms: new Map([...this.#terms].map(([utype, ring]) => [utype, new Map([...ring].map(([slot, term]) => [slot, { ...term }]))])),
+      standbys: new Map([...this.#standbys].map(([utype, rows]) => [utype, new Map([...rows].map(([uuid, row]) => [uuid, { ...row }]))])),
+    };
+  }
+
+  /**
+   * Puts the store back as `snapshot` found it: every write since is forgotten. ETags are
+   * not reused (the version counter goes on), as an Azure store's never are: a token issued
+   * for a forgotten write never matches a restored entry.
+   */
+  restore(snapshot: MemoryLeaseSnapshot): void {
+    const copy = (({ entries, terms, standbys }) => ({ entries, terms, standbys }))(snapshot);
+    this.#entries.clear();
+    for (const [utype, entry] of copy.entries) this.#entries.set(utype, { ...entry, endedUuids: [...entry.endedUuids] });
+    this.#terms.clear();
+    for (const [utype, ring] of copy.terms) this.#terms.set(utype, new Map([...ring].map(([slot, term]) => [slot, { ...term }])));
+    this.#standbys.clear();
+    for (const [utype, rows] of copy.standbys) this.#standbys.set(utype, new Map([...rows].map(([uuid, row]) => [uuid, { ...row }])));
   }
 
   #write(lease: LeaseState): WriteOutcome {

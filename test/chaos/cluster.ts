@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Incident } from "./judge.js";
 import type { ChaosOptions } from "./options.js";
@@ -8,6 +8,8 @@ import { STOP_TIMEOUT_MS, killAndWait, stopAndWait } from "./processes.js";
 import { startServe, type ServeProcess } from "./service-processes.js";
 
 export const UTYPE = "chaos";
+/** Where Azurite's Table service keeps its tables in its data directory (shared/host/durable-azurite.ts). */
+const STORE_FILE = "__azurite_db_table__.json";
 
 /**
  * Everything a chaos run starts: the store (when it runs as its own process), the
@@ -85,6 +87,34 @@ export class Cluster {
   /** Starts service 0 again on its port and data directory. */
   async restartServe(): Promise<void> {
     this.services[0] = await this.#startServe(0, this.services[0]!.port);
+  }
+
+  /** The file of the store in use: Azurite's, run as its own process, or serve 0's embedded one (PostgreSQL has none: options refuse store-rollback with it). */
+  storeFile(): string {
+    if (this.store !== undefined && this.store.label !== "Azurite") throw new Error(`store-rollback: the ${this.store.label} store has no file to put back`);
+    return join(this.workDir, this.store === undefined ? "serve-0" : "azurite", STORE_FILE);
+  }
+
+  /** A copy of the store's file as it is now (it is only ever replaced whole, so any copy is a complete state), at `path`. */
+  copyStore(path: string): boolean {
+    if (!existsSync(this.storeFile())) return false;
+    copyFileSync(this.storeFile(), path);
+    return true;
+  }
+
+  /**
+   * The store comes back without its last writes: the process that keeps it (Azurite, or
+   * serve 0 with its embedded store) is killed, its file replaced by `copy`, and after
+   * `downMs` it is started again on the same port and data directory.
+   */
+  async rollBackStore(copy: string, downMs: number): Promise<void> {
+    const file = this.storeFile();
+    if (this.store === undefined) await this.killServe();
+    else await this.store.kill();
+    copyFileSync(copy, file);
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    if (this.store === undefined) await this.restartServe();
+    else await this.store.restart();
   }
 
   #crashed(what: string, exit: { code: number | null; signal: NodeJS.Signals | null }, tail: string): void {

@@ -7,8 +7,13 @@ import type { Prng } from "../helpers/sim/prng.js";
  * its command lives on until the lifeline (docs/protocol.md) ends it.
  */
 export const PARTICIPANT_FAULTS = ["group-kill", "group-term", "group-stop", "run-kill", "run-term", "run-stop"] as const;
-/** `ha-module serve` frozen, or killed and restarted on the same port and data directory. */
-export const SERVICE_FAULTS = ["serve-stop", "serve-kill"] as const;
+/**
+ * `ha-module serve` frozen, or killed and restarted on the same port and data directory; or
+ * the store in use (serve's embedded one, or Azurite as its own process) rolled back: killed,
+ * its file put back as a copy of one or two cycles earlier had it, started again (a restore
+ * from a backup, a failover to a replica without the last writes: docs/design/epochs.md).
+ */
+export const SERVICE_FAULTS = ["serve-stop", "serve-kill", "store-rollback"] as const;
 /** The store alone (Azurite as its own process) frozen, or killed and restarted on the same port and data. */
 export const STORE_FAULTS = ["store-stop", "store-kill"] as const;
 
@@ -71,7 +76,7 @@ export interface PlanTiming {
 
 /**
  * The schedule: rounds in which every enabled kind comes once, in an order shuffled by the
- * PRNG, so that a short run still meets every kind (10 cycles, 10 kinds: each once).
+ * PRNG, so that a short run still meets every kind (11 cycles, 11 kinds: each once).
  */
 export class FaultSchedule {
   #round: FaultKind[] = [];
@@ -91,7 +96,7 @@ export class FaultSchedule {
     const prng = this.prng;
     const holdMs = kind.endsWith("-stop")
       ? prng.int(Math.round(T / 4), 2 * T)
-      : kind === "serve-kill" || kind === "store-kill"
+      : kind === "serve-kill" || kind === "store-kill" || kind === "store-rollback"
         ? prng.int(0, Math.round(1.5 * T))
         : prng.int(0, Math.round(T / 2));
     return {

@@ -63,12 +63,19 @@ export async function runChaos(options: ChaosOptions, workDir: string, say: (tex
     await sleep(options.timeoutMs);
     const schedule = new FaultSchedule(new Prng(options.seed), options.faults, options);
     const recoveryWaitMs = options.timeoutMs + 2 * options.intervalMs + options.slackMs + 5000;
+    // With store-rollback enabled, a copy of the store at the start of each cycle: a rollback
+    // goes back to the copy of one or two cycles before it, forgetting what they wrote.
+    const copies: string[] = [];
     for (let cycle = 1; first !== undefined && cycle <= options.cycles && !abortSignal.aborted; cycle += 1) {
       await restartCrashed(cluster);
+      if (options.faults.includes("store-rollback")) {
+        const copy = join(workDir, `store-copy-${cycle}.json`);
+        if (cluster.copyStore(copy)) copies.push(copy);
+      }
       // A fault lands on a cluster whose every run competes (a restarted run needs a few seconds to load).
       await allCompeting(cluster, say);
       const plan = schedule.next(cycle);
-      const { fault, ended, label } = await inject(plan, cluster, tail);
+      const { fault, ended, label } = await inject(plan, cluster, tail, copies);
       faults.push(fault);
       const recovered = await tail.lineAfter(fault.healedAtNs, ended, recoveryWaitMs);
       say(
@@ -104,12 +111,22 @@ async function allCompeting(cluster: Cluster, say: (text: string) => void): Prom
 }
 
 /** Carries out one fault and heals it. `ended`: the worker it ended, which does not count as recovery. */
-async function inject(plan: FaultPlan, cluster: Cluster, tail: LogTail): Promise<{ fault: JudgedFault; ended: string | undefined; label: string }> {
+async function inject(plan: FaultPlan, cluster: Cluster, tail: LogTail, copies: readonly string[]): Promise<{ fault: JudgedFault; ended: string | undefined; label: string }> {
   const { kind } = plan;
   if (!isParticipantFault(kind)) {
     const atNs = now();
     let label: string = kind;
     switch (kind) {
+      case "store-rollback": {
+        // The copy taken at the start of the cycle before this one, or of the one before that
+        // (pick): the store forgets the faults and takeovers of one or two cycles.
+        const back = Math.min(plan.pick < 0.5 ? 1 : 2, copies.length - 1);
+        const copy = copies[copies.length - 1 - back];
+        if (copy === undefined) break;
+        label = `${kind} to its copy of ${back} cycle${back === 1 ? "" : "s"} before (${copy.slice(copy.lastIndexOf("-") + 1, -".json".length)})`;
+        await cluster.rollBackStore(copy, plan.holdMs);
+        break;
+      }
       case "serve-stop":
         cluster.services[0]!.process.signal("SIGSTOP");
         await sleep(plan.holdMs);

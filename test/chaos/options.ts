@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { ALL_FAULTS, PARTICIPANT_FAULTS, SERVICE_FAULTS, type FaultKind } from "./fault-plan.js";
+import { ALL_FAULTS, PARTICIPANT_FAULTS, SERVICE_FAULTS, STORE_FAULTS, type FaultKind } from "./fault-plan.js";
 import { randomSeed } from "../helpers/sim/prng.js";
 
 export interface ChaosOptions {
@@ -108,8 +108,10 @@ export function parseChaosOptions(args: readonly string[]): ChaosOptions {
   if (plant === "two-services" && ownStore) {
     throw new ChaosUsageError(`--plant two-services gives each service an embedded store of its own; leave out --store ${store}.`);
   }
-  const allowed: readonly FaultKind[] =
-    ownStore ? ALL_FAULTS : plant === "two-services" ? PARTICIPANT_FAULTS : [...PARTICIPANT_FAULTS, ...SERVICE_FAULTS];
+  // A rollback puts a store's file back: Azurite's (embedded or its own process), not PostgreSQL's data directory.
+  const allowed: readonly FaultKind[] = (
+    ownStore ? ALL_FAULTS : plant === "two-services" ? PARTICIPANT_FAULTS : [...PARTICIPANT_FAULTS, ...SERVICE_FAULTS]
+  ).filter((kind) => kind !== "store-rollback" || store !== "postgres");
   return {
     help: values.help ?? false,
     seed: integer("--seed", values.seed, randomSeed(), 0, 2 ** 32 - 1),
@@ -144,7 +146,13 @@ function faultList(text: string | undefined, allowed: readonly FaultKind[], stor
       throw new ChaosUsageError(`--faults: unknown fault kind "${kind}"; the kinds are ${ALL_FAULTS.join(", ")}.`);
     }
     if (!(allowed as readonly string[]).includes(kind)) {
-      throw new ChaosUsageError(`--faults: ${kind} needs ${kind.startsWith("store-") ? "--store process or --store postgres" : "one service (not --plant two-services)"} (the store is "${store}").`);
+      const needs =
+        kind === "store-rollback"
+          ? "a store kept in a file: the embedded store or --store process (PostgreSQL's data directory cannot be put back while it runs)"
+          : (STORE_FAULTS as readonly string[]).includes(kind)
+            ? "--store process or --store postgres"
+            : "one service (not --plant two-services)";
+      throw new ChaosUsageError(`--faults: ${kind} needs ${needs} (the store is "${store}").`);
     }
   }
   return [...new Set(kinds as FaultKind[])];

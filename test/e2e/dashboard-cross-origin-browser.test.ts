@@ -163,7 +163,7 @@ describe("a page of another origin in the operator's browser, against a service 
       expect((await answered).status()).toBe(202);
       const { who, event } = await elected(marks);
       expect(who).toBe(standby);
-      expect(event["epoch"]).toBe(before.epoch + 1);
+      expect(event["epoch"]).toBeGreaterThan(before.epoch);
     } finally {
       await page.close();
     }

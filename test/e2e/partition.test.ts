@@ -167,7 +167,7 @@ describe("a partition of the holder alone, with fenced work on Azurite and the C
     const takeoverMs = standbyElectedAt! - cutAt;
     console.log(`partition (ride-through ${rideThroughMs} ms): the standby was elected ${Math.round(takeoverMs)} ms after the cut (T + I = ${T + I} ms)`);
     expect(takeoverMs).toBeLessThan(T + I + SLACK_MS);
-    expect(standby.epoch).toBe(holderEpoch + 1);
+    expect(standby.epoch).toBeGreaterThan(holderEpoch);
 
     // The new primary's first accepted write of each resource, then a while of both working.
     await waitUntil(() => RESOURCES.every((r) => records.some((w) => w.who === "standby" && w.resource === r && w.outcome === "accepted")), "the new primary has written every resource");
@@ -203,7 +203,8 @@ describe("a partition of the holder alone, with fenced work on Azurite and the C
       expect(late.filter((w) => w.outcome === "accepted"), `${resource}: accepted writes of the old holder after the new primary's first`).toEqual([]);
       expect(late.every((w) => w.outcome === "fenced-out")).toBe(true);
     }
-    expect(await marks(run)).toEqual({ table: holderEpoch + 1, blob: holderEpoch + 1, cosmos: holderEpoch + 1 });
+    const newEpoch = standby.epoch!;
+    expect(await marks(run)).toEqual({ table: newEpoch, blob: newEpoch, cosmos: newEpoch });
 
     if (rideThroughMs > 0) {
       // The cut heals: the rider's first answered renewal is refused, and ends its term at once.

@@ -51,15 +51,20 @@ function restContract({ env }: { env: Record<string, string> }): void {
     expect(empty.status).toBe(200);
     expect(empty.body).toMatchObject({ utype, primary: null, epoch: 0, intervalMs: 500, timeoutMs: 2500 });
 
+    const before = Date.now();
     const acquired = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" });
     expect(acquired.status).toBe(200);
-    expect(primaryOf(acquired)).toMatchObject({ uuid: "holder-a", address: "10.0.0.4:5800", epoch: 1 });
+    expect(primaryOf(acquired)).toMatchObject({ uuid: "holder-a", address: "10.0.0.4:5800" });
+    // The first term's epoch: the service's clock in ms at the grant (docs/design/epochs.md), this machine's.
+    const first = primaryOf(acquired)!["epoch"] as number;
+    expect(first).toBeGreaterThanOrEqual(before);
+    expect(first).toBeLessThan(Date.now() + 16);
     expect(typeof acquired.body["lease"]).toBe("string");
 
     const rival = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" });
     expect(rival.status).toBe(409);
     expect(errorCodeOf(rival)).toBe("LeaseHeld");
-    expect(primaryOf(rival)).toMatchObject({ uuid: "holder-a", epoch: 1 });
+    expect(primaryOf(rival)).toMatchObject({ uuid: "holder-a", epoch: first });
 
     // Wait, polling, until the server itself reports no primary: no fixed sleep to tune.
     const deadline = Date.now() + 20_000;
@@ -69,23 +74,25 @@ function restContract({ env }: { env: Record<string, string> }): void {
       seen = await call(api, "GET", `/primary/${utype}`);
     }
     expect(primaryOf(seen)).toBeNull();
-    expect(seen.body["epoch"]).toBe(1); // expired, and still the role's epoch
+    expect(seen.body["epoch"]).toBe(first); // expired, and still the role's epoch
 
     const takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" });
     expect(takeover.status).toBe(200);
-    expect(primaryOf(takeover)).toMatchObject({ uuid: "holder-b", epoch: 2, address: null });
+    expect(primaryOf(takeover)).toMatchObject({ uuid: "holder-b", address: null });
+    expect(primaryOf(takeover)!["epoch"]).toBeGreaterThan(first);
   });
 
   it("renews with and without the lease token, keeping the epoch", async () => {
     const utype = freshUtype();
     const first = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" });
+    const epoch = primaryOf(first)!["epoch"];
     const fast = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease: first.body["lease"] });
     expect(fast.status).toBe(200);
-    expect(primaryOf(fast)).toMatchObject({ uuid: "holder-a", epoch: 1 });
+    expect(primaryOf(fast)).toMatchObject({ uuid: "holder-a", epoch });
     expect(fast.body["lease"]).not.toBe(first.body["lease"]);
     const slow = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease: "not-a-token" });
     expect(slow.status).toBe(200);
-    expect(primaryOf(slow)).toMatchObject({ uuid: "holder-a", epoch: 1 });
+    expect(primaryOf(slow)).toMatchObject({ uuid: "holder-a", epoch });
     // A token for someone else's lease is not the caller's: the slow path rejects the rival.
     const stolen = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b", lease: slow.body["lease"] });
     expect(stolen.status).toBe(409);
@@ -94,27 +101,32 @@ function restContract({ env }: { env: Record<string, string> }): void {
 
   it("releases with the holder's lease token so that a rival takes it over at once with epoch + 1", async () => {
     const utype = freshUtype();
-    const lease = (await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" })).body["lease"] as string;
+    const acquired = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" });
+    const lease = acquired.body["lease"] as string;
+    const epoch = primaryOf(acquired)!["epoch"] as number;
     const notHolder = await call(api, "DELETE", `/primary/${utype}?uuid=holder-b`);
     expect(notHolder.status).toBe(409);
     expect(errorCodeOf(notHolder)).toBe("LeaseHeld");
 
     const released = await call(api, "DELETE", `/primary/${utype}?uuid=holder-a&lease=${encodeURIComponent(lease)}`);
     expect(released.status).toBe(200);
-    expect(released.body).toMatchObject({ utype, primary: null, epoch: 1 });
+    expect(released.body).toMatchObject({ utype, primary: null, epoch });
     const takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-c" });
     expect(takeover.status).toBe(200);
-    expect(primaryOf(takeover)).toMatchObject({ uuid: "holder-c", epoch: 2 });
+    expect(primaryOf(takeover)).toMatchObject({ uuid: "holder-c" });
+    expect(primaryOf(takeover)!["epoch"]).toBeGreaterThan(epoch);
     // Released and retired uuids never start a new term.
     for (const uuid of ["holder-a", "holder-b"]) expect(errorCodeOf(await call(api, "PUT", `/primary/${utype}`, { uuid }))).toBe("LeaseRevoked");
   });
 
   it("revokes without the token: the holder stays primary (revoked) until it expires, and its heartbeats are refused", async () => {
     const utype = freshUtype();
-    const lease = (await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" })).body["lease"];
+    const acquired = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" });
+    const lease = acquired.body["lease"];
+    const epoch = primaryOf(acquired)!["epoch"] as number;
     const revoked = await call(api, "DELETE", `/primary/${utype}?uuid=holder-a`);
     expect(revoked.status).toBe(200);
-    expect(primaryOf(revoked)).toMatchObject({ uuid: "holder-a", address: "10.0.0.4:5800", epoch: 1, revoked: true });
+    expect(primaryOf(revoked)).toMatchObject({ uuid: "holder-a", address: "10.0.0.4:5800", epoch, revoked: true });
     expect(errorCodeOf(await call(api, "PUT", `/primary/${utype}`, { uuid: "standby" }))).toBe("LeaseHeld");
     const refused = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease });
     expect(refused.status).toBe(409);
@@ -126,7 +138,8 @@ function restContract({ env }: { env: Record<string, string> }): void {
       await new Promise((resolve) => setTimeout(resolve, 100));
       takeover = await call(api, "PUT", `/primary/${utype}`, { uuid: "standby" });
     }
-    expect(primaryOf(takeover)).toMatchObject({ uuid: "standby", epoch: 2, revoked: false });
+    expect(primaryOf(takeover)).toMatchObject({ uuid: "standby", revoked: false });
+    expect(primaryOf(takeover)!["epoch"]).toBeGreaterThan(epoch);
   });
 
   it("keeps the stored address when a heartbeat omits it, on the fast and the slow path; null clears it", async () => {
@@ -144,12 +157,14 @@ function restContract({ env }: { env: Record<string, string> }): void {
 
   it("answers 4 concurrent renewals with one token 200 (or a Conflict naming the holder), and an elector whose heartbeats all go out 4 times is never demoted", async () => {
     const utype = freshUtype();
-    const lease = (await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" })).body["lease"];
+    const acquired = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a" });
+    const lease = acquired.body["lease"];
+    const epoch = primaryOf(acquired)!["epoch"];
     const replies = await Promise.all(Array.from({ length: 4 }, () => call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", lease })));
     for (const reply of replies) {
       expect([200, 409]).toContain(reply.status);
       if (reply.status === 409) expect(errorCodeOf(reply)).toBe("Conflict");
-      expect(primaryOf(reply)).toMatchObject({ uuid: "holder-a", epoch: 1 });
+      expect(primaryOf(reply)).toMatchObject({ uuid: "holder-a", epoch });
     }
 
     const elector = new PrimaryElector({ utype: freshUtype(), transport: new DuplicatingClient(api, 4), retryDelayInMs: 100 });
@@ -177,7 +192,7 @@ function restContract({ env }: { env: Record<string, string> }): void {
     expect(losers.filter((answer) => answer === "409").length).toBeGreaterThan(0);
     const winner = primaryOf(winners[0] as Reply);
     const now = await call(api, "GET", `/primary/${utype}`);
-    expect(primaryOf(now)).toMatchObject({ uuid: winner?.["uuid"], epoch: 1 });
+    expect(primaryOf(now)).toMatchObject({ uuid: winner?.["uuid"], epoch: winner?.["epoch"] });
   });
 
   it("lists live primaries across roles for name resolving", async () => {
@@ -228,7 +243,7 @@ function restContract({ env }: { env: Record<string, string> }): void {
     const address = "\u{1F600}".repeat(300);
     const reply = await call(api, "PUT", `/primary/${utype}`, { uuid: "a", address, lease: 123 });
     expect(reply.status).toBe(200);
-    expect(primaryOf(reply)).toMatchObject({ uuid: "a", address, epoch: 1 });
+    expect(primaryOf(reply)).toMatchObject({ uuid: "a", address, epoch: expect.any(Number) });
   });
 
   it("serves its OpenAPI document, which names every route it serves", async () => {
@@ -264,7 +279,8 @@ function restContract({ env }: { env: Record<string, string> }): void {
     expect(errorCodeOf(other)).toBe("LeaseHeld");
     const taken = await call(api, "PUT", `/primary/${utype}`, { uuid: "standby-c" });
     expect(taken.status).toBe(200);
-    expect(taken.body).toMatchObject({ primary: { uuid: "standby-c", epoch: 2 }, handover: null });
+    expect(taken.body).toMatchObject({ primary: { uuid: "standby-c" }, handover: null });
+    expect(primaryOf(taken)!["epoch"]).toBeGreaterThan(primaryOf(first)!["epoch"] as number);
 
     const vacant = await call(api, "GET", "/primary?vacant=true");
     expect(vacant.status).toBe(200);
@@ -274,17 +290,20 @@ function restContract({ env }: { env: Record<string, string> }): void {
   it("shows a role's term history: the live term, then the ended ones with how they ended", async () => {
     const utype = freshUtype();
     expect((await call(api, "GET", `/primary/${utype}/history`)).body).toEqual({ utype, epoch: 0, terms: [] });
-    const lease = (await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" })).body["lease"] as string;
+    const acquired = await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-a", address: "10.0.0.4:5800" });
+    const lease = acquired.body["lease"] as string;
     await call(api, "DELETE", `/primary/${utype}?uuid=holder-a&lease=${encodeURIComponent(lease)}`);
-    await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" });
+    const second = primaryOf(await call(api, "PUT", `/primary/${utype}`, { uuid: "holder-b" }))!["epoch"] as number;
+    const firstEpoch = primaryOf(acquired)!["epoch"] as number;
+    expect(second).toBeGreaterThan(firstEpoch);
     const history = await call(api, "GET", `/primary/${utype}/history`);
     expect(history.status).toBe(200);
     expect(history.body).toMatchObject({
       utype,
-      epoch: 2,
+      epoch: second,
       terms: [
-        { epoch: 2, uuid: "holder-b", address: null, endedAt: null, endedBy: null },
-        { epoch: 1, uuid: "holder-a", address: "10.0.0.4:5800", endedBy: "released" },
+        { epoch: second, uuid: "holder-b", address: null, endedAt: null, endedBy: null },
+        { epoch: firstEpoch, uuid: "holder-a", address: "10.0.0.4:5800", endedBy: "released" },
       ],
     });
     const [live, released] = history.body["terms"] as Array<{ startedAt: string; endedAt: string }>;
@@ -345,7 +364,7 @@ function restContract({ env }: { env: Record<string, string> }): void {
 
     const second = await call(api, "POST", "/heartbeat", body(tokens));
     expect((second.body["roles"] as Part[]).map((part) => part.status)).toEqual([200, 409, 200]);
-    expect((second.body["roles"] as Part[])[0]?.body).toMatchObject({ primary: { uuid: "head-1", epoch: 1 } });
+    expect((second.body["roles"] as Part[])[0]?.body).toMatchObject({ primary: { uuid: "head-1", epoch: (firstRoles[0]?.body["primary"] as { epoch: number }).epoch } });
     expect((second.body["members"] as Part[])[0]?.body).toMatchObject({ member: { state: "active", heartbeats: 2 } });
     // The single route shows what the part did.
     expect((await call(api, "GET", `/primary/${roles[0]}`)).body).toMatchObject({ primary: { uuid: "head-1", address: "10.0.0.4:5800" } });

@@ -86,7 +86,7 @@ describe("ha-module run --ride-through", () => {
     proxy!.cut();
     await holder.waitFor((event) => event.event === "ridingThrough", { from: cutMark, timeoutMs: 2 * T });
     const elected = await standby.waitFor((event) => event.event === "elected", { timeoutMs: 3 * T });
-    expect(elected["epoch"]).toBe(epoch + 1);
+    expect(elected["epoch"]).toBeGreaterThan(epoch);
     // Both commands run now, the rider's under the older epoch: what the fence is for.
     expect(isRunning(pid)).toBe(true);
     // The cut heals: the rider's first answer refuses it, and its command is SIGKILLed at once.
@@ -100,7 +100,7 @@ describe("ha-module run --ride-through", () => {
     console.log(`ride-through: the rider's command was stopped ${Math.round(stoppedMs)} ms after the cut healed`);
     expect(stoppedMs).toBeLessThan(2 * I + SLACK_MS);
     await waitUntil(() => !isRunning(pid), "the rider's command is gone");
-    expect(await primaryOf(service!.url)).toMatchObject({ address: "standby", epoch: epoch + 1 });
+    expect(await primaryOf(service!.url)).toMatchObject({ address: "standby", epoch: elected["epoch"] });
   });
 });
 

@@ -81,11 +81,11 @@ describe("every ha-module serve stopped for longer than T, then back on the same
       const elected = await role.holder.waitFor((event) => event.event === "elected", { from: holderMark });
       const backMs = elected.receivedAt - returnedAt;
       console.log(`sticky recovery: ${role.utype} held again by its holder ${Math.round(backMs)} ms after the return (I = ${I} ms)`);
-      expect(elected["epoch"]).toBe(epoch + 1);
+      expect(elected["epoch"]).toBeGreaterThan(epoch);
       expect(backMs).toBeLessThan(I + SLACK_MS);
       const started = await role.holder.waitFor((event) => event.event === "started", { from: holderMark });
-      expect(started["epoch"]).toBe(epoch + 1);
-      await role.holder.waitForStderr(new RegExp(`worker up epoch=${epoch + 1}`));
+      expect(started["epoch"]).toBe(elected["epoch"]);
+      await role.holder.waitForStderr(new RegExp(`worker up epoch=${elected["epoch"] as number}`));
       // Several leases later, no standby was ever elected.
       await realDelay(T);
       role.standbys.forEach((standby, n) => expect(standby.events.slice(marks[n]).filter((event) => event.event === "elected")).toEqual([]));
@@ -113,6 +113,6 @@ describe("every ha-module serve stopped for longer than T, then back on the same
     // Not at once: it lost contact, and waited for the holder to come back first.
     expect(afterMs).toBeGreaterThanOrEqual(2 * I);
     expect(afterMs).toBeLessThan(T + SLACK_MS);
-    expect(elected["epoch"]).toBe((started["epoch"] as number) + 1);
+    expect(elected["epoch"]).toBeGreaterThan(started["epoch"] as number);
   });
 });

@@ -3,7 +3,7 @@ import { createRuntime, type Runtime } from "../../shared/http/runtime.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { errorCodeOf, primaryOf, send, WALL_START } from "../helpers/route-requests.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { FakeClock, COUNTER_ONLY } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -21,7 +21,7 @@ describe("ended uuids never start a new term", () => {
   beforeEach(() => {
     clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: store, clock });
   });
 
   it("a released uuid's late renewal is 409 LeaseRevoked and writes nothing; the epoch is not spent", async () => {

@@ -7,7 +7,7 @@ import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { CountingStore, failingStore } from "../helpers/counting-store.js";
 import { primaryOf, send, sendWithHeaders, WALL_START } from "../helpers/route-requests.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { FakeClock, COUNTER_ONLY } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -20,7 +20,7 @@ describe("handlers over a counting store: the cost of each call", () => {
   beforeEach(() => {
     clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: store, clock });
   });
 
   it("GetPrimary costs exactly one point read", async () => {
@@ -169,7 +169,7 @@ describe("handlers over a counting store: the cost of each call", () => {
       create: (lease, options, also) => store.create(lease, options, also),
       list: (options) => store.list(options),
     };
-    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: racing, clock });
+    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: racing, clock });
     const reply = await send(raced, "PUT", "/primary/scheduler", { uuid: "loser" });
     expect(reply.status).toBe(409);
     expect(reply.body["error"]).toMatchObject({ code: "Conflict" });
@@ -242,7 +242,7 @@ describe("handlers over a counting store: the cost of each call", () => {
 
 describe("handlers over a store that is down", () => {
   const down = failingStore(new StoreUnavailableError("connect ECONNREFUSED 127.0.0.1:10002 at TableClient.getEntity (/x/y.js:1:2)"));
-  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: down, clock: new FakeClock(WALL_START) });
+  const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: down, clock: new FakeClock(WALL_START) });
 
   it.each([
     ["GET", "/primary/scheduler", undefined],
@@ -284,7 +284,7 @@ describe("handlers over a store that is down", () => {
       listStandbys: (options) => hang(options),
       deleteStandby: (_utype, _uuid, options) => hang(options),
     };
-    const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, { leases: hanging, clock: new FakeClock(WALL_START) });
+    const budgeted = createRuntime({ timing: TIMING, storeTimeoutMs: 20, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: hanging, clock: new FakeClock(WALL_START) });
     const warnings: unknown[] = [];
     const context = new InvocationContext({ logHandler: (_level, ...args) => warnings.push(...args) });
     const reply = await send(budgeted, "PUT", "/primary/scheduler", { uuid: "a" }, context);
@@ -306,7 +306,7 @@ describe("handlers over a store that is down", () => {
   });
 
   it("an unexpected error is logged and rethrown for the host, not turned into a 200", async () => {
-    const broken = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: failingStore(new TypeError("bug")), clock: new FakeClock(WALL_START) });
+    const broken = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: failingStore(new TypeError("bug")), clock: new FakeClock(WALL_START) });
     const errors: unknown[] = [];
     const context = new InvocationContext({ logHandler: (level, ...args) => level === "error" && errors.push(...args) });
     await expect(send(broken, "GET", "/primary/scheduler", undefined, context)).rejects.toThrow("bug");

@@ -5,7 +5,7 @@ import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
 import { errorCodeOf, primaryOf, send, WALL_START } from "../helpers/route-requests.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { FakeClock, COUNTER_ONLY } from "../helpers/fake-clock.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
 const SECRET = "a-test-secret-that-is-long-enough-for-hmac";
@@ -25,7 +25,7 @@ describe("a heartbeat that loses the race to its own echo", () => {
   beforeEach(async () => {
     clock = new FakeClock(WALL_START);
     memory = new MemoryLeaseStore();
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: memory, clock });
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: memory, clock });
     token = (await send(runtime, "PUT", "/primary/scheduler", { uuid: "holder", address: "h:1" })).body["lease"] as string;
     await clock.advance(1000);
   });
@@ -69,7 +69,7 @@ describe("a heartbeat that loses the race to its own echo", () => {
 
   it("a winner renewed at or after this request's arrival: accepted, with the winner's state and a token for its ETag", async () => {
     const store = echoingStore((arrival) => arrival);
-    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
+    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: store, clock });
     const reply = await send(raced, "PUT", "/primary/scheduler", { uuid: "holder" });
     expect(reply.status).toBe(200);
     expect(primaryOf(reply)).toMatchObject({ uuid: "holder", epoch: 1, address: "h:1", expiresInMs: 5000 });
@@ -81,7 +81,7 @@ describe("a heartbeat that loses the race to its own echo", () => {
 
   it("a winner renewed before this request arrived leaves the term as it was: the request decides again and renews, never 409 Conflict", async () => {
     const store = echoingStore((arrival) => arrival - 1);
-    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
+    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: store, clock });
     const reply = await send(raced, "PUT", "/primary/scheduler", { uuid: "holder" });
     expect(reply.status).toBe(200);
     // Its own renewal is what the answer reports: renewed now, so its deadline is sound.
@@ -91,7 +91,7 @@ describe("a heartbeat that loses the race to its own echo", () => {
 
   it("a race lost to a revoke is 409 LeaseRevoked", async () => {
     const store = echoingStore((arrival) => arrival - 1000, { revoked: true });
-    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
+    const raced = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: store, clock });
     const reply = await send(raced, "PUT", "/primary/scheduler", { uuid: "holder" });
     expect(reply.status).toBe(409);
     expect(errorCodeOf(reply)).toBe("LeaseRevoked");

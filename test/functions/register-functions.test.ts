@@ -1,3 +1,4 @@
+import { COUNTER_ONLY } from "../helpers/fake-clock.js";
 import { describe, expect, it } from "vitest";
 import { operations } from "../../functions/routes.js";
 import { HttpRequest, InvocationContext, type HttpFunctionOptions } from "../../shared/http/azure-functions.js";
@@ -14,7 +15,7 @@ import { CountingStore } from "../helpers/counting-store.js";
 function recordRegistrations(): { functions: Map<string, HttpFunctionOptions>; store: CountingStore } {
   const functions = new Map<string, HttpFunctionOptions>();
   const store = new CountingStore(new MemoryLeaseStore());
-  const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, { leases: store });
+  const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, { epochClock: COUNTER_ONLY, leases: store });
   registerFunctions(
     {
       http: (name, options) => {
@@ -114,7 +115,7 @@ describe("the Azure Functions registration", () => {
 describe("the Azure Functions timer registration", () => {
   it("registers the sweepers as timer triggers on HA_SWEEP_SCHEDULE, running the same functions as the local host", async () => {
     const registered: Array<{ name: string; options: Parameters<TimerApp["timer"]>[1] }> = [];
-    const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, { leases: new MemoryLeaseStore() });
+    const runtime = createRuntime({ timing: { intervalMs: 1000, timeoutMs: 5000 }, storeTimeoutMs: 2000, leaseSecret: undefined }, { epochClock: COUNTER_ONLY, leases: new MemoryLeaseStore() });
     registerTimers({ timer: (name, options) => void registered.push({ name, options }) }, timers, async () => runtime, "*/5 * * * * *");
     expect(registered.map(({ name, options }) => ({ name, schedule: options.schedule }))).toEqual([
       { name: "sweepMembers", schedule: "*/5 * * * * *" },

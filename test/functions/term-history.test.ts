@@ -7,7 +7,7 @@ import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import { StoreUnavailableError } from "../../shared/service/store-unavailable-error.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { CountingStore } from "../helpers/counting-store.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { FakeClock, COUNTER_ONLY } from "../helpers/fake-clock.js";
 import { errorCodeOf, primaryOf, send, WALL_START } from "../helpers/route-requests.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
@@ -23,7 +23,7 @@ describe("term history", () => {
   beforeEach(() => {
     clock = new FakeClock(WALL_START);
     store = new CountingStore(new MemoryLeaseStore());
-    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: store, clock });
+    runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: store, clock });
   });
 
   const history = async (query = ""): Promise<{ status: number; body: Record<string, unknown> }> =>
@@ -159,7 +159,7 @@ describe("term history when the write that ends a term fails", () => {
       listStandbys: (...args) => memory.listStandbys(...args),
       deleteStandby: (...args) => memory.deleteStandby(...args),
     };
-    const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases: flaky, clock });
+    const runtime = createRuntime({ timing: TIMING, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases: flaky, clock });
     const a = await send(runtime, "PUT", "/primary/scheduler", { uuid: "a" });
     const aStarted = clock.now();
     await clock.advance(5001);
@@ -230,7 +230,7 @@ describe("the row marking a role's creation", () => {
       listStandbys: (...args) => memory.listStandbys(...args),
       deleteStandby: (...args) => memory.deleteStandby(...args),
     };
-    const service = new LeaseService({ store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 2000 });
+    const service = new LeaseService({ epochClock: COUNTER_ONLY, store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 2000 });
     await expect(service.heartbeat({ utype: "scheduler", uuid: "a" })).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(service.release({ utype: "scheduler", uuid: "x" })).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(await memory.read("scheduler")).toBeUndefined();

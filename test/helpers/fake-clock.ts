@@ -62,3 +62,12 @@ export class FakeClock implements ElectorClock {
   }
 }
 
+
+/**
+ * The epoch floor's clock (LeaseServiceDeps.epochClock) for tests of the stored counter
+ * alone: it stays at 0, so that new terms count 1, 2, 3 as the store counts them. The floor
+ * itself (a new term's epoch never below ha_time) is tested where it is the subject:
+ * test/unit/epoch.test.ts, test/unit/decision.test.ts, test/functions/erased-terms.test.ts,
+ * the simulation (every run) and the end-to-end rollback.
+ */
+export const COUNTER_ONLY = { now: (): number => 0 };

@@ -192,8 +192,10 @@ export function resourcesOfType(files: readonly BicepFile[], type: string): Bice
 /** The `module x '<path>' = …` declarations of a file, with their bodies. */
 export function modules(file: BicepFile): { symbol: string; source: string; body: Node; condition: Node | undefined }[] {
   return statements(file, "module_declaration").map((declaration) => {
-    const conditional = declaration.namedChildren.find((child) => child.type === "if_statement");
-    const body = (conditional ?? declaration).namedChildren.find((child) => child.type === "object");
+    // `module m '…' = [for (x, i) in xs: { … }]`: one deployment per element, one body.
+    const loop = declaration.namedChildren.find((child) => child.type === "for_statement");
+    const conditional = (loop ?? declaration).namedChildren.find((child) => child.type === "if_statement");
+    const body = (conditional ?? loop ?? declaration).namedChildren.find((child) => child.type === "object");
     if (body === undefined) throw new Error(`module ${nameOf(declaration)} has no object body at ${file.path}`);
     return {
       symbol: nameOf(declaration),

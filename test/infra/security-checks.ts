@@ -450,7 +450,10 @@ export const moduleWiring: Check = (files) => {
       const declaredOutputs = new Set(outputs(target).map((output) => output.name));
       for (const reference of descendants(file.root, ["member_expression"])) {
         const owner = reference.childForFieldName("object");
-        if (owner?.type !== "member_expression" || owner.text !== `${module.symbol}.outputs`) continue;
+        // `m.outputs.x`, or `m[i].outputs.x` for a module deployed in a loop.
+        const of = owner?.type === "member_expression" ? owner.childForFieldName("object") : undefined;
+        const symbol = of?.type === "subscript_expression" ? of.namedChildren[0]?.text : of?.text;
+        if (owner?.type !== "member_expression" || owner.childForFieldName("property")?.text !== "outputs" || symbol !== module.symbol) continue;
         const name = reference.childForFieldName("property")?.text ?? "";
         if (!declaredOutputs.has(name)) problems.push(`${file.path}:${reference.startPosition.row + 1}: ${module.symbol}.outputs.${name} is not an output of ${targetPath}`);
       }

@@ -243,7 +243,7 @@ describe("the packaged app registers with the Functions worker", () => {
         },
       });
       expect(heartbeat?.status).toBe(200);
-      expect(JSON.parse(heartbeat!.body)).toMatchObject({ utype: "scheduler", primary: { uuid: "worker-1", epoch: 1 } });
+      expect(JSON.parse(heartbeat!.body)).toMatchObject({ utype: "scheduler", primary: { uuid: "worker-1", epoch: expect.any(Number) } });
       expect(primary?.status).toBe(200);
       expect(JSON.parse(primary!.body)).toMatchObject({ primary: { uuid: "worker-1" } });
       expect(loaded.stderr).not.toContain("503 Misconfigured");

@@ -1,3 +1,4 @@
+import { COUNTER_ONLY } from "../helpers/fake-clock.js";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -67,7 +68,7 @@ describe("HaClient with several endpoints", () => {
   let keyed: LocalHost;
   const stands: Stand[] = [];
   beforeAll(async () => {
-    const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret: "one-secret-for-both-instances-of-the-service" }, { leases: new MemoryLeaseStore() });
+    const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret: "one-secret-for-both-instances-of-the-service" }, { epochClock: COUNTER_ONLY, leases: new MemoryLeaseStore() });
     service = await startLocalHost({ operations, runtime: async () => runtime, port: 0, log: () => undefined });
     keyed = await startLocalHost({ operations, runtime: async () => runtime, port: 0, apiKey: "the-right-key", log: () => undefined });
   });
@@ -169,7 +170,7 @@ describe("HaClient with several endpoints", () => {
   it("a lease token from one instance is taken by another only when they share HA_LEASE_SECRET: otherwise a release after a failover is a revoke", async () => {
     const leases = new MemoryLeaseStore();
     const instance = async (leaseSecret: string | undefined): Promise<LocalHost> => {
-      const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret }, { leases });
+      const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret }, { epochClock: COUNTER_ONLY, leases });
       const host = await startLocalHost({ operations, runtime: async () => runtime, port: 0, log: () => undefined });
       stands.push({ url: host.url, requests: [], close: () => host.close() });
       return host;

@@ -1,3 +1,4 @@
+import { COUNTER_ONLY } from "../helpers/fake-clock.js";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -16,7 +17,7 @@ const timing = { intervalMs: 200, timeoutMs: 1500 };
 
 /** The real route table and lease service on a real local HTTP port, over the memory store. */
 async function startService(apiKey?: string): Promise<LocalHost> {
-  const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret: undefined }, { leases: new MemoryLeaseStore() });
+  const runtime = createRuntime({ timing, storeTimeoutMs: 2000, leaseSecret: undefined }, { epochClock: COUNTER_ONLY, leases: new MemoryLeaseStore() });
   return startLocalHost({ operations, runtime: async () => runtime, port: 0, apiKey, log: () => undefined });
 }
 

@@ -288,7 +288,8 @@ describe("one request per participant per I (docs/sdk.md#one-request-per-partici
     transport.failBatch = undefined;
     await clock.advance(2 * I);
     expect(electors.map((elector) => elector.isPrimary())).toEqual([true, true, true]);
-    expect(electors.map((elector) => elector.epoch)).toEqual(epochs.map((epoch) => epoch + 1));
+    // Each role taken back under a new term: a higher epoch (the service's clock lifts it).
+    electors.forEach((elector, index) => expect(elector.epoch).toBeGreaterThan(epochs[index]!));
     await Promise.all(electors.map((elector) => elector.stop()));
   });
 

@@ -4,7 +4,7 @@ import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { HaClient } from "../../shared/sdk/transport/ha-client.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
 import { MemoryMemberStore } from "../../shared/store/members-memory-store.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { FakeClock, COUNTER_ONLY } from "../helpers/fake-clock.js";
 import { sendWithHeaders, WALL_START } from "../helpers/route-requests.js";
 
 /**
@@ -39,7 +39,7 @@ class Instances {
     const leases = new MemoryLeaseStore();
     const members = new MemoryMemberStore();
     for (const endpoint of endpoints) {
-      this.#runtimes.set(endpoint, createRuntime({ timing: { intervalMs: I, timeoutMs: T }, storeTimeoutMs: 2000, leaseSecret: SECRET }, { leases, members, clock: this.clock }));
+      this.#runtimes.set(endpoint, createRuntime({ timing: { intervalMs: I, timeoutMs: T }, storeTimeoutMs: 2000, leaseSecret: SECRET }, { epochClock: COUNTER_ONLY, leases, members, clock: this.clock }));
       this.#states.set(endpoint, "up");
     }
     vi.stubGlobal("fetch", (input: string, init: RequestInit) => this.#fetch(input, init));

@@ -14,6 +14,7 @@ const CASES: ReadonlyArray<{ plant: PlantedBug; invariant: Invariant; profile: P
   { plant: "elector-deadline-sent-at-plus-t", invariant: "one-primary", profile: "skew-margin", why: "the elector believes up to T" },
   { plant: "replace-ignores-etag", invariant: "epochs-increase", profile: "safe", why: "two takeovers of one lease both win" },
   { plant: "release-resets-epoch", invariant: "epochs-increase", profile: "safe", why: "an epoch is reused" },
+  { plant: "epoch-stored-plus-one", invariant: "epochs-increase", profile: "safe", why: "after the store forgot its last takeovers, an epoch is handed out again" },
   { plant: "acknowledges-lost-writes", invariant: "store-agrees", profile: "safe", why: "an elector holds what the store never got" },
   { plant: "forgets-ended-uuids", invariant: "no-phantom", profile: "safe", why: "a dead uuid's late request starts a term" },
   { plant: "forgets-ended-uuids", invariant: "ended-stays-ended", profile: "safe", why: "an ended uuid holds the lease again" },

@@ -4,7 +4,7 @@ import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import type { CallOptions, HeartbeatBody, HeartbeatResult, LeaseTransport, LeaseView, ReleaseOptions, ReleaseResult } from "../../shared/sdk/index.js";
 import { PrimaryElector } from "../../shared/sdk/election/primary-elector.js";
 import { MemoryLeaseStore } from "../../shared/store/memory-store.js";
-import { FakeClock, settle } from "../helpers/fake-clock.js";
+import { FakeClock, settle, COUNTER_ONLY } from "../helpers/fake-clock.js";
 
 const I = 500;
 const T = 1500;
@@ -56,7 +56,7 @@ class SlowRepliesTransport implements LeaseTransport {
 describe("stop() while an acquire is in flight, replies taking 400 ms (docs/protocol.md: it cannot leave a lease behind that nobody renews)", () => {
   it.each([0, 1, 150, 300, 399])("stopped %i ms after the acquire was sent: the service ends with no primary, released with the token", async (stopAfterMs) => {
     const clock = new FakeClock();
-    const service = new LeaseService({
+    const service = new LeaseService({ epochClock: COUNTER_ONLY,
       store: new MemoryLeaseStore(),
       clock: { now: () => Date.UTC(2026, 10, 20) + clock.now() },
       monotonic: clock,

@@ -80,3 +80,18 @@ it("rejects with the client's own error when the table is missing, after one rea
     await local.close();
   }
 });
+
+it("marks with an Int64 property: an epoch of the service's clock (about 1.8e12) reads back as that Int64, never an Int32 or a Double", async () => {
+  const local = await startTestAzurite();
+  try {
+    const client = TableClient.fromConnectionString(local.connectionString, "clockepochs", { allowInsecureConnection: true });
+    await client.createTable();
+    await fencedTableEntity(client).upsert({ partitionKey: "p", rowKey: "r" }, { epoch: 1_795_168_800_004 });
+    // bigint is how @azure/data-tables reads an Edm.Int64 (a Double would read as a number).
+    expect(await client.getEntity("p", "r")).toMatchObject({ haEpoch: 1_795_168_800_004n });
+    const raw = await client.getEntity("p", "r", { disableTypeConversion: true });
+    expect(raw["haEpoch"]).toEqual({ value: "1795168800004", type: "Int64" });
+  } finally {
+    await local.close();
+  }
+});

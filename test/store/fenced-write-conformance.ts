@@ -126,6 +126,21 @@ export function describeFencedWrites(name: string, target: FencedStoreTarget): v
       expect(await resource.read()).toEqual({ value: "new", epoch: NEW });
     });
 
+    it("epochs of the service's clock (ms, past 2^31 and 2^32) mark and compare exactly: a counter epoch's resource is raised by one, and the counter epoch is refused after", async () => {
+      // What a role upgraded to epochs floored by the clock (docs/design/epochs.md) writes:
+      // its last counter epoch, then the first epochs of the clock, 16 ms apart at least.
+      const CLOCK = 1_795_168_800_004;
+      const resource = await target.fresh();
+      await resource.write("counter", OLD);
+      expect(await resource.write("clock", CLOCK)).toMatchObject({ created: false, previousEpoch: OLD });
+      expect(await resource.read()).toEqual({ value: "clock", epoch: CLOCK });
+      expect(await resource.write("clock-next", CLOCK + 16)).toMatchObject({ previousEpoch: CLOCK });
+      const refused = await resource.write("stale", CLOCK).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ epoch: CLOCK, storedEpoch: CLOCK + 16 });
+      await expect(resource.write("older", OLD)).rejects.toBeInstanceOf(FencedOutError);
+      expect(await resource.read()).toEqual({ value: "clock-next", epoch: CLOCK + 16 });
+    });
+
     for (const existing of [true, false]) {
       it(`a paused old primary whose write arrives after the new primary's is refused (${existing ? "resource it wrote before" : "resource it was creating"})`, async () => {
         const resource = await target.fresh();

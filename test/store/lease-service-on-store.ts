@@ -8,7 +8,7 @@ import { StandbySweeper } from "../../shared/lease/standby-sweeper.js";
 import { RECORDED_TERMS_MARGIN, UNKNOWN_HOLDER, UNRECORDED_TERMS_MARGIN } from "../../shared/lease/missing-entry.js";
 import type { TermRecord } from "../../shared/lease/term-record.js";
 import { CountingStore } from "../helpers/counting-store.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { FakeClock, COUNTER_ONLY } from "../helpers/fake-clock.js";
 
 /** The fence of a deleted entry whose history records terms up to `highest`, the newest row written by this version. */
 const FENCE = (highest: number, margin = RECORDED_TERMS_MARGIN): { uuid: string; epoch: number } => ({ uuid: `${UNKNOWN_HOLDER}:${highest + margin}`, epoch: highest + margin });
@@ -115,7 +115,34 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
     afterAll(async () => target.tearDown?.());
 
     const serviceOver = (store: LeaseStore, clock: FakeClock, warn: (message: string) => void = () => {}): LeaseService =>
-      new LeaseService({ store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, warn });
+      new LeaseService({ epochClock: COUNTER_ONLY, store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, warn });
+
+    describe("epochs floored by the clock (docs/design/epochs.md)", () => {
+      it("an epoch of ms of ha_time (about 1.8e12, past 32 bits) round-trips the entry, the fast path's token and the history ring exactly", async () => {
+        const { store } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = new LeaseService({ store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000 });
+        const utype = "clock-epochs";
+        const a = await service.heartbeat({ utype, uuid: "a" });
+        // WALL_START is a multiple of 16 ms: the first epoch is the slot after 0's.
+        expect(a.view.primary).toMatchObject({ uuid: "a", epoch: WALL_START + 1 });
+        expect((await store.read(utype))?.epoch).toBe(WALL_START + 1);
+        await clock.advance(1000);
+        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).view.primary).toMatchObject({ epoch: WALL_START + 1 });
+        await clock.advance(T + 1);
+        const b = await service.heartbeat({ utype, uuid: "b" });
+        const taken = WALL_START + 1000 + T + 1;
+        // The clock rounded up to the slot after epoch WALL_START + 1's (2).
+        expect(b.view.primary).toMatchObject({ uuid: "b", epoch: taken + ((2 - (taken % 16) + 16) % 16) });
+        expect((await store.read(utype))?.epoch).toBe(b.view.primary!.epoch);
+        const history = await service.history(utype, 16);
+        expect(history.terms.map((term) => [term.epoch, term.uuid])).toEqual([
+          [b.view.primary!.epoch, "b"],
+          [WALL_START + 1, "a"],
+        ]);
+        expect((await store.readTerms(utype)).map((row) => row.epoch).sort((x, y) => x - y)).toEqual([0, WALL_START + 1]);
+      });
+    });
 
     describe("a planned handover", () => {
       it("goes to the named standby at once and only to it, through announce, request, renewal, proven release", async () => {
@@ -208,7 +235,7 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
       const countedOver = (store: LeaseStore, clock: FakeClock, preemptions: string[] = []): [LeaseService, CountingStore] => {
         const counted = new CountingStore(store);
         const metrics = { heartbeat: () => undefined, release: () => undefined, preemption: (utype: string) => void preemptions.push(utype) };
-        return [new LeaseService({ store: counted, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, metrics }), counted];
+        return [new LeaseService({ epochClock: COUNTER_ONLY, store: counted, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 10_000, metrics }), counted];
       };
 
       it("gives an expired role to the highest standby seen within T: a lower one is refused (held, nothing written) until I after the expiry, then anyone may", async () => {
@@ -422,9 +449,10 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         expect(standby.outcome).toBe("held");
         expect(standby.view.primary).toMatchObject({ ...FENCE(2), revoked: true, expiresInMs: T });
         expect(warnings).toEqual([expect.stringMatching(/role deleted-row is fenced: its entry was missing although its history records terms: it was deleted behind the service.*next term's epoch is 4/)]);
-        // The deleted term's holder is refused at its next renewal, so it demotes at once.
+        // The deleted term's holder is refused at its next renewal, so it demotes at once: its
+        // token names the fence's epoch for another uuid, a term the entry never handed out.
         const holder = await service.heartbeat({ utype, uuid: "c", lease: leaseOf(c) });
-        expect(holder.outcome).toBe("held");
+        expect(holder.outcome).toBe("revoked");
 
         await clock.advance(T);
         expect((await service.heartbeat({ utype, uuid: "d" })).outcome).toBe("held");
@@ -457,11 +485,31 @@ export function describeLeaseServiceOnStore(name: string, target: ServiceOnStore
         // The mark came with the entry, in one transaction: the entry was deleted, not still on its way.
         expect(await service.heartbeat({ utype, uuid: "b" })).toMatchObject({ outcome: "held", view: { primary: FENCE(0) } });
         expect(FENCE(0).epoch).toBe(1);
-        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("held");
+        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("revoked");
         await clock.advance(T + 1);
         expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b", epoch: FENCE(0).epoch + 1 });
         // The marking row is not a term: the history shows only real ones (the fence's, b's).
         expect((await service.history(utype, 16)).terms.map((term) => term.epoch)).toEqual([FENCE(0).epoch + 1, FENCE(0).epoch]);
+      });
+
+      it("the fence keeps the ended uuids the history records: a holder whose expired term a DELETE cleared never takes the fence over under its old uuid", async () => {
+        const { store, deleteEntry } = await target.createStore();
+        const clock = new FakeClock(WALL_START);
+        const service = serviceOver(store, clock);
+        const utype = "fence-ended";
+        // a's lease runs out (it rides through an outage, say), and a DELETE without its token clears it: a's term ended.
+        const a = await service.heartbeat({ utype, uuid: "a" });
+        await clock.advance(T + 1);
+        expect((await service.release({ utype, uuid: "a" })).outcome).toBe("released");
+        await deleteEntry(utype);
+        await clock.advance(100);
+        // b finds the entry missing: the fence stands for T.
+        expect((await service.heartbeat({ utype, uuid: "b" })).outcome).toBe("held");
+        await clock.advance(T + 1);
+        // a comes back with its token, below the fence's epoch: refused, its term ended (the fence remembers it).
+        expect((await service.heartbeat({ utype, uuid: "a", lease: leaseOf(a) })).outcome).toBe("revoked");
+        expect((await service.heartbeat({ utype, uuid: "a" })).outcome).toBe("revoked");
+        expect((await service.heartbeat({ utype, uuid: "b" })).view.primary).toMatchObject({ uuid: "b" });
       });
 
       it("a DELETE finding it missing also fences the role instead of opening it at epoch 1", async () => {

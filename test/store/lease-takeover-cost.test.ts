@@ -3,7 +3,7 @@ import { LeaseService } from "../../shared/lease/lease-service.js";
 import type { LeaseStore } from "../../shared/lease/lease-store.js";
 import { LeaseTokenSigner } from "../../shared/lease/lease-token.js";
 import { createFreshTableStore } from "../helpers/azurite.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { FakeClock, COUNTER_ONLY } from "../helpers/fake-clock.js";
 import { storesOnTheWire } from "../helpers/wire-counts.js";
 
 const TIMING = { intervalMs: 1000, timeoutMs: 5000 };
@@ -25,7 +25,7 @@ interface Costs {
 
 async function leaseCosts(store: LeaseStore, requests: () => number): Promise<Costs> {
   const clock = new FakeClock(Date.UTC(2026, 10, 20, 10, 0, 0));
-  const service = new LeaseService({ store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 5000 });
+  const service = new LeaseService({ epochClock: COUNTER_ONLY, store, clock, monotonic: clock, timing: TIMING, tokens: new LeaseTokenSigner(SECRET), storeTimeoutMs: 5000 });
   const cost = async <T>(operation: () => Promise<T>): Promise<[T, number]> => {
     const before = requests();
     const result = await operation();

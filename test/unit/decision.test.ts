@@ -20,7 +20,63 @@ const release = (uuid: string, provenEpoch?: number): LeaseRequest => ({ op: "re
 const fresh = { revoked: false, endedUuids: [] };
 
 describe("decide (docs/protocol.md#the-rule-server-side), table-driven", () => {
-  const rows: Array<{ name: string; entry: LeaseState | undefined; request: LeaseRequest; haTime?: number; expected: LeaseAction }> = [
+  // `epochFloor`: the least epoch a new term may get (ha_time in the service); 0 unless a row
+  // gives one, so that most rows show the stored counter alone.
+  const rows: Array<{ name: string; entry: LeaseState | undefined; request: LeaseRequest; haTime?: number; epochFloor?: number; expected: LeaseAction }> = [
+    // ---- The epoch floor: a new term's epoch is never below ha_time ----------------------
+    {
+      name: "floor: the first term's epoch is ha_time (rounded up to the ring slot after 0's)",
+      entry: undefined,
+      request: heartbeat("new"),
+      epochFloor: 1_795_168_800_000,
+      expected: { kind: "create", next: { utype: "scheduler", uuid: "new", address: null, epoch: 1_795_168_800_001, renewedAt: NOW, startedAt: NOW, ...fresh } },
+    },
+    {
+      name: "floor: a takeover's epoch is ha_time when the stored epoch + 1 lies below it (in the slot after the stored epoch's)",
+      entry: entry({ renewedAt: NOW - T - 1 }),
+      request: heartbeat("rival"),
+      epochFloor: NOW,
+      // 1_000_000 ≡ 0 (mod 16); the slot after epoch 3's is 4: 1_000_004.
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 1_000_004, renewedAt: NOW, startedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
+    },
+    {
+      name: "floor: a stored epoch above the clock (a clock that went back, a skewed instance) still gets + 1",
+      entry: entry({ renewedAt: NOW - T - 1, epoch: 2_000_000 }),
+      request: heartbeat("rival"),
+      epochFloor: NOW,
+      expected: { kind: "take-over", next: { utype: "scheduler", uuid: "rival", address: null, epoch: 2_000_001, renewedAt: NOW, startedAt: NOW, revoked: false, endedUuids: ["gone-1", "holder"] } },
+    },
+    // ---- A term the store forgot (its token names what the entry never handed out) ------
+    {
+      name: "erased: a token above the entry's epoch is refused as ended, even when the entry ran out (it would be a takeover)",
+      entry: entry({ renewedAt: NOW - T - 1, epoch: 2, uuid: "old" }),
+      request: { op: "heartbeat", utype: "scheduler", uuid: "lost-holder", address: undefined, tokenEpoch: 4 },
+      expected: { kind: "reject", reason: "ended", holder: entry({ renewedAt: NOW - T - 1, epoch: 2, uuid: "old" }) },
+    },
+    {
+      name: "erased: a token for the entry's epoch held by another uuid (the restored holder, or a released role) is refused as ended",
+      entry: entry({ uuid: "" }),
+      request: { op: "heartbeat", utype: "scheduler", uuid: "lost-holder", address: undefined, tokenEpoch: 3 },
+      expected: { kind: "reject", reason: "ended", holder: entry({ uuid: "" }) },
+    },
+    {
+      name: "erased: a token on no entry at all (a restore from before the role's first term) is refused; nothing is created",
+      entry: undefined,
+      request: { op: "heartbeat", utype: "scheduler", uuid: "lost-holder", address: undefined, tokenEpoch: 7 },
+      expected: { kind: "reject", reason: "ended", holder: undefined },
+    },
+    {
+      name: "the holder's own token for the entry's term renews as before",
+      entry: entry(),
+      request: { op: "heartbeat", utype: "scheduler", uuid: "holder", address: undefined, tokenEpoch: 3 },
+      expected: { kind: "renew", next: entry({ renewedAt: NOW }) },
+    },
+    {
+      name: "an older term's token (below the entry's epoch) is not erased: the ended list and the rules decide, as without a token",
+      entry: entry({ renewedAt: NOW - T - 1 }),
+      request: { op: "heartbeat", utype: "scheduler", uuid: "gone-1", address: undefined, tokenEpoch: 2 },
+      expected: { kind: "reject", reason: "ended", holder: entry({ renewedAt: NOW - T - 1 }) },
+    },
     // ---- UpdateHeartBeat ----------------------------------------------------------------
     {
       name: "heartbeat on no entry creates epoch 1",
@@ -164,11 +220,11 @@ describe("decide (docs/protocol.md#the-rule-server-side), table-driven", () => {
     },
   ];
 
-  it.each(rows)("$name", ({ entry: current, request, haTime, expected }) => {
-    expect(decide(current, request, haTime ?? NOW, T)).toEqual(expected);
+  it.each(rows)("$name", ({ entry: current, request, haTime, epochFloor, expected }) => {
+    expect(decide(current, request, haTime ?? NOW, T, epochFloor ?? 0)).toEqual(expected);
   });
 
-  it("never lowers the epoch: every takeover after expiry or release adds exactly one", () => {
+  it("with the floor at ha_time (the service's default), each new term's epoch is above the last and never below ha_time", () => {
     let state: LeaseState | undefined;
     let haTime = NOW;
     const epochs: number[] = [];
@@ -176,11 +232,30 @@ describe("decide (docs/protocol.md#the-rule-server-side), table-driven", () => {
       const action = decide(state, heartbeat(`holder-${i}`), haTime, T);
       if (action.kind !== "create" && action.kind !== "take-over") throw new Error(action.kind);
       state = action.next;
+      expect(state.epoch).toBeGreaterThanOrEqual(haTime);
+      expect(state.epoch).toBeLessThan(haTime + 16);
+      epochs.push(state.epoch);
+      haTime += T + 1;
+    }
+    expect(epochs).toEqual([...epochs].sort((a, b) => a - b));
+    expect(new Set(epochs).size).toBe(5);
+    // Consecutive ring slots, however far the clock lifted each epoch.
+    expect(epochs.map((epoch) => epoch % 16)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("never lowers the epoch: with the stored counter alone, every takeover after expiry or release adds exactly one", () => {
+    let state: LeaseState | undefined;
+    let haTime = NOW;
+    const epochs: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const action = decide(state, heartbeat(`holder-${i}`), haTime, T, 0);
+      if (action.kind !== "create" && action.kind !== "take-over") throw new Error(action.kind);
+      state = action.next;
       epochs.push(state.epoch);
       if (i % 2 === 0) {
         haTime += T + 1; // expire
       } else {
-        const released = decide(state, release(`holder-${i}`, state.epoch), haTime, T);
+        const released = decide(state, release(`holder-${i}`, state.epoch), haTime, T, 0);
         if (released.kind !== "release") throw new Error(released.kind);
         state = released.next;
       }

@@ -47,6 +47,14 @@ describe("the SQL form of fencing in docs/fencing.md, on SQLite", () => {
     expect(statements.map((statement) => statement.split(" ")[0])).toEqual(["CREATE", "UPDATE", "INSERT", "INSERT"]);
   });
 
+  it("keeps the epoch in a 64-bit column: the service's epochs are ms of its clock (about 1.8e12), past INTEGER's 32 bits in PostgreSQL and SQL Server", async () => {
+    expect(create).toMatch(/\bepoch BIGINT NOT NULL\b/);
+    const CLOCK = 1_795_168_800_004;
+    const results = await run([write(insert, "a", "counter", 4), write(update, "a", "clock", CLOCK), write(update, "a", "stale", 4), write(upsert, "a", "next", CLOCK + 16)]);
+    expect(results.slice(0, 4)).toEqual([{ rows: 1 }, { rows: 1 }, { rows: 0 }, { rows: 1 }]);
+    expect(results[4]?.table).toEqual([["a", "next", CLOCK + 16]]);
+  });
+
   it("UPDATE … WHERE epoch <= @epoch, then INSERT for the first write: equal and higher epochs apply, a lower one affects 0 rows", async () => {
     const results = await run([
       write(update, "a", "first", 4), // no row yet: 0

@@ -116,6 +116,9 @@ describe("the app settings infra/ emits", () => {
     HA_AUTH_TENANT_ID: "",
     HA_GRANTS: "",
     HA_API_KEYS: "",
+    // main.bicep leaves it at the module's default, blank (the write region); multi-region.bicep
+    // gives each region's app its own region first: a value of that form.
+    HA_COSMOS_PREFERRED_REGIONS: "North Europe,West Europe",
   };
 
   function environmentOf(settings: Map<string, Node>): Record<string, string> {
@@ -165,6 +168,7 @@ describe("the app settings infra/ emits", () => {
       "HA_COSMOS_DATABASE",
       "HA_COSMOS_ENDPOINT",
       "HA_COSMOS_MEMBERS_CONTAINER",
+      "HA_COSMOS_PREFERRED_REGIONS",
       "HA_GRANTS",
       "HA_INTERVAL_MS",
       "HA_LEASE_SECRET",
@@ -215,6 +219,7 @@ describe("the app settings infra/ emits", () => {
       kind: "cosmos",
       databaseName: "ha",
       containerName: "leases",
+      preferredRegions: ["North Europe", "West Europe"],
       connection: { mode: "identity" },
       createIfMissing: false,
     });

@@ -27,12 +27,12 @@ const ranking = (...standbys: Array<{ uuid: string; priority?: number; seenAgo?:
 
 describe("decideHeartbeat: a free role goes to the highest standby seen within T", () => {
   it("refuses a lower caller while a higher standby was seen within T and the role became free less than I ago", () => {
-    expect(decideHeartbeat(expired(I - 1), ask("low"), NOW, T, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "reject", reason: "outranked" });
-    expect(decideHeartbeat(expired(1), ask("low", 4), NOW, T, ranking({ uuid: "high", priority: 5, seenAgo: T }))).toMatchObject({ kind: "reject", reason: "outranked" });
+    expect(decideHeartbeat(expired(I - 1), ask("low"), NOW, T, 0, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "reject", reason: "outranked" });
+    expect(decideHeartbeat(expired(1), ask("low", 4), NOW, T, 0, ranking({ uuid: "high", priority: 5, seenAgo: T }))).toMatchObject({ kind: "reject", reason: "outranked" });
   });
 
   it("lets the lower caller take over from I after the role became free: a failover is never slower than today by more than I", () => {
-    expect(decideHeartbeat(expired(I), ask("low"), NOW, T, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "take-over", next: { uuid: "low", epoch: 4 } });
+    expect(decideHeartbeat(expired(I), ask("low"), NOW, T, 0, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "take-over", next: { uuid: "low", epoch: 4 } });
   });
 
   it("lets the caller take over when no one higher is seen: equal, lower, stale (over T), the caller itself, the old holder, or an ended uuid", () => {
@@ -45,23 +45,23 @@ describe("decideHeartbeat: a free role goes to the highest standby seen within T
       { uuid: "holder", priority: 9 },
       { uuid: "gone-1", priority: 9 },
     );
-    expect(decideHeartbeat(free, ask("me", 2), NOW, T, ranked)).toMatchObject({ kind: "take-over", next: { uuid: "me", priority: 2 } });
+    expect(decideHeartbeat(free, ask("me", 2), NOW, T, 0, ranked)).toMatchObject({ kind: "take-over", next: { uuid: "me", priority: 2 } });
   });
 
   it("ranks a released role from its release, and one released to a named standby from the end of its reservation", () => {
     const released = entry({ uuid: "", renewedAt: NOW - I + 1, endedUuids: ["gone-1", "holder"] });
     expect(freeSince(released, T)).toBe(NOW - I + 1);
-    expect(decideHeartbeat(released, ask("low"), NOW, T, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "reject", reason: "outranked" });
-    expect(decideHeartbeat({ ...released, renewedAt: NOW - I }, ask("low"), NOW, T, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "take-over" });
+    expect(decideHeartbeat(released, ask("low"), NOW, T, 0, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "reject", reason: "outranked" });
+    expect(decideHeartbeat({ ...released, renewedAt: NOW - I }, ask("low"), NOW, T, 0, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "take-over" });
     const reservedLapsed = entry({ uuid: "", renewedAt: NOW - T - 1, handover: { to: "named", requestedAt: NOW - T - 100 } });
     expect(freeSince(reservedLapsed, T)).toBe(NOW - 1);
-    expect(decideHeartbeat(reservedLapsed, ask("low"), NOW, T, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "reject", reason: "outranked" });
+    expect(decideHeartbeat(reservedLapsed, ask("low"), NOW, T, 0, ranking({ uuid: "high", priority: 1 }))).toMatchObject({ kind: "reject", reason: "outranked" });
   });
 
   it("never ranks against a reservation: the standby a handover names takes over, whatever the others' priorities", () => {
     const reserved = entry({ uuid: "", renewedAt: NOW - 10, handover: { to: "named", requestedAt: NOW - 100 } });
     expect(rankingMatters(reserved, { uuid: "named" }, NOW, { timeoutMs: T, intervalMs: I })).toBe(false);
-    expect(decideHeartbeat(reserved, ask("named"), NOW, T, ranking({ uuid: "high", priority: 9 }))).toMatchObject({ kind: "take-over", next: { uuid: "named" } });
+    expect(decideHeartbeat(reserved, ask("named"), NOW, T, 0, ranking({ uuid: "high", priority: 9 }))).toMatchObject({ kind: "take-over", next: { uuid: "named" } });
   });
 
   it("needs no ranking (no read) on a role nobody stated a priority for, unless the caller states one, nor outside the window", () => {

@@ -104,7 +104,9 @@ export class Checker {
   #writesSeen = 0;
   #lastElectedEpoch = 0;
   readonly #endedAtElector = new Map<string, number>();
-  readonly #endedInStore = new Set<string>();
+  /** The uuids whose term ended in the store, with when: a rollback forgets the endings after its copy. */
+  readonly #endedInStore = new Map<string, number>();
+  #rollbacksSeen = 0;
 
   constructor(
     private readonly scenario: Scenario,
@@ -147,11 +149,19 @@ export class Checker {
     for (; this.#logSeen < this.log.length; this.#logSeen += 1) this.#judgeLogEntry(this.log[this.#logSeen]!);
     // The store holds every role's entry; each checker judges its own role's writes.
     for (; this.#writesSeen < this.store.writes.length; this.#writesSeen += 1) {
+      this.#forgetRolledBack(this.#writesSeen);
       const write = this.store.writes[this.#writesSeen]!;
       if (write.after.utype === this.utype) this.#judgeWrite(write);
     }
+    this.#forgetRolledBack(this.store.writes.length);
     for (; this.#fencedSeen < this.fencedWrites.length; this.#fencedSeen += 1) this.#judgeFencedWrite(this.fencedWrites[this.#fencedSeen]!);
-    const believers = this.primaries();
+    // The holder of a term a rollback erased believes on until an answer refuses it (at most
+    // its next renewal): judged here, then left out of one-primary and store-agrees, as the
+    // documented cost of a store that forgets (docs/design/epochs.md). The fenced resource
+    // and epochs-increase judge what that overlap may do.
+    const erased = this.primaries().filter((participant) => this.#erased(participant));
+    for (const holder of erased) this.#judgeErased(holder);
+    const believers = this.primaries().filter((participant) => !erased.includes(participant));
     // With ride-through, those past their deadline may believe beside one that is not (docs/protocol.md#ride-through).
     const primaries = (this.scenario.rideThroughMs ?? 0) > 0 ? believers.filter((p) => p.elector.exclusiveTimeLeftMs() > 0) : believers;
     if (primaries.length > 1) {
@@ -167,6 +177,30 @@ export class Checker {
       if (!deleted && (entry?.uuid !== uuid || entry.epoch !== epoch)) {
         this.fail("store-agrees", `${participant.name} reports isPrimary() as ${uuid}@${epoch}, but the store holds ${show(entry)}`);
       }
+    }
+  }
+
+  /** The participant believes in a term that a rollback erased from the store. */
+  #erased(participant: Participant): boolean {
+    const { uuid, epoch } = participant.elector;
+    return this.store.erasedTerms.some((term) => term.utype === this.utype && term.uuid === uuid && term.epoch === epoch);
+  }
+
+  /** An erased term's holder must stop at the first answer to a renewal after the store's return: a refusal. */
+  #judgeErased(holder: Participant): void {
+    const { uuid, epoch } = holder.elector;
+    const erasedAt = this.store.erasedTerms.find((term) => term.utype === this.utype && term.uuid === uuid && term.epoch === epoch)!.at;
+    const refusal = this.renewalAnswers.find((answer) => answer.process === holder.process && answer.utype === this.utype && answer.uuid === uuid && answer.refusal && answer.at >= erasedAt);
+    if (refusal !== undefined) {
+      this.fail("one-primary", `${holder.name} (${uuid}@${epoch}, a term the store's rollback at t=${Math.round(erasedAt)} ms erased) still reports isPrimary() ${Math.round(this.world.now - refusal.at)} ms after a renewal was refused`);
+    }
+  }
+
+  /** The rollbacks that came before write `index`: the terms that ended after their copies ended nowhere now. */
+  #forgetRolledBack(index: number): void {
+    for (; this.#rollbacksSeen < this.store.rollbacks.length && this.store.rollbacks[this.#rollbacksSeen]!.afterWrites <= index; this.#rollbacksSeen += 1) {
+      const { to } = this.store.rollbacks[this.#rollbacksSeen]!;
+      for (const [uuid, at] of this.#endedInStore) if (at > to) this.#endedInStore.delete(uuid);
     }
   }
 
@@ -281,8 +315,8 @@ export class Checker {
     if (before?.revoked === true && after.revoked && before.uuid === after.uuid && before.renewedAt !== after.renewedAt) {
       this.fail("no-phantom", `a ${write.method} renewed ${after.uuid}@${after.epoch}, whose lease was revoked: its holder must be refused`);
     }
-    if (before !== undefined && before.uuid !== "" && before.uuid !== after.uuid) this.#endedInStore.add(before.uuid);
-    for (const uuid of after.endedUuids) this.#endedInStore.add(uuid);
+    if (before !== undefined && before.uuid !== "" && before.uuid !== after.uuid && !this.#endedInStore.has(before.uuid)) this.#endedInStore.set(before.uuid, write.at);
+    for (const uuid of after.endedUuids) if (!this.#endedInStore.has(uuid)) this.#endedInStore.set(uuid, write.at);
   }
 
   #context(): string {

@@ -96,6 +96,8 @@ export class SimInstance {
         const service = new LeaseService({
           store: new FaultyStoreLink(world, rng, store, weather, this.process, budgetEndsAt, stats),
           clock: { now: () => this.haTime() },
+          // The planted bugs of a counter alone: a new term's epoch is the stored one + 1.
+          ...(plant === "release-resets-epoch" || plant === "epoch-stored-plus-one" ? { epochClock: { now: () => 0 } } : {}),
           monotonic: this.process,
           timing: this.#decisionTiming(),
           tokens,
@@ -134,3 +136,4 @@ export class SimInstance {
     return tell(value as LeaseView) as T;
   }
 }
+

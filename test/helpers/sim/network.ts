@@ -38,6 +38,8 @@ export interface NetworkDeps {
   readonly hideLostContact: boolean;
   /** Planted elector bug: a refusal of a renewal reaches a primary riding through as a timeout, so its ride goes on. */
   readonly hideRefusalsWhileRiding: boolean;
+  /** A planted bug: heartbeats reach the service without their lease token. */
+  readonly heartbeatsWithoutToken?: boolean;
   /** Where heartbeats and answers are noted for the `renewal-copies` judge. */
   readonly renewals: RenewalLog;
 }
@@ -115,11 +117,14 @@ export class SimTransport implements LeaseTransport {
     return {
       getPrimary: (utype, at, options) => service.getPrimary(utype, at ?? arrival, options),
       heartbeat: async (request, at) => {
+        // With the planted bug that forgets ended uuids, the service sees no token either: a
+        // token naming an ended term would still refuse a dead uuid's late request.
+        const lease = this.deps.heartbeatsWithoutToken === true ? undefined : request.lease;
         const input = {
           utype: request.utype,
           uuid: request.uuid,
           address: request.address,
-          lease: request.lease,
+          lease,
           ...(request.announce === true ? { announce: true } : {}),
           ...(request.priority === undefined ? {} : { priority: request.priority }),
           ...(request.preempt === true ? { preempt: true } : {}),

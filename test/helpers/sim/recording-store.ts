@@ -2,7 +2,23 @@ import type { TermRecord } from "../../../shared/lease/term-record.js";
 import type { LeaseRecord, LeaseState } from "../../../shared/lease/lease.js";
 import type { CreateAlso, LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../../../shared/lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../../../shared/service/store-call.js";
-import { MemoryLeaseStore } from "../../../shared/store/memory-store.js";
+import { MemoryLeaseStore, type MemoryLeaseSnapshot } from "../../../shared/store/memory-store.js";
+
+/** The store as it was at `at`: what a rollback goes back to. */
+export interface StoreCopy {
+  readonly at: number;
+  readonly state: MemoryLeaseSnapshot;
+}
+
+/** The store came back without the writes made after `to` (a geo failover, a restore from backup). */
+export interface StoreRollback {
+  /** When the store came back. */
+  readonly at: number;
+  /** The time of the copy it came back as. */
+  readonly to: number;
+  /** How many writes `writes` held then: the ones before it happened before the rollback. */
+  readonly afterWrites: number;
+}
 
 /** One write the store made: the entry just before and just after it. */
 export interface StoreWrite {
@@ -26,6 +42,12 @@ export class RecordingStore implements LeaseStore {
   readonly writes: StoreWrite[] = [];
   /** The terms whose entry was deleted behind the service: their holders may believe on until their deadline. */
   readonly deletedTerms: { readonly uuid: string; readonly epoch: number }[] = [];
+  /**
+   * The terms a rollback erased while they were the store's current term: their holders may
+   * believe on until their next answered renewal, which must refuse them.
+   */
+  readonly erasedTerms: { readonly utype: string; readonly uuid: string; readonly epoch: number; readonly at: number }[] = [];
+  readonly rollbacks: StoreRollback[] = [];
   readonly #inner = new MemoryLeaseStore();
   readonly #current = new Map<string, LeaseRecord>();
 
@@ -42,6 +64,26 @@ export class RecordingStore implements LeaseStore {
     if (entry !== undefined) this.deletedTerms.push({ uuid: entry.uuid, epoch: entry.epoch });
     this.#inner.deleteEntry(utype);
     this.#current.delete(utype);
+  }
+
+  /** A copy of the store now (entries, history, standbys), for a later rollBack. */
+  copy(): StoreCopy {
+    return { at: this.now(), state: this.#inner.snapshot() };
+  }
+
+  /** The store comes back as `copy` found it: every write since is forgotten (its ETags are never issued again). */
+  rollBack(copy: StoreCopy): void {
+    const at = this.now();
+    for (const [utype, before] of this.#current) {
+      const after = copy.state.entries.get(utype);
+      if (before.uuid !== "" && (after === undefined || after.uuid !== before.uuid || after.epoch !== before.epoch)) {
+        this.erasedTerms.push({ utype, uuid: before.uuid, epoch: before.epoch, at });
+      }
+    }
+    this.#inner.restore(copy.state);
+    this.#current.clear();
+    for (const [utype, entry] of copy.state.entries) this.#current.set(utype, { ...entry });
+    this.rollbacks.push({ at, to: copy.at, afterWrites: this.writes.length });
   }
 
   read(utype: string, _options?: StoreCallOptions): Promise<LeaseRecord | undefined> {

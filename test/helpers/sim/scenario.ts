@@ -6,11 +6,13 @@ export type PlantedBug =
   | "renew-ignores-etag"
   /** The store's replace (take over, release) ignores the ETag. */
   | "replace-ignores-etag"
-  /** The store loses the epoch when a lease is released (as deleting the entry would). */
+  /** The store loses the epoch when a lease is released (as deleting the entry would), and the service counts epochs by the stored counter alone. */
   | "release-resets-epoch"
+  /** A new term's epoch is the stored one + 1, with no floor from the clock: after the store forgets its last writes, epochs repeat. */
+  | "epoch-stored-plus-one"
   /** The store acknowledges one write in five without making it. */
   | "acknowledges-lost-writes"
-  /** The store forgets the ended uuids, so a dead incarnation's late request can land. */
+  /** The store forgets the ended uuids and heartbeats reach the service without their token, so a dead incarnation's late request can land. */
   | "forgets-ended-uuids"
   /** The service takes over at age ≥ T − I while it tells everyone T. */
   | "takeover-at-t-minus-i"
@@ -47,6 +49,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "renew-ignores-etag",
   "replace-ignores-etag",
   "release-resets-epoch",
+  "epoch-stored-plus-one",
   "acknowledges-lost-writes",
   "forgets-ended-uuids",
   "takeover-at-t-minus-i",
@@ -200,6 +203,11 @@ export interface Scenario {
   readonly restarts?: readonly { readonly at: number; readonly downForMs: number }[];
   /** One participant (the elector in slot `who`) cut off from the service: its requests and their answers are dropped. */
   readonly partitions?: readonly { readonly who: number; readonly at: number; readonly forMs: number }[];
+  /**
+   * The store forgets its last writes (docs/design/epochs.md): at `at` it stops answering (every
+   * call fails, as during a failover) for `downMs`, then comes back as it was at `at − lostMs`.
+   */
+  readonly rollbacks?: readonly { readonly at: number; readonly lostMs: number; readonly downMs: number }[];
   /** The electors' `rideThroughMs` (docs/protocol.md#ride-through); 0 or absent: off. */
   readonly rideThroughMs?: number;
   /**
@@ -308,9 +316,21 @@ function safeScenario(seed: number, rng: Prng, plant: PlantedBug | undefined): S
     // a planted bug (the planted runs stay as they were tuned).
     ...(plant === undefined ? serviceFaults(rng, at, who) : {}),
     rideThroughMs: plant === undefined && rng.chance(1 / 3) ? rng.int(TIMING.timeoutMs, 4 * TIMING.timeoutMs) : 0,
-    fencedWrites: plant === undefined,
+    fencedWrites: plant === undefined || plant === "epoch-stored-plus-one",
+    // Drawn after everything else, for the same reason: a store that forgets its last writes
+    // in one run in four, and several times in the runs of the bug it finds.
+    ...(plant === undefined || plant === "epoch-stored-plus-one" ? { rollbacks: rollbacksOf(rng, at, plant === undefined ? (rng.chance(0.25) ? 1 : 0) : rng.int(2, 4)) } : {}),
     ...(plant === undefined ? {} : { plant }),
   };
+}
+
+/**
+ * `count` rollbacks, each losing 0.5–6 s of writes (up to several takeovers at T = 1 s),
+ * after the store was away for longer than the instances' skew can reach (the bound of
+ * docs/design/epochs.md: a failover takes its time) and up to 2 s.
+ */
+function rollbacksOf(rng: Prng, at: () => number, count: number): NonNullable<Scenario["rollbacks"]> {
+  return Array.from({ length: count }, () => ({ at: at(), lostMs: rng.int(500, 6 * TIMING.timeoutMs), downMs: rng.int(Math.ceil(safeSkewBoundMs()) + 50, 2000) }));
 }
 
 /** Outages of the service for everyone, restarts of every instance, one-participant partitions. */

@@ -107,7 +107,12 @@ async function run(scenario: Scenario, seams: SimSeams): Promise<Outcome> {
   const serviceStore: LeaseStore = scenario.plant !== undefined && STORE_BUGS.has(scenario.plant) ? new PlantedStore(store, scenario.plant, rng) : store;
   const weather: StoreWeather = {
     faults: () => (healed ? HEALED_STORE : scenario.store),
-    outage: () => (healed ? undefined : scenario.outages.find((o) => o.at <= world.now && world.now < o.at + o.forMs)?.mode),
+    outage: () =>
+      healed
+        ? undefined
+        : (scenario.outages.find((o) => o.at <= world.now && world.now < o.at + o.forMs)?.mode ??
+          // A store failing over: away, then back without its last writes.
+          (scenario.rollbacks?.some((r) => r.at <= world.now && world.now < r.at + r.downMs) === true ? "fail" : undefined)),
   };
   const sharedSecret = "simulation-secret-shared-by-every-instance";
   const members = { store: new MemoryMemberStore(), tokens: new MemberTokenSigner("simulation-member-secret-shared-by-every-instance") };
@@ -164,6 +169,7 @@ async function run(scenario: Scenario, seams: SimSeams): Promise<Outcome> {
     renewalAnswers,
     hideLostContact: scenario.plant === "standby-ignores-lost-contact",
     hideRefusalsWhileRiding: scenario.plant === "ride-through-past-refusal",
+    heartbeatsWithoutToken: scenario.plant === "forgets-ended-uuids",
     renewals,
   };
   const check = (): void => {
@@ -213,6 +219,18 @@ async function run(scenario: Scenario, seams: SimSeams): Promise<Outcome> {
       if (healed || store.current(UTYPE) === undefined) return;
       stats.count("entryDeletions");
       store.deleteEntry(UTYPE);
+    });
+  }
+  for (const { at, lostMs, downMs } of scenario.rollbacks ?? []) {
+    // The copy the store will come back as, then, after its time away, the return.
+    let copy: ReturnType<RecordingStore["copy"]> | undefined;
+    world.schedule(Math.max(0, at - lostMs), () => void (copy = store.copy()));
+    world.schedule(at + downMs, () => {
+      if (healed || copy === undefined) return;
+      stats.count("storeRollbacks");
+      const erased = store.erasedTerms.length;
+      store.rollBack(copy);
+      stats.count("termsErasedByRollbacks", store.erasedTerms.length - erased);
     });
   }
   for (const { at } of scenario.revokes) {

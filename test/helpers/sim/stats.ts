@@ -27,6 +27,8 @@ export const STAT_NAMES = [
   "stops",
   "revokes",
   "entryDeletions",
+  "storeRollbacks",
+  "termsErasedByRollbacks",
   "handovers",
   "participantHeartbeats",
   /** Not a fault: an ended uuid's second term, counted when `ended-stays-ended` is not judged. */
