@@ -164,7 +164,6 @@ module functionApp 'modules/function-app.bicep' = [for (region, index) in region
     cosmosDatabaseName: cosmosDatabaseName
     cosmosContainerName: cosmosContainerName
     cosmosMembersContainerName: cosmosMembersContainerName
-    postgresUrl: ''
     // Its own region first, then the others in failover order.
     cosmosPreferredRegions: join(concat([region], filter(regions, other => other != region)), ',')
     sweepSchedule: sweepSchedule

@@ -80,7 +80,7 @@ param cosmosContainerName string
 param cosmosMembersContainerName string
 
 @description('PostgreSQL URL without a password (HA_POSTGRES_URL); used when store is postgres.')
-param postgresUrl string
+param postgresUrl string = ''
 @description('The Cosmos DB regions this app reads from first, comma-separated, its own first (HA_COSMOS_PREFERRED_REGIONS); empty: the write region. Set by multi-region.bicep.')
 param cosmosPreferredRegions string = ''
 

@@ -389,9 +389,12 @@ export const postgresHardened: Check = (files) => {
       if (settings.get("HA_POSTGRES_PASSWORD") !== undefined) problems.push(`${where(resource)}: app setting HA_POSTGRES_PASSWORD carries a password`);
     }
   }
-  // Where the URL is built (main.bicep): the user only, and sslmode=verify-full.
+  // Where the URL is built (main.bicep): the user only, and sslmode=verify-full. A module
+  // call whose store is fixed to another (multi-region.bicep's Cosmos DB) builds none.
   for (const file of files) {
     for (const module of modules(file).filter((candidate) => candidate.source.endsWith("function-app.bicep"))) {
+      const store = stringValue(property(property(module.body, "params"), "store"));
+      if (store !== undefined && store !== "postgres") continue;
       const url = property(property(module.body, "params"), "postgresUrl")?.text ?? "";
       if (!/postgres:\/\/\$\{[^}]+\}@/.test(url) || !url.includes("sslmode=verify-full")) problems.push(`${file.path}: postgresUrl must be postgres://<identity>@<server>…?sslmode=verify-full (a user, no password, the certificate verified), found ${url || "nothing"}`);
     }
