@@ -45,6 +45,7 @@ describe("run --priority and --preempt-after", () => {
   it("a crashed top holder's role goes to the priority-1 standby, never the priority-0 one", async () => {
     const utype = "e2e-priority-failover";
     const top = runner("top", utype, ["--priority", "2"]);
+    const topElected = await top.waitFor((e) => e.event === "elected");
     await top.waitFor((e) => e.event === "started");
     // Started in both orders of arrival: the low one first, so that it is not merely the later poller.
     const low = runner("low", utype);
@@ -58,42 +59,47 @@ describe("run --priority and --preempt-after", () => {
     const killedAt = Date.now();
     top.signal("SIGKILL");
     const elected = await mid.waitFor((e) => e.event === "elected", { timeoutMs: 30_000 });
-    expect(elected).toMatchObject({ epoch: 2 });
+    // A new term's epoch: above the top's (docs/protocol.md: never reused, never lower).
+    const epoch = elected["epoch"] as number;
+    expect(epoch).toBeGreaterThan(topElected["epoch"] as number);
     // Within T + I of the kill (the top's last renewal came before it), with a second of slack for a loaded machine.
     expect(Date.parse(String(elected["at"])) - killedAt).toBeLessThan(T + I + 1000);
-    await mid.waitForStderr(/worker up 2/);
+    await mid.waitForStderr(new RegExp(`worker up ${epoch}\\b`));
     await realDelay(2 * T);
     expect(low.events.some((e) => e.event === "elected")).toBe(false);
     const shown = await runCli(["primary", utype, "--endpoint", service.url]);
     expect(JSON.parse(shown.stdout)).toMatchObject({ primary: { address: "mid:1", priority: 1 } });
-    expect(shown.stderr).toMatch(/primary mid:1, uuid \S+, epoch 2, priority 1,/);
+    expect(shown.stderr).toMatch(new RegExp(`primary mid:1, uuid \\S+, epoch ${epoch}, priority 1,`));
   }, 90_000);
 
   it("a preferred candidate that comes back takes the role over after its hold-down: the holder's command stops first, demoted preempted; never two commands", async () => {
     const utype = "e2e-priority-preempt";
     const fallback = runner("head-2", utype);
+    const firstElected = await fallback.waitFor((e) => e.event === "elected");
+    const firstEpoch = firstElected["epoch"] as number;
     const firstStart = await fallback.waitFor((e) => e.event === "started");
-    await fallback.waitForStderr(/worker up 1/);
+    await fallback.waitForStderr(new RegExp(`worker up ${firstEpoch}\\b`));
     const returnedAt = Date.now();
     const preferred = runner("head-1", utype, ["--priority", "1", "--preempt-after", `${HOLD_MS / 1000}s`]);
     const elected = await preferred.waitFor((e) => e.event === "elected", { timeoutMs: 30_000 });
     // Not before its hold-down; within the hold-down and a few intervals (a loaded machine's slack).
     expect(Date.parse(String(elected["at"])) - returnedAt).toBeGreaterThanOrEqual(HOLD_MS);
     expect(Date.parse(String(elected["at"])) - returnedAt).toBeLessThan(HOLD_MS + 2 * I + 2000);
-    expect(elected).toMatchObject({ epoch: 2 });
+    const epoch = elected["epoch"] as number;
+    expect(epoch).toBeGreaterThan(firstEpoch);
     const demoted = await fallback.waitFor((e) => e.event === "demoted");
-    expect(demoted).toMatchObject({ reason: "preempted", epoch: 1 });
+    expect(demoted).toMatchObject({ reason: "preempted", epoch: firstEpoch });
     const exited = await fallback.waitFor((e) => e.event === "exited" && e["pid"] === firstStart["pid"]);
     // The old command was gone before the new primary was elected.
     expect(Date.parse(String(elected["at"]))).toBeGreaterThanOrEqual(Date.parse(String(exited["at"])));
     expect(isRunning(firstStart["pid"] as number)).toBe(false);
     expect(fallback.stderr).toMatch(/a standby of higher priority asked for the role after its hold-down/);
-    await preferred.waitForStderr(/worker up 2/);
+    await preferred.waitForStderr(new RegExp(`worker up ${epoch}\\b`));
     // The term history says how the term ended.
     const history = (await (await fetch(`${service.url}/primary/${utype}/history`)).json()) as { terms: Array<{ epoch: number; endedBy: string | null }> };
     expect(history.terms.map((term) => [term.epoch, term.endedBy])).toEqual([
-      [2, null],
-      [1, "preempted"],
+      [epoch, null],
+      [firstEpoch, "preempted"],
     ]);
     // head-2 stands by and never takes it back: its priority is lower.
     await realDelay(HOLD_MS + T);
