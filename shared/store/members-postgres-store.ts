@@ -5,7 +5,7 @@ import type { DeleteOutcome, GroupSnapshot, MemberAndMarker, MemberRenewal, Memb
 import type { MemberRecord, MemberRow, SweepMarker, SweepMarkerRecord } from "../members/member.js";
 import { toMemberRecord, toSweepMarkerRecord } from "./member-row.js";
 import { quoteIdentifier } from "./postgres-schema.js";
-import { etagParameter, etagText, PostgresCaller, POSTGRES_STORE as STORE, statementName, type Statement } from "./postgres-call.js";
+import { etagParameter, etagOf, etagText, outcomeOf, PostgresCaller, type OutcomeRow, POSTGRES_STORE as STORE, statementName, type Statement } from "./postgres-call.js";
 import { written } from "./store-failure.js";
 
 const MEMBER_COLUMNS = "group_name, member, session, address, joined_at, renewed_at, heartbeats, left_at, previous, ended_sessions, etag";
@@ -65,11 +65,6 @@ function memberStatements(schema: string) {
 interface SnapshotRow {
   rows: unknown;
   marker: unknown;
-}
-
-interface OutcomeRow {
-  etag: unknown;
-  present: boolean;
 }
 
 /**
@@ -160,17 +155,6 @@ function memberValues(row: MemberRow): unknown[] {
     previous === null ? null : JSON.stringify({ session: previous.session, state: previous.state, at: previous.at }),
     JSON.stringify(endedSessions),
   ];
-}
-
-function outcomeOf(row: OutcomeRow | undefined): WriteOutcome {
-  if (row === undefined) throw new StoreUnavailableError(`${STORE} answered a conditional write with no row.`);
-  if (row.etag !== null && row.etag !== undefined) return written(STORE, etagOf(row.etag));
-  return { ok: false, reason: row.present ? "changed" : "missing" };
-}
-
-function etagOf(value: unknown): string | undefined {
-  const text = etagText(value);
-  return typeof text === "string" ? text : undefined;
 }
 
 /** One group as the statement answered it (rows and marker as JSON), each row validated. */

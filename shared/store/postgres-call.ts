@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
 import type { Pool, PoolClient, QueryResultRow } from "pg";
-import type { StoreCallOptions } from "../service/store-call.js";
+import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
 import { StoreUnavailableError } from "../service/store-unavailable-error.js";
-import { describeFailure, unavailable } from "./store-failure.js";
+import { describeFailure, unavailable, written } from "./store-failure.js";
 
 export const POSTGRES_STORE = "PostgreSQL";
 
@@ -140,4 +140,23 @@ export function etagText(value: unknown): unknown {
  */
 export function etagParameter(etag: string): string {
   return /^[0-9]{1,18}$/.test(etag) ? etag : "-1";
+}
+
+/** What a conditional write's statement answers: the new ETag when it wrote, and whether the row was there. */
+export interface OutcomeRow {
+  etag: unknown;
+  present: boolean;
+}
+
+/** A conditional write's outcome from its row: written with its ETag, or refused as `changed` (the row moved on) or `missing`. */
+export function outcomeOf(row: OutcomeRow | undefined): WriteOutcome {
+  if (row === undefined) throw new StoreUnavailableError(`${POSTGRES_STORE} answered a conditional write with no row.`);
+  if (row.etag !== null && row.etag !== undefined) return written(POSTGRES_STORE, etagOf(row.etag));
+  return { ok: false, reason: row.present ? "changed" : "missing" };
+}
+
+/** An ETag as the store answered it, for `written`: a string, else undefined (which `written` reports). */
+export function etagOf(value: unknown): string | undefined {
+  const text = etagText(value);
+  return typeof text === "string" ? text : undefined;
 }

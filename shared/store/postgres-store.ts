@@ -2,13 +2,12 @@ import type { Pool } from "pg";
 import type { LeaseRecord, LeaseState } from "../lease/lease.js";
 import type { CreateAlso, LeaseRenewal, LeaseStore, ReplaceAlso, StandbyRecord } from "../lease/lease-store.js";
 import type { StoreCallOptions, WriteOutcome } from "../service/store-call.js";
-import { StoreUnavailableError } from "../service/store-unavailable-error.js";
 import { checkStoredTokenSecret, type TokenSecretStore } from "../service/token-keys.js";
 import { termSlot, type TermRecord } from "../lease/term-record.js";
 import { toLeaseRecord, toStandbyRecord } from "./lease-row.js";
 import { toTermRecord } from "./term-row.js";
 import { quoteIdentifier } from "./postgres-schema.js";
-import { bigintValue, etagParameter, etagText, PostgresCaller, POSTGRES_STORE as STORE, statementName, sqlStateOf, UNIQUE_VIOLATION, type Statement } from "./postgres-call.js";
+import { bigintValue, etagParameter, etagOf, etagText, outcomeOf, PostgresCaller, type OutcomeRow, POSTGRES_STORE as STORE, statementName, sqlStateOf, UNIQUE_VIOLATION, type Statement } from "./postgres-call.js";
 import { written } from "./store-failure.js";
 
 /** The token secret's row in `secrets`. */
@@ -102,11 +101,6 @@ interface LeaseRow {
   priority: unknown;
   ranked: unknown;
   etag: unknown;
-}
-
-interface OutcomeRow {
-  etag: unknown;
-  present: boolean;
 }
 
 /**
@@ -239,17 +233,6 @@ function entryValues(lease: LeaseState): unknown[] {
 /** A term's ring row, at its slot: an upsert replaces whatever the slot held (the term N epochs older). */
 function termValues(term: TermRecord): unknown[] {
   return [term.utype, termSlot(term.epoch), term.epoch, term.uuid, term.address, term.startedAt, term.endedAt, term.endedBy, term.transactional ?? null];
-}
-
-function outcomeOf(row: OutcomeRow | undefined): WriteOutcome {
-  if (row === undefined) throw new StoreUnavailableError(`${STORE} answered a conditional write with no row.`);
-  if (row.etag !== null && row.etag !== undefined) return written(STORE, etagOf(row.etag));
-  return { ok: false, reason: row.present ? "changed" : "missing" };
-}
-
-function etagOf(value: unknown): string | undefined {
-  const text = etagText(value);
-  return typeof text === "string" ? text : undefined;
 }
 
 function toRecord(row: LeaseRow): LeaseRecord {
